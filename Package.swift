@@ -1,0 +1,48 @@
+// swift-tools-version: 6.2
+import PackageDescription
+
+/// OpenStoreKit: a StoreKit 2-compatible in-app purchase stack that runs wherever Swift runs.
+///
+/// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
+/// `COpenSSL` by `AppStoreSigning`, `CSQLite` by the SQLite ledger storage, `CLibPQ` by the PostgreSQL
+/// storage and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
+let package = Package(
+    name: "OpenStoreKit",
+    products: [
+        .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
+        .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
+        .executable(name: "storekit", targets: ["storekit"]),
+    ],
+    targets: [
+        // C libraries from Debian packages (installed by scripts/bootstrap).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+
+        // Codable payloads exactly as Apple sends them; Foundation only.
+        .target(name: "AppStoreModels"),
+        // ES256 JWS, X.509, the local certificate authority, signature creators and the verifier.
+        .target(name: "AppStoreSigning", dependencies: ["AppStoreModels", "COpenSSL"]),
+        // The `storekit` command tree, as a library so it can be tested without a process.
+        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning"]),
+        .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
+
+        // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
+        .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
+        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)
+
+// The same strictness for every Swift target: explicit existentials, imports that say what they use,
+// and no warnings left behind.
+for target in package.targets where target.type != .system {
+    target.swiftSettings = (target.swiftSettings ?? []) + [
+        .enableUpcomingFeature("ExistentialAny"),
+        .enableUpcomingFeature("MemberImportVisibility"),
+        .unsafeFlags(["-warnings-as-errors"]),
+    ]
+}

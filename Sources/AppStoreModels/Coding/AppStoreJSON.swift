@@ -1,0 +1,77 @@
+import Foundation
+
+/// The one JSON encoder and decoder for App Store payloads.
+///
+/// App Store dates are Unix time in milliseconds as JSON numbers. Decoding accepts fractional
+/// milliseconds (Xcode writes them); encoding writes whole milliseconds. Keys are sorted and slashes
+/// are not escaped, so the same value always encodes to the same bytes and base64 certificates stay
+/// readable.
+public enum AppStoreJSON {
+    /// Makes an encoder with the App Store conventions.
+    public static func makeEncoder(prettyPrinted: Bool = false) -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = prettyPrinted
+            ? [.sortedKeys, .withoutEscapingSlashes, .prettyPrinted]
+            : [.sortedKeys, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(milliseconds(from: date))
+        }
+        return encoder
+    }
+
+    /// Makes a decoder with the App Store conventions.
+    public static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .custom { decoder in
+            let container = try decoder.singleValueContainer()
+            return date(fromMilliseconds: try container.decode(Double.self))
+        }
+        return decoder
+    }
+
+    /// Encodes a value with the App Store conventions.
+    public static func encode<T: Encodable>(_ value: T, prettyPrinted: Bool = false) throws -> Data {
+        try makeEncoder(prettyPrinted: prettyPrinted).encode(value)
+    }
+
+    /// Decodes a value with the App Store conventions.
+    public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
+        try makeDecoder().decode(type, from: data)
+    }
+
+    /// Whole milliseconds since 1970 for a date, truncating sub-millisecond parts.
+    ///
+    /// A date made from whole milliseconds can come back a hair below them through `Double`;
+    /// such values round to the millisecond they came from instead of dropping one.
+    public static func milliseconds(from date: Date) -> Int64 {
+        let exact = date.timeIntervalSince1970 * 1000
+        let nearest = exact.rounded()
+        if abs(exact - nearest) < 0.001 { return Int64(nearest) }
+        return Int64(exact.rounded(.down))
+    }
+
+    /// The date for a number of milliseconds since 1970.
+    public static func date(fromMilliseconds milliseconds: Double) -> Date {
+        Date(timeIntervalSince1970: milliseconds / 1000)
+    }
+
+    /// The date for a whole number of milliseconds since 1970.
+    public static func date(fromMilliseconds milliseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(milliseconds) / 1000)
+    }
+}
+
+// UUIDs in App Store payloads are lower-case strings; Foundation writes them upper-case.
+// These overloads are more specific than the generic ones, so the synthesized `Codable`
+// conformances in this module pick them for every `UUID` field.
+extension KeyedEncodingContainer {
+    mutating func encodeIfPresent(_ value: UUID?, forKey key: Key) throws {
+        guard let value else { return }
+        try encode(value.uuidString.lowercased(), forKey: key)
+    }
+
+    mutating func encode(_ value: UUID, forKey key: Key) throws {
+        try encode(value.uuidString.lowercased(), forKey: key)
+    }
+}

@@ -1,0 +1,87 @@
+import Foundation
+
+extension CertificateAuthority {
+    /// The files an authority directory holds.
+    public enum FileName {
+        public static let rootCertificate = "root.pem"
+        public static let rootKey = "root-key.pem"
+        public static let intermediateCertificate = "intermediate.pem"
+        public static let intermediateKey = "intermediate-key.pem"
+        public static let signingCertificate = "signing.pem"
+        public static let signingKey = "signing-key.pem"
+    }
+
+    /// Writes the certificates and keys as PEM files into `directory`, creating it if needed.
+    ///
+    /// Keys are written with mode 0600. Files are written to a temporary name and renamed, so a
+    /// crash never leaves half a key behind. Refuses to overwrite an existing authority.
+    public func save(to directory: URL) throws(SigningError) {
+        let fileManager = FileManager.default
+        if fileManager.fileExists(atPath: directory.appendingPathComponent(FileName.signingKey).path) {
+            throw SigningError("\(directory.path) already holds a certificate authority")
+        }
+        do {
+            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+        } catch {
+            throw SigningError("cannot create \(directory.path): \(error.localizedDescription)")
+        }
+        let files: [(String, String, Bool)] = [
+            (FileName.rootCertificate, rootCertificate.pemRepresentation, false),
+            (FileName.intermediateCertificate, intermediateCertificate.pemRepresentation, false),
+            (FileName.signingCertificate, signingCertificate.pemRepresentation, false),
+            (FileName.rootKey, try rootKey.pemRepresentation, true),
+            (FileName.intermediateKey, try intermediateKey.pemRepresentation, true),
+            // Written last: its presence marks a complete authority.
+            (FileName.signingKey, try signingKey.pemRepresentation, true),
+        ]
+        for (name, contents, isSecret) in files {
+            let target = directory.appendingPathComponent(name)
+            let temporary = directory.appendingPathComponent(".\(name).tmp")
+            do {
+                try? fileManager.removeItem(at: temporary)
+                let created = fileManager.createFile(
+                    atPath: temporary.path, contents: Data(contents.utf8),
+                    attributes: [.posixPermissions: isSecret ? 0o600 : 0o644])
+                guard created else { throw SigningError("cannot write \(temporary.path)") }
+                // rename(2) replaces leftovers of an interrupted earlier save atomically.
+                guard rename(temporary.path, target.path) == 0 else { throw SigningError("cannot rename \(temporary.path)") }
+            } catch let error as SigningError {
+                throw error
+            } catch {
+                throw SigningError("cannot write \(target.path): \(error.localizedDescription)")
+            }
+        }
+    }
+
+    /// Reads an authority written by ``save(to:)``.
+    public static func load(from directory: URL) throws(SigningError) -> CertificateAuthority {
+        func text(_ name: String) throws(SigningError) -> String {
+            let url = directory.appendingPathComponent(name)
+            guard let data = FileManager.default.contents(atPath: url.path) else {
+                throw SigningError("\(url.path) is missing: \(directory.path) is not a certificate authority directory")
+            }
+            return String(decoding: data, as: UTF8.self)
+        }
+        func certificate(_ name: String) throws(SigningError) -> Certificate {
+            do { return try Certificate(pemRepresentation: try text(name)) } catch {
+                throw SigningError("\(directory.appendingPathComponent(name).path): \(error.message)")
+            }
+        }
+        func key(_ name: String) throws(SigningError) -> P256PrivateKey {
+            do { return try P256PrivateKey(pemRepresentation: try text(name)) } catch {
+                throw SigningError("\(directory.appendingPathComponent(name).path): \(error.message)")
+            }
+        }
+        let authority = CertificateAuthority(
+            rootCertificate: try certificate(FileName.rootCertificate),
+            intermediateCertificate: try certificate(FileName.intermediateCertificate),
+            signingCertificate: try certificate(FileName.signingCertificate),
+            rootKey: try key(FileName.rootKey), intermediateKey: try key(FileName.intermediateKey),
+            signingKey: try key(FileName.signingKey))
+        let expected = try authority.signingKey.publicKey.derRepresentation
+        guard let actual = authority.signingCertificate.p256PublicKey, try actual.derRepresentation == expected else {
+            throw SigningError("\(directory.path): the signing key does not match the signing certificate")
+        }
+        return authority
+    }
+}

@@ -1,0 +1,71 @@
+import Foundation
+import Synchronization
+
+/// Chains that already passed validation, keyed by the JWS header that carries them.
+///
+/// Parsing and validating a chain costs far more than the JWS signature check (OpenSSL 3 parses a
+/// certificate in about twice the time of one ECDSA verification), and a signer reuses one chain for
+/// every payload. The key is the header segment as transmitted, which contains the `x5c`
+/// certificates byte for byte, so a hit also skips decoding the header. An entry is only reused for a validation time inside the window where every
+/// certificate of the chain is valid, and, for online checks, for at most ``onlineLifetime`` after
+/// its revocation check. The cache holds at most ``capacity`` chains (none when it is zero) and forgets the least recently
+/// used one first. It is safe to use from many threads.
+final class VerifiedChainCache: Sendable {
+    struct Entry: Sendable {
+        let signingKey: P256PublicKey
+        let validFrom: Date
+        let validUntil: Date
+        /// When the chain's OCSP status was last confirmed, for chains checked online.
+        let revocationCheckedAt: Date?
+    }
+
+    /// How long an online revocation check is trusted, as Apple's libraries do.
+    static let onlineLifetime: TimeInterval = 15 * 60
+
+    let capacity: Int
+    private let state: Mutex<State>
+
+    private struct State {
+        var entries: [String: Entry] = [:]
+        var lastUse: [String: UInt64] = [:]
+        var tick: UInt64 = 0
+    }
+
+    init(capacity: Int) {
+        self.capacity = max(0, capacity)
+        self.state = Mutex(State())
+    }
+
+    /// The key of a chain whose certificates are all valid at `validationTime`; with `onlineAt`,
+    /// also checked for revocation no more than ``onlineLifetime`` before it.
+    func signingKey(for chainKey: String, validAt validationTime: Date, onlineAt now: Date?) -> P256PublicKey? {
+        state.withLock { state in
+            guard let entry = state.entries[chainKey] else { return nil }
+            guard entry.validFrom <= validationTime, validationTime <= entry.validUntil else { return nil }
+            if let now {
+                guard let checked = entry.revocationCheckedAt, now.timeIntervalSince(checked) < Self.onlineLifetime else {
+                    return nil
+                }
+            }
+            state.tick += 1
+            state.lastUse[chainKey] = state.tick
+            return entry.signingKey
+        }
+    }
+
+    func insert(_ entry: Entry, for chainKey: String) {
+        guard capacity > 0 else { return }
+        state.withLock { state in
+            if state.entries[chainKey] == nil, state.entries.count >= capacity,
+               let oldest = state.lastUse.min(by: { $0.value < $1.value })?.key {
+                state.entries[oldest] = nil
+                state.lastUse[oldest] = nil
+            }
+            state.tick += 1
+            state.entries[chainKey] = entry
+            state.lastUse[chainKey] = state.tick
+        }
+    }
+
+    var count: Int { state.withLock { $0.entries.count } }
+}

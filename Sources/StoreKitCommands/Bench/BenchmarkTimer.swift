@@ -1,0 +1,45 @@
+import Foundation
+
+/// Measures how many times per second an operation runs, on this thread.
+///
+/// The benchmark's own wall clock is the one place the tool reads real time: it measures, it does not
+/// decide anything.
+enum BenchmarkTimer {
+    /// Runs `body` repeatedly for about `seconds` (after a short warm-up) and returns runs per second.
+    static func rate(seconds: Double, _ body: () throws -> Void) rethrows -> Double {
+        for _ in 0..<50 { try body() }
+        let clock = ContinuousClock()
+        var runs = 0
+        let start = clock.now
+        var elapsed = Duration.zero
+        repeat {
+            for _ in 0..<50 { try body() }
+            runs += 50
+            elapsed = clock.now - start
+        } while elapsed < .milliseconds(Int64(seconds * 1000))
+        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        return Double(runs) / secondsElapsed
+    }
+}
+
+/// One benchmark result line: named rates and ratios, printed as JSON or as a table.
+struct BenchmarkReport {
+    var name: String
+    var entries: [(key: String, value: Any)] = []
+
+    mutating func add(_ key: String, _ value: Any) { entries.append((key, value)) }
+
+    func render(json: Bool) throws(CommandFailure) -> String {
+        if json {
+            var object: [String: Any] = ["benchmark": name]
+            for (key, value) in entries { object[key] = value }
+            return try PrettyJSON.string(from: object)
+        }
+        let width = entries.map(\.key.count).max() ?? 0
+        return ([name] + entries.map { entry in
+            let value: String
+            if let number = entry.value as? Double { value = String(format: number < 10 ? "%.3f" : "%.0f", number) } else { value = "\(entry.value)" }
+            return "  " + entry.key.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value
+        }).joined(separator: "\n")
+    }
+}

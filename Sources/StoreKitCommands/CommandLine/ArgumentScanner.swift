@@ -1,0 +1,85 @@
+/// Reads a command's arguments: options by name, flags, then positionals in order.
+///
+/// Options take their value as the next argument or after `=` (`--root a.cer`, `--root=a.cer`).
+/// Anything left over when the command calls ``finish()`` is a usage error, so a mistyped option
+/// never passes silently.
+public struct ArgumentScanner {
+    private var remaining: [String]
+
+    public init(_ arguments: [String]) {
+        self.remaining = arguments
+    }
+
+    /// Whether no arguments are left.
+    public var isEmpty: Bool { remaining.isEmpty }
+
+    /// Removes and returns the next argument if it is not an option.
+    public mutating func nextWord() -> String? {
+        guard let first = remaining.first, !first.hasPrefix("--") || first == "-" else { return nil }
+        remaining.removeFirst()
+        return first
+    }
+
+    /// Whether `name` was given; removes every occurrence.
+    public mutating func flag(_ name: String) -> Bool {
+        let before = remaining.count
+        remaining.removeAll { $0 == name }
+        return remaining.count != before
+    }
+
+    /// Every value given for a repeatable option, in order.
+    public mutating func values(_ name: String) throws(ValidationError) -> [String] {
+        var values: [String] = []
+        var index = 0
+        while index < remaining.count {
+            let argument = remaining[index]
+            if argument == name {
+                guard index + 1 < remaining.count else { throw ValidationError("\(name) needs a value") }
+                values.append(remaining[index + 1])
+                remaining.removeSubrange(index...index + 1)
+            } else if argument.hasPrefix(name + "=") {
+                values.append(String(argument.dropFirst(name.count + 1)))
+                remaining.remove(at: index)
+            } else {
+                index += 1
+            }
+        }
+        return values
+    }
+
+    /// The value of an option given at most once.
+    public mutating func value(_ name: String) throws(ValidationError) -> String? {
+        let all = try values(name)
+        guard all.count <= 1 else { throw ValidationError("\(name) is given \(all.count) times") }
+        return all.first
+    }
+
+    /// The value of an option that must be given.
+    public mutating func requiredValue(_ name: String) throws(ValidationError) -> String {
+        guard let value = try value(name) else { throw ValidationError("missing \(name)") }
+        return value
+    }
+
+    /// The value of an option, read by `parse`, which returns `nil` for a bad value.
+    public mutating func value<T>(_ name: String, expected: String, _ parse: (String) -> T?) throws(ValidationError) -> T? {
+        guard let text = try value(name) else { return nil }
+        guard let parsed = parse(text) else { throw ValidationError("\(name) must be \(expected), not \"\(text)\"") }
+        return parsed
+    }
+
+    /// The next positional argument, which must be there.
+    public mutating func positional(_ name: String) throws(ValidationError) -> String {
+        guard let index = remaining.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
+            throw ValidationError("missing \(name)")
+        }
+        return remaining.remove(at: index)
+    }
+
+    /// Fails on anything not consumed.
+    public func finish() throws(ValidationError) {
+        guard remaining.isEmpty else {
+            let kind = remaining[0].hasPrefix("--") ? "unknown option" : "unexpected argument"
+            throw ValidationError("\(kind) \(remaining[0])")
+        }
+    }
+}

@@ -1,0 +1,97 @@
+import AppStoreSigning
+import Foundation
+
+/// `storekit ca init`: makes a local certificate authority shaped like Apple's signing chain.
+struct CertificateAuthorityInit: Command {
+    static let name = "ca init"
+    static let abstract = "Make a local certificate authority (root, intermediate, signing leaf) in DIR."
+    static let usage = "DIR"
+
+    var directory: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let authority = try CertificateAuthority.make()
+        try authority.save(to: URL(fileURLWithPath: directory))
+        console.print("created a certificate authority in \(directory)")
+        console.print("root: \(authority.rootCertificate.subject)")
+        console.print("root SHA-256: \(authority.rootCertificate.sha256Fingerprint)")
+    }
+}
+
+/// `storekit ca export`: prints the root certificate servers must trust.
+struct CertificateAuthorityExport: Command {
+    static let name = "ca export"
+    static let abstract = "Print the root certificate of DIR's authority (DER, or PEM with --pem)."
+    static let usage = "DIR [--pem]"
+
+    var directory: String
+    var pem: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        pem = arguments.flag("--pem")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let authority = try CertificateAuthorityLocation.load(directory)
+        if pem {
+            console.write(Data(authority.rootCertificate.pemRepresentation.utf8))
+        } else {
+            console.write(authority.rootCertificate.derRepresentation)
+        }
+    }
+}
+
+/// `storekit ca sign`: signs a JSON payload into an App Store-shaped JWS.
+struct CertificateAuthoritySign: Command {
+    static let name = "ca sign"
+    static let abstract = "Sign the JSON object in PAYLOAD.json as a JWS with DIR's authority."
+    static let usage = "DIR PAYLOAD.json"
+
+    var directory: String
+    var payloadPath: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        payloadPath = try arguments.positional("PAYLOAD.json")
+    }
+
+    func run(console: Console) async throws {
+        let authority = try CertificateAuthorityLocation.load(directory)
+        let data: Data
+        if payloadPath == "-" {
+            data = console.readStandardInput()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: payloadPath) else {
+                throw CommandFailure("cannot read \(payloadPath)")
+            }
+            data = contents
+        }
+        guard (try? JSONSerialization.jsonObject(with: data)) is [String: Any] else {
+            throw CommandFailure("\(payloadPath) is not a JSON object")
+        }
+        // The payload is signed byte for byte as given (minus surrounding whitespace).
+        let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        console.print(try authority.makeSigner().sign(payload: Data(text.utf8)))
+    }
+}
+
+enum CertificateAuthorityLocation {
+    /// Loads the authority in `path`, or in `path/ca` when `path` is a store directory.
+    static func load(_ path: String) throws -> CertificateAuthority {
+        let url = URL(fileURLWithPath: path)
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw CommandFailure("\(path) does not exist or is not a directory")
+        }
+        let nested = url.appendingPathComponent("ca")
+        if FileManager.default.fileExists(atPath: nested.appendingPathComponent(CertificateAuthority.FileName.signingKey).path) {
+            return try CertificateAuthority.load(from: nested)
+        }
+        return try CertificateAuthority.load(from: url)
+    }
+}

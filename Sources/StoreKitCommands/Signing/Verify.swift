@@ -1,0 +1,66 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+
+/// `storekit verify`: verifies App Store signed data as Apple's libraries do and prints its payload.
+struct Verify: Command {
+    static let name = "verify"
+    static let abstract = "Verify App Store signed data and print its payload as JSON."
+    static let usage = "--root CERT [--root CERT…] --bundle-id ID --environment Production|Sandbox|Xcode|LocalTesting [--app-apple-id N] [--kind transaction|renewal|notification|app-transaction] [--online] JWS_OR_FILE"
+
+    var roots: [String]
+    var bundleId: String
+    var environment: Environment
+    var appAppleId: Int64?
+    var kind: SignedDataKind?
+    var online: Bool
+    var input: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        roots = try arguments.values("--root")
+        guard !roots.isEmpty else { throw ValidationError("missing --root: give at least one trusted root certificate") }
+        bundleId = try arguments.requiredValue("--bundle-id")
+        let environmentName = try arguments.requiredValue("--environment")
+        environment = Environment(rawValue: environmentName)
+        guard environment.isKnown else {
+            throw ValidationError("--environment must be one of \(Environment.knownValues.map(\.rawValue).joined(separator: ", ")), not \"\(environmentName)\"")
+        }
+        appAppleId = try arguments.value("--app-apple-id", expected: "a number") { Int64($0) }
+        kind = try arguments.value("--kind", expected: "transaction, renewal, notification or app-transaction") { SignedDataKind(rawValue: $0) }
+        online = arguments.flag("--online")
+        input = try arguments.positional("JWS_OR_FILE")
+    }
+
+    func run(console: Console) async throws {
+        var certificates: [Certificate] = []
+        for path in roots {
+            do { certificates.append(try Certificate(contentsOf: URL(fileURLWithPath: path))) } catch { throw CommandFailure("\(error)") }
+        }
+        let verifier: SignedDataVerifier
+        do {
+            verifier = try SignedDataVerifier(rootCertificates: certificates, bundleId: bundleId, appAppleId: appAppleId,
+                                              environment: environment, enableOnlineChecks: online)
+        } catch {
+            throw ValidationError("\(error)")
+        }
+        let jws = try SignedDataInput.read(input, console: console)
+        let kind = try self.kind ?? detectKind(jws)
+        switch kind {
+        case .transaction: _ = try verifier.verifyAndDecodeTransaction(jws)
+        case .renewalInfo: _ = try verifier.verifyAndDecodeRenewalInfo(jws)
+        case .notification: _ = try verifier.verifyAndDecodeNotification(jws)
+        case .appTransaction: _ = try verifier.verifyAndDecodeAppTransaction(jws)
+        }
+        // Verified: print the payload exactly as signed, fields Apple added since included.
+        console.print(try PrettyJSON.string(fromJSON: CompactJWS(jws).payloadData))
+    }
+
+    private func detectKind(_ jws: String) throws(VerificationError) -> SignedDataKind {
+        let compact: CompactJWS
+        do { compact = try CompactJWS(jws) } catch { throw VerificationError(.invalidJWTFormat, error.description) }
+        guard let kind = SignedDataKind.detect(payload: compact.payloadData) else {
+            throw VerificationError(.invalidJWTFormat, "the payload is not a transaction, renewal info, notification or app transaction; pass --kind")
+        }
+        return kind
+    }
+}

@@ -1,0 +1,76 @@
+import AppStoreSigning
+import Foundation
+
+/// The `storekit` tool: the root of the command tree.
+public enum StoreKitCommand {
+    /// Commands by their full name (`ca init` is two words).
+    public static let commands: [any Command.Type] = [
+        Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self,
+        CertificateAuthoritySign.self, BenchVerify.self,
+    ]
+
+    /// Runs the tool with `arguments` (without the program name) and returns the exit status.
+    public static func main(_ arguments: [String], console: Console = .standard) async -> Int32 {
+        if arguments.isEmpty || arguments == ["help"] || arguments == ["--help"] || arguments == ["-h"] {
+            console.print(help)
+            return ExitStatus.success
+        }
+        guard let (type, rest) = resolve(arguments) else {
+            console.printError("error: unknown command \(arguments.prefix(2).joined(separator: " "))\n\n\(help)")
+            return ExitStatus.usage
+        }
+        if rest.contains("--help") || rest.contains("-h") {
+            console.print("usage: storekit \(type.name) \(type.usage)\n\n\(type.abstract)")
+            return ExitStatus.success
+        }
+        var scanner = ArgumentScanner(rest)
+        let command: any Command
+        do {
+            command = try type.init(parsing: &scanner)
+            try scanner.finish()
+        } catch {
+            console.printError("error: \(error.message)\nusage: storekit \(type.name) \(type.usage)")
+            return ExitStatus.usage
+        }
+        do {
+            try await command.run(console: console)
+            return ExitStatus.success
+        } catch let error as VerificationError {
+            console.printError("error: \(error.code.rawValue): \(error.reason)")
+        } catch let error as ValidationError {
+            console.printError("error: \(error.message)\nusage: storekit \(type.name) \(type.usage)")
+            return ExitStatus.usage
+        } catch {
+            console.printError("error: \(error)")
+        }
+        return ExitStatus.failure
+    }
+
+    /// The command whose name the arguments start with (longest name first), and the rest.
+    static func resolve(_ arguments: [String]) -> (any Command.Type, [String])? {
+        let sorted = commands.sorted { $0.name.split(separator: " ").count > $1.name.split(separator: " ").count }
+        for type in sorted {
+            let words = type.name.split(separator: " ").map(String.init)
+            if arguments.count >= words.count, Array(arguments.prefix(words.count)) == words {
+                return (type, Array(arguments.dropFirst(words.count)))
+            }
+        }
+        return nil
+    }
+
+    /// The overview printed by `storekit help`.
+    public static var help: String {
+        let width = commands.map { $0.name.count }.max() ?? 0
+        let lines = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.abstract)" }
+        return """
+        storekit: a local App Store, StoreKit 2 semantics and App Store signed data, anywhere Swift runs.
+
+        usage: storekit COMMAND [ARGUMENTS]
+
+        commands:
+        \(lines.joined(separator: "\n"))
+
+        Run `storekit COMMAND --help` for a command's arguments.
+        """
+    }
+}

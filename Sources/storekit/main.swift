@@ -1,0 +1,4 @@
+import Foundation
+import StoreKitCommands
+
+exit(await StoreKitCommand.main(Array(CommandLine.arguments.dropFirst())))

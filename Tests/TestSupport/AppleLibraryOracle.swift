@@ -1,0 +1,101 @@
+import Foundation
+import Synchronization
+import Testing
+
+/// Apple's own App Store Server Library for Python, used as the judge of interoperability.
+///
+/// On first use it creates a virtual environment under `.build/apple-library-venv` and installs
+/// PyPI's `app-store-server-library` into it. Where that is impossible (no network, no pip) tests
+/// that need it are skipped and the reason is printed.
+public enum AppleLibraryOracle {
+    static let environmentDirectory = SharedTestData.packageRoot.appendingPathComponent(".build/apple-library-venv")
+    static let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/verify_with_apple_library.py")
+    private static let state = Mutex<Result<URL, OracleUnavailable>?>(nil)
+
+    /// Why the oracle cannot run.
+    public struct OracleUnavailable: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// The skip reason for tests that need the oracle.
+    public static let skipReason = Comment(rawValue: "Apple's Python library (pip install app-store-server-library) is not available here; the reason is printed above")
+
+    /// Whether the library is installed, installing it on first call.
+    public static var isAvailable: Bool {
+        switch prepare() {
+        case .success: return true
+        case .failure(let reason):
+            print("AppleLibraryOracle: \(reason)")
+            return false
+        }
+    }
+
+    /// The Python interpreter of the prepared environment, or why there is none.
+    public static func prepare() -> Result<URL, OracleUnavailable> {
+        state.withLock { state in
+            if let state { return state }
+            let result = install()
+            state = result
+            return result
+        }
+    }
+
+    private static func install() -> Result<URL, OracleUnavailable> {
+        let python = environmentDirectory.appendingPathComponent("bin/python")
+        if FileManager.default.isExecutableFile(atPath: python.path),
+           (try? run(python.path, ["-c", "import appstoreserverlibrary"]))?.status == 0 {
+            return .success(python)
+        }
+        do {
+            let created = try run("/usr/bin/env", ["python3", "-m", "venv", "--clear", environmentDirectory.path])
+            guard created.status == 0 else { return .failure(OracleUnavailable(description: "python3 -m venv failed: \(created.output)")) }
+            let installed = try run(environmentDirectory.appendingPathComponent("bin/pip").path,
+                                    ["install", "--quiet", "--disable-pip-version-check", "app-store-server-library"])
+            guard installed.status == 0 else {
+                return .failure(OracleUnavailable(description: "pip install app-store-server-library failed: \(installed.output)"))
+            }
+            return .success(python)
+        } catch {
+            return .failure(OracleUnavailable(description: "cannot run python3: \(error)"))
+        }
+    }
+
+    /// What the library says about each signed item: `"OK"` or its `VerificationStatus` name.
+    ///
+    /// - Parameters:
+    ///   - root: The DER root certificate the library trusts.
+    ///   - items: Pairs of kind (`transaction`, `renewal`, `notification`, `app-transaction`) and JWS.
+    public static func verify(root: Data, environment: String, bundleId: String, appAppleId: Int64?,
+                              items: [(kind: String, jws: String)]) throws -> [String] {
+        let python = try prepare().get()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let rootFile = folder.appendingPathComponent("root.der")
+        try root.write(to: rootFile)
+        var arguments = [script.path, rootFile.path, environment, bundleId, appAppleId.map(String.init) ?? "-"]
+        for (index, item) in items.enumerated() {
+            let file = folder.appendingPathComponent("\(index).jws")
+            try Data(item.jws.utf8).write(to: file)
+            arguments.append("\(item.kind)=\(file.path)")
+        }
+        let result = try run(python.path, arguments)
+        guard result.status == 0, let data = result.output.data(using: .utf8),
+              let object = try JSONSerialization.jsonObject(with: Data(data.split(separator: UInt8(ascii: "\n")).last ?? [])) as? [String: String]
+        else { throw OracleUnavailable(description: "the oracle script failed: \(result.output)") }
+        return items.indices.map { object[folder.appendingPathComponent("\($0).jws").path] ?? "MISSING" }
+    }
+
+    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+    }
+}
