@@ -15,6 +15,7 @@ test: bootstrap
 bench: bootstrap
 	swift build -c release --product storekit
 	.build/release/storekit bench verify
+	.build/release/storekit bench catalog
 
 bootstrap:
 	scripts/bootstrap

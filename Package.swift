@@ -11,6 +11,7 @@ let package = Package(
     products: [
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
+        .library(name: "StoreKitCatalog", targets: ["StoreKitCatalog"]),
         .executable(name: "storekit", targets: ["storekit"]),
     ],
     targets: [
@@ -24,14 +25,17 @@ let package = Package(
         .target(name: "AppStoreModels"),
         // ES256 JWS, X.509, the local certificate authority, signature creators and the verifier.
         .target(name: "AppStoreSigning", dependencies: ["AppStoreModels", "COpenSSL"]),
+        // `.storekit` configuration files, validation, storefronts, periods and the product catalog.
+        .target(name: "StoreKitCatalog", dependencies: ["AppStoreModels"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
-        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning"]),
+        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
+        .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,4 +1,5 @@
 import AppStoreSigning
+import StoreKitCatalog
 import Foundation
 
 /// The `storekit` tool: the root of the command tree.
@@ -6,7 +7,7 @@ public enum StoreKitCommand {
     /// Commands by their full name (`ca init` is two words).
     public static let commands: [any Command.Type] = [
         Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self,
-        CertificateAuthoritySign.self, BenchVerify.self,
+        CertificateAuthoritySign.self, CatalogCommand.self, BenchVerify.self, BenchCatalog.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -37,6 +38,10 @@ public enum StoreKitCommand {
             return ExitStatus.success
         } catch let error as VerificationError {
             console.printError("error: \(error.code.rawValue): \(error.reason)")
+        } catch let error as ConfigurationError {
+            for problem in error.problems {
+                console.printError("\(problem.severity.rawValue): \(error.fileName): \(problem)")
+            }
         } catch let error as ValidationError {
             console.printError("error: \(error.message)\nusage: storekit \(type.name) \(type.usage)")
             return ExitStatus.usage
