@@ -12,6 +12,8 @@ let package = Package(
         .library(name: "AppStoreModels", targets: ["AppStoreModels"]),
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
         .library(name: "StoreKitCatalog", targets: ["StoreKitCatalog"]),
+        .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
+        .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
         .executable(name: "storekit", targets: ["storekit"]),
     ],
     targets: [
@@ -27,8 +29,12 @@ let package = Package(
         .target(name: "AppStoreSigning", dependencies: ["AppStoreModels", "COpenSSL"]),
         // `.storekit` configuration files, validation, storefronts, periods and the product catalog.
         .target(name: "StoreKitCatalog", dependencies: ["AppStoreModels"]),
+        // The local App Store engine: ledger, purchases, subscriptions, notifications, test-session controls.
+        .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
+        // The default, durable ledger storage; the only importer of CSQLite.
+        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "CSQLite"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
-        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
+        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
@@ -36,6 +42,7 @@ let package = Package(
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
+        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,43 @@
+import Foundation
+import Synchronization
+
+/// Where the local App Store reads the time.
+///
+/// The engine never calls `Date()`: every timestamp it writes comes from its clock. Tests and the
+/// command line use a ``ManualStoreClock`` that moves only when told; a running server uses a
+/// ``SystemStoreClock``.
+public protocol StoreClock: Sendable {
+    /// The current time.
+    func now() -> Date
+}
+
+/// A clock that stands still until advanced.
+///
+/// Advancing is done through the store (`SimulatedAppStore.advanceTime(by:)`), which moves the clock
+/// and then plays every renewal, expiry and grace-period end that falls due, in order.
+public final class ManualStoreClock: StoreClock {
+    private let current: Mutex<Date>
+
+    public init(startingAt start: Date) {
+        self.current = Mutex(start)
+    }
+
+    public func now() -> Date {
+        current.withLock { $0 }
+    }
+
+    /// Moves the clock to `date`; a date in the past is ignored, time never runs backwards.
+    public func set(to date: Date) {
+        current.withLock { if date > $0 { $0 = date } }
+    }
+}
+
+/// The machine's wall clock, for stores that run in real time.
+public struct SystemStoreClock: StoreClock {
+    public init() {}
+
+    public func now() -> Date {
+        // The one place the engine meets real time; everything else asks its injected clock.
+        Date()
+    }
+}

@@ -1,0 +1,166 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import StoreKitCatalog
+
+/// One transaction in the ledger: what the App Store knows about a purchase or renewal.
+///
+/// A ledger transaction is the single source of truth; the signed payloads the store hands out are
+/// made from it (see ``payload(identity:account:signedDate:)``). Identifiers count up from 0.
+public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
+    /// Whether the account bought the product or has it through Family Sharing.
+    public enum Ownership: String, Hashable, Sendable, Codable {
+        case purchased, familyShared
+    }
+
+    /// Why the transaction exists.
+    public enum Reason: String, Hashable, Sendable, Codable {
+        case purchase, renewal
+    }
+
+    /// Whether the transaction counts yet.
+    public enum State: Hashable, Sendable, Codable {
+        /// Complete: it appears in the transaction views.
+        case purchased
+        /// Waiting for a parent's approval (Ask to Buy); invisible until approved.
+        case pendingApproval
+        /// Interrupted (for example by new terms); invisible until the issue is resolved.
+        case interrupted
+        /// Declined by a parent; it never counts.
+        case declined
+    }
+
+    /// A refund or revocation.
+    public struct Revocation: Hashable, Sendable, Codable {
+        public var date: Date
+        public var reason: RevocationReason
+        /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
+        public var type: RevocationType?
+    }
+
+    /// The subscription offer a transaction used.
+    public struct Offer: Hashable, Sendable, Codable {
+        public var type: OfferType
+        /// The offer identifier (the reference name for offer codes; absent for introductory offers).
+        public var id: String?
+        public var discountType: OfferDiscountType
+        /// The offer's whole duration, such as `P1M` or `P3M`.
+        public var period: String
+    }
+
+    public var id: UInt64
+    public var originalID: UInt64
+    /// The account that owns the transaction.
+    public var account: String
+    /// The device the purchase was made on; `nil` for renewals and purchases made outside the app.
+    public var device: String?
+    public var productID: String
+    public var productKind: CatalogProduct.Kind
+    public var subscriptionGroupID: String?
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date
+    public var expirationDate: Date?
+    public var quantity: Int
+    public var ownership: Ownership
+    /// For a family-shared copy, the purchaser's transaction it mirrors.
+    public var familySourceID: UInt64?
+    public var webOrderLineItemID: String?
+    public var appAccountToken: UUID?
+    /// The identifier of the account's app download (`appTransactionId`).
+    public var appTransactionID: String?
+    /// The storefront's three-letter code, numeric identifier and currency at purchase.
+    public var storefront: String
+    public var storefrontID: String
+    public var currency: String
+    /// The price in milliunits of the currency.
+    public var price: Int64
+    public var reason: Reason
+    public var offer: Offer?
+    public var revocation: Revocation?
+    /// Whether a higher-level subscription replaced this one.
+    public var isUpgraded: Bool
+    public var state: State
+    /// When the app finished the transaction, if it did.
+    public var finishedDate: Date?
+
+    public init(id: UInt64, originalID: UInt64, account: String, device: String?, productID: String,
+                productKind: CatalogProduct.Kind, subscriptionGroupID: String?, purchaseDate: Date,
+                originalPurchaseDate: Date, expirationDate: Date?, quantity: Int, ownership: Ownership,
+                familySourceID: UInt64?, webOrderLineItemID: String?, appAccountToken: UUID?, storefront: Storefront,
+                price: Int64, reason: Reason, offer: Offer?, state: State) {
+        self.id = id
+        self.originalID = originalID
+        self.account = account
+        self.device = device
+        self.productID = productID
+        self.productKind = productKind
+        self.subscriptionGroupID = subscriptionGroupID
+        self.purchaseDate = purchaseDate
+        self.originalPurchaseDate = originalPurchaseDate
+        self.expirationDate = expirationDate
+        self.quantity = quantity
+        self.ownership = ownership
+        self.familySourceID = familySourceID
+        self.webOrderLineItemID = webOrderLineItemID
+        self.appAccountToken = appAccountToken
+        self.storefront = storefront.countryCode
+        self.storefrontID = storefront.id
+        self.currency = storefront.currency
+        self.price = price
+        self.reason = reason
+        self.offer = offer
+        self.revocation = nil
+        self.isUpgraded = false
+        self.state = state
+        self.finishedDate = nil
+    }
+
+    /// Whether the transaction is complete (not pending, interrupted or declined).
+    public var isPurchased: Bool { state == .purchased }
+    /// Whether the transaction was refunded or revoked.
+    public var isRevoked: Bool { revocation != nil }
+    public var isFinished: Bool { finishedDate != nil }
+
+    /// The payload signed for apps and servers.
+    ///
+    /// - Parameters:
+    ///   - device: Adds `deviceVerification` and its nonce for this device; `nil` for server payloads.
+    public func payload(identity: StoreIdentity, signedDate: Date,
+                        device: (verificationID: UUID, nonce: UUID)? = nil) -> JWSTransactionDecodedPayload {
+        var payload = JWSTransactionDecodedPayload()
+        payload.transactionId = String(id)
+        payload.originalTransactionId = String(originalID)
+        payload.webOrderLineItemId = webOrderLineItemID
+        payload.bundleId = identity.bundleId
+        payload.productId = productID
+        payload.subscriptionGroupIdentifier = subscriptionGroupID
+        payload.purchaseDate = purchaseDate
+        payload.originalPurchaseDate = originalPurchaseDate
+        payload.expiresDate = expirationDate
+        payload.quantity = Int32(clamping: quantity)
+        payload.type = productKind.transactionType
+        payload.appAccountToken = appAccountToken
+        payload.inAppOwnershipType = ownership == .purchased ? .purchased : .familyShared
+        payload.signedDate = signedDate
+        payload.revocationReason = revocation?.reason
+        payload.revocationDate = revocation?.date
+        payload.revocationType = revocation?.type
+        payload.isUpgraded = productKind == .autoRenewable ? isUpgraded : (isUpgraded ? true : nil)
+        payload.offerType = offer?.type
+        payload.offerIdentifier = offer?.id
+        payload.offerDiscountType = offer?.discountType
+        payload.offerPeriod = offer?.period
+        payload.environment = identity.environment
+        payload.storefront = storefront
+        payload.storefrontId = storefrontID
+        payload.transactionReason = reason == .purchase ? .purchase : .renewal
+        payload.currency = currency
+        payload.price = price
+        payload.appTransactionId = appTransactionID
+        if let device {
+            payload.deviceVerification = DeviceVerification.value(nonce: device.nonce, deviceVerificationID: device.verificationID)
+            payload.deviceVerificationNonce = device.nonce
+        }
+        return payload
+    }
+}

@@ -1,0 +1,73 @@
+import AppStoreModels
+import Foundation
+
+/// An App Store account (an Apple Account) that buys in the local store.
+public struct StoreAccount: Hashable, Sendable, Codable, Identifiable {
+    /// The account's name, unique in the store.
+    public var name: String
+    /// The account's own storefront; `nil` follows the store's storefront setting.
+    public var storefront: String?
+    /// Every purchase needs a parent's approval (a child in a family with Ask to Buy on).
+    public var askToBuy: Bool
+    /// The Family Sharing group the account belongs to.
+    public var familyGroup: String?
+    /// The identifier of the account's download of the app.
+    public var appTransactionID: String
+    /// When the account first got the app.
+    public var originalPurchaseDate: Date
+    /// The app version the account first got.
+    public var originalApplicationVersion: String
+
+    public var id: String { name }
+
+    public init(name: String, storefront: String? = nil, askToBuy: Bool = false, familyGroup: String? = nil,
+                appTransactionID: String, originalPurchaseDate: Date, originalApplicationVersion: String) {
+        self.name = name
+        self.storefront = storefront
+        self.askToBuy = askToBuy
+        self.familyGroup = familyGroup
+        self.appTransactionID = appTransactionID
+        self.originalPurchaseDate = originalPurchaseDate
+        self.originalApplicationVersion = originalApplicationVersion
+    }
+}
+
+/// A device signed in to an account; it receives transactions and its own update feed.
+public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
+    public var name: String
+    public var account: String
+    /// The per-device identifier `deviceVerification` hashes (`AppStore.deviceVerificationID`).
+    public var deviceVerificationID: UUID
+    /// How many times the app launched on the device.
+    public var launchCount: Int
+
+    public var id: String { name }
+
+    public init(name: String, account: String, deviceVerificationID: UUID, launchCount: Int = 0) {
+        self.name = name
+        self.account = account
+        self.deviceVerificationID = deviceVerificationID
+        self.launchCount = launchCount
+    }
+}
+
+/// Who the store is: the app it sells for and the environment it signs as.
+public struct StoreIdentity: Hashable, Sendable, Codable {
+    public var bundleId: String
+    public var environment: AppStoreModels.Environment
+    /// The app's Apple ID; absent in Sandbox and Xcode, as there.
+    public var appAppleId: Int64?
+    /// The current app version (`CFBundleVersion`).
+    public var applicationVersion: String
+    /// The app version new accounts get first.
+    public var originalApplicationVersion: String
+
+    public init(bundleId: String, environment: AppStoreModels.Environment = .xcode, appAppleId: Int64? = nil,
+                applicationVersion: String = "1", originalApplicationVersion: String = "1") {
+        self.bundleId = bundleId
+        self.environment = environment
+        self.appAppleId = appAppleId
+        self.applicationVersion = applicationVersion
+        self.originalApplicationVersion = originalApplicationVersion
+    }
+}

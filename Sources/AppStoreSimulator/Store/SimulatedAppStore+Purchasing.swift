@@ -1,0 +1,204 @@
+import AppStoreModels
+import Foundation
+import StoreKitCatalog
+
+extension SimulatedAppStore {
+    /// Buys a product, as `product.purchase(options:)` does.
+    ///
+    /// Checks in StoreKit's order: a simulated purchase failure, the legacy fail-transactions switch,
+    /// the product, the quantity, then Ask to Buy and interrupted purchases (which make the purchase
+    /// pending). A non-consumable the account already owns is given back free, as the App Store
+    /// does, without a new transaction. Everything the purchase changes (the transaction, family
+    /// copies, other devices' updates, the `ONE_TIME_CHARGE` notification) is one durable commit.
+    public func purchase(_ request: PurchaseRequest) throws(AppStoreError) -> PurchaseOutcome {
+        let settings = self.settings
+        if let failure = settings.simulatedErrors[.purchase] {
+            if failure == .generic(.userCancelled) { return .userCancelled }
+            throw failure.error(for: .purchase)
+        }
+        if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
+        return try buy(request, inApp: true)
+    }
+
+    /// Buys a product outside the app (`SKTestSession.buyProduct`): no sheet, no Ask to Buy; the
+    /// transaction reaches the account's devices through `Transaction.updates`.
+    public func buyProduct(_ productID: String, account: String = "default", quantity: Int = 1,
+                           appAccountToken: UUID? = nil) throws(AppStoreError) -> LedgerTransaction {
+        let request = PurchaseRequest(productID: productID, account: account, device: nil, quantity: quantity, appAccountToken: appAccountToken)
+        guard case .success(let signed) = try buy(request, inApp: false) else {
+            throw .control(.invalidAction, "the purchase did not complete")
+        }
+        return signed.transaction
+    }
+
+    private func buy(_ request: PurchaseRequest, inApp: Bool) throws(AppStoreError) -> PurchaseOutcome {
+        var change = beginChange()
+        let (account, device) = try register(account: request.account, device: request.device, in: &change)
+        let storefront = self.storefront(of: account)
+        guard let product = catalog(storefront: storefront.countryCode).product(id: request.productID) else {
+            throw .purchase(.productUnavailable, "no product \(request.productID) in the catalog")
+        }
+        let maximumQuantity = product.kind == .consumable ? 10 : 1
+        guard (1...maximumQuantity).contains(request.quantity) else {
+            throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")
+        }
+        guard product.kind != .autoRenewable else {
+            return try subscribe(request, product: product, account: account, device: device, storefront: storefront, inApp: inApp, change: &change)
+        }
+        if product.kind == .nonConsumable, let owned = ownedTransaction(productID: product.id, account: account.name) {
+            try commit(change)
+            return .success(try signed(owned, for: device))
+        }
+        let now = clock.now()
+        let settings = self.settings
+        let state: LedgerTransaction.State
+        if inApp && (settings.askToBuyEnabled || account.askToBuy) {
+            state = .pendingApproval
+        } else if inApp && settings.interruptedPurchasesEnabled {
+            state = .interrupted
+        } else {
+            state = .purchased
+        }
+        let id = change.takeTransactionID()
+        var transaction = LedgerTransaction(
+            id: id, originalID: id, account: account.name, device: device?.name, productID: product.id, productKind: product.kind,
+            subscriptionGroupID: nil, purchaseDate: now, originalPurchaseDate: now, expirationDate: nil, quantity: request.quantity,
+            ownership: .purchased, familySourceID: nil, webOrderLineItemID: nil, appAccountToken: request.appAccountToken,
+            storefront: storefront, price: product.priceInMilliunits * Int64(request.quantity), reason: .purchase, offer: nil, state: state)
+        transaction.appTransactionID = account.appTransactionID
+        change.record(transaction)
+        guard state == .purchased else {
+            try commit(change)
+            return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
+        }
+        let deviceJWS = try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
+        let jws: String
+        if let existing = deviceJWS { jws = existing } else { jws = try sign(transaction, for: nil, at: now) }
+        try commit(change)
+        return .success(SignedTransaction(transaction: transaction, jws: jws, simulatedVerificationFailure: verificationFailure))
+    }
+
+    /// Everything that follows a completed one-time purchase: delivery to the account's other devices
+    /// (or all of them when no device bought it), family copies, and the server notification.
+    ///
+    /// - Returns: The transaction signed for the purchasing device, if there is one.
+    @discardableResult
+    func completePurchase(_ transaction: LedgerTransaction, purchasingDevice: StoreDevice?, updateKind: LedgerUpdate.Kind,
+                          at now: Date, change: inout Change) throws(AppStoreError) -> String? {
+        var purchasingJWS: String?
+        for device in devices(of: transaction.account, including: change) {
+            if device.name == purchasingDevice?.name {
+                purchasingJWS = try sign(transaction, for: device, at: now)
+            } else {
+                try enqueueUpdate(transaction, for: device, kind: updateKind, at: now, change: &change)
+            }
+        }
+        if purchasingJWS == nil, let purchasingDevice {
+            purchasingJWS = try sign(transaction, for: purchasingDevice, at: now)
+        }
+        try shareWithFamily(transaction, at: now, change: &change)
+        try appendNotification(.oneTimeCharge, subtype: nil, transaction: transaction, at: now, change: &change)
+        return purchasingJWS
+    }
+
+    /// The account's current purchase of a non-consumable, its own or a family member's, if not revoked.
+    func ownedTransaction(productID: String, account: String) -> LedgerTransaction? {
+        (transactionIDsByAccount[account] ?? []).reversed().lazy.compactMap { self.transactions[$0] }.first {
+            $0.productID == productID && $0.isPurchased && !$0.isRevoked
+        }
+    }
+
+    /// The simulated verification failure in force, if any.
+    var verificationFailure: VerificationErrorCode? {
+        if case .verification(let code)? = settings.simulatedErrors[.verification] { return code }
+        return nil
+    }
+
+    func signed(_ transaction: LedgerTransaction, for device: StoreDevice?) throws(AppStoreError) -> SignedTransaction {
+        SignedTransaction(transaction: transaction, jws: try sign(transaction, for: device, at: clock.now()),
+                          simulatedVerificationFailure: verificationFailure)
+    }
+
+    // MARK: Accounts and devices
+
+    /// The account and device of a request, registering them (in `change`) on first use.
+    func register(account name: String, device deviceName: String?, in change: inout Change) throws(AppStoreError) -> (StoreAccount, StoreDevice?) {
+        guard !name.isEmpty else { throw .control(.invalidAction, "an account needs a name") }
+        let account: StoreAccount
+        if let existing = change.ledger.accounts[name] ?? accounts[name] {
+            account = existing
+        } else {
+            account = StoreAccount(name: name, appTransactionID: change.takeAppTransactionID(), originalPurchaseDate: clock.now(),
+                                   originalApplicationVersion: identity.originalApplicationVersion)
+            change.ledger.accounts[name] = account
+        }
+        guard let deviceName else { return (account, nil) }
+        guard !deviceName.isEmpty else { throw .control(.invalidAction, "a device needs a name") }
+        if let device = change.ledger.devices[deviceName] ?? devices[deviceName] {
+            guard device.account == name else {
+                throw .control(.invalidAction, "device \(deviceName) is signed in to account \(device.account), not \(name)")
+            }
+            return (account, device)
+        }
+        let device = StoreDevice(name: deviceName, account: name, deviceVerificationID: identifiers())
+        change.ledger.devices[deviceName] = device
+        return (account, device)
+    }
+
+    /// The devices of an account, counting ones registered in `change`.
+    func devices(of account: String, including change: Change) -> [StoreDevice] {
+        var all = devices
+        for (name, device) in change.ledger.devices { all[name] = device }
+        return all.values.filter { $0.account == account }.sorted { $0.name < $1.name }
+    }
+
+    // MARK: Feed and outbox
+
+    /// Queues a transaction, signed for the device now, in the device's update feed.
+    func enqueueUpdate(_ transaction: LedgerTransaction, for device: StoreDevice, kind: LedgerUpdate.Kind, at date: Date,
+                       change: inout Change) throws(AppStoreError) {
+        let sequence = change.counters.nextUpdateSequence
+        change.counters.nextUpdateSequence += 1
+        change.ledger.appendedUpdates.append(LedgerUpdate(
+            sequence: sequence, device: device.name, transactionID: transaction.id, kind: kind,
+            signedTransaction: try sign(transaction, for: device, at: date), date: date))
+    }
+
+    /// Queues a transaction in the feed of every device of its account.
+    func enqueueUpdateForAllDevices(_ transaction: LedgerTransaction, kind: LedgerUpdate.Kind, at date: Date,
+                                    change: inout Change) throws(AppStoreError) {
+        for device in devices(of: transaction.account, including: change) {
+            try enqueueUpdate(transaction, for: device, kind: kind, at: date, change: &change)
+        }
+    }
+
+    /// Signs and appends an App Store Server Notification V2 to the outbox.
+    func appendNotification(_ type: NotificationTypeV2, subtype: Subtype?, transaction: LedgerTransaction?,
+                            renewalInfo: String? = nil, status: Status? = nil,
+                            consumptionRequestReason: ConsumptionRequestReason? = nil,
+                            at date: Date, change: inout Change) throws(AppStoreError) {
+        var data = NotificationData()
+        data.environment = identity.environment
+        data.appAppleId = identity.appAppleId
+        data.bundleId = identity.bundleId
+        if type != .test {
+            data.bundleVersion = identity.applicationVersion
+            data.signedTransactionInfo = try transaction.map { (transaction) throws(AppStoreError) in try sign(transaction, for: nil, at: date) }
+            data.signedRenewalInfo = renewalInfo
+            data.status = status
+            data.consumptionRequestReason = consumptionRequestReason
+        }
+        var payload = ResponseBodyV2DecodedPayload()
+        payload.notificationType = type
+        payload.subtype = subtype
+        payload.notificationUUID = identifiers().uuidString.lowercased()
+        payload.data = data
+        payload.version = "2.0"
+        payload.signedDate = date
+        let sequence = change.counters.nextNotificationSequence
+        change.counters.nextNotificationSequence += 1
+        change.ledger.appendedNotifications.append(StoredNotification(
+            sequence: sequence, notificationUUID: payload.notificationUUID!, type: type, subtype: subtype,
+            transactionID: transaction?.id, signedPayload: try sign(payload), date: date))
+    }
+}

@@ -1,0 +1,166 @@
+import AppStoreModels
+import Foundation
+import StoreKitCatalog
+
+extension SimulatedAppStore {
+    /// The transactions of an account that count: completed ones, in identifier order.
+    func completedTransactions(of account: String) -> [LedgerTransaction] {
+        (transactionIDsByAccount[account] ?? []).compactMap { transactions[$0] }.filter(\.isPurchased)
+    }
+
+    func requireDevice(_ name: String) throws(AppStoreError) -> StoreDevice {
+        guard let device = devices[name] else { throw .control(.invalidAction, "no device \(name)") }
+        return device
+    }
+
+    /// The account a query is about: the device's account when a device is named.
+    func account(device: String?, account: String?) throws(AppStoreError) -> (String, StoreDevice?) {
+        if let device {
+            let record = try requireDevice(device)
+            if let account, account != record.account {
+                throw .control(.invalidAction, "device \(device) is signed in to account \(record.account), not \(account)")
+            }
+            return (record.account, record)
+        }
+        guard let account else { throw .control(.invalidAction, "name a device or an account") }
+        return (account, nil)
+    }
+
+    /// `Transaction.all`: every completed transaction of the account, refunded and revoked ones included.
+    ///
+    /// Finished consumables are left out unless ``StoreSettings/includesConsumablesInHistory`` is on,
+    /// as `SKIncludeConsumableInAppPurchaseHistory` does.
+    public func allTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
+        let (accountName, device) = try self.account(device: device, account: account)
+        let keepsConsumables = settings.includesConsumablesInHistory
+        return try completedTransactions(of: accountName)
+            .filter { $0.productKind != .consumable || !$0.isFinished || keepsConsumables }
+            .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+    }
+
+    /// `Transaction.currentEntitlements`: what the account is entitled to now.
+    ///
+    /// The latest transaction of every non-consumable (bought or family-shared), every non-renewing
+    /// subscription transaction (the app decides when they expire), and the latest transaction of each
+    /// auto-renewable subscription that is subscribed or in its grace period. Never consumables, never
+    /// refunded or revoked transactions, never upgraded-away subscriptions.
+    public func currentEntitlements(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
+        let (accountName, device) = try self.account(device: device, account: account)
+        return try entitledTransactions(of: accountName).map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+    }
+
+    /// The ledger transactions behind ``currentEntitlements(device:account:)``, unsigned.
+    public func entitledTransactions(of account: String) -> [LedgerTransaction] {
+        var latestByProduct: [String: LedgerTransaction] = [:]
+        var result: [LedgerTransaction] = []
+        for transaction in completedTransactions(of: account) where !transaction.isRevoked {
+            switch transaction.productKind {
+            case .consumable:
+                continue
+            case .nonRenewable:
+                result.append(transaction)
+            case .nonConsumable:
+                latestByProduct[transaction.productID] = transaction
+            case .autoRenewable:
+                guard !transaction.isUpgraded, isEntitled(transaction) else { continue }
+                if let current = latestByProduct[transaction.productID], current.purchaseDate > transaction.purchaseDate { continue }
+                latestByProduct[transaction.productID] = transaction
+            }
+        }
+        result += latestByProduct.values
+        return result.sorted { $0.id < $1.id }
+    }
+
+    /// `Transaction.unfinished`: completed transactions the app has not finished.
+    public func unfinishedTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
+        let (accountName, device) = try self.account(device: device, account: account)
+        return try completedTransactions(of: accountName).filter { !$0.isFinished }
+            .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+    }
+
+    /// `Transaction.latest(for:)`: the most recent transaction of a product, refunded or not.
+    public func latestTransaction(for productID: String, device: String? = nil, account: String? = nil) throws(AppStoreError) -> SignedTransaction? {
+        let (accountName, device) = try self.account(device: device, account: account)
+        guard let latest = completedTransactions(of: accountName).filter({ $0.productID == productID })
+            .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) })
+        else { return nil }
+        return try signed(latest, for: device)
+    }
+
+    /// One transaction by identifier, signed for a device or in server form.
+    public func transaction(_ id: UInt64, device: String? = nil) throws(AppStoreError) -> SignedTransaction {
+        guard let transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
+        return try signed(transaction, for: device.map { (name) throws(AppStoreError) in try requireDevice(name) })
+    }
+
+    /// The ledger record of a transaction.
+    public func ledgerTransaction(_ id: UInt64) -> LedgerTransaction? {
+        transactions[id]
+    }
+
+    /// Every transaction of the store, or of one account, in identifier order (the transaction manager's list).
+    public func ledgerTransactions(account: String? = nil) -> [LedgerTransaction] {
+        if let account { return (transactionIDsByAccount[account] ?? []).compactMap { transactions[$0] } }
+        return transactions.values.sorted { $0.id < $1.id }
+    }
+
+    /// `Product.products(for:)`: the products with these identifiers, presented in the account's
+    /// storefront; unknown identifiers are simply absent.
+    public func products(for ids: some Sequence<String>, account: String? = nil) throws(AppStoreError) -> [CatalogProduct] {
+        try checkSimulatedFailure(.loadProducts)
+        let storefront = account.flatMap { accounts[$0] }.map { self.storefront(of: $0).countryCode }
+        return catalog(storefront: storefront).products(for: ids)
+    }
+
+    /// Marks a transaction finished, as `transaction.finish()` does; finishing twice is harmless.
+    public func finish(_ id: UInt64) throws(AppStoreError) {
+        guard var transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
+        guard transaction.isPurchased else { throw .control(.invalidAction, "transaction \(id) is not complete") }
+        guard !transaction.isFinished else { return }
+        transaction.finishedDate = clock.now()
+        var change = beginChange()
+        change.record(transaction)
+        try commit(change)
+    }
+
+    /// `AppTransaction.shared`: the account's purchase of the app, signed for the device.
+    public func appTransaction(device name: String) throws(AppStoreError) -> (payload: AppTransaction, jws: String) {
+        try checkSimulatedFailure(.appTransaction)
+        let device = try requireDevice(name)
+        guard let account = accounts[device.account] else { throw .control(.invalidAction, "no account \(device.account)") }
+        let now = clock.now()
+        let nonce = identifiers()
+        var payload = AppTransaction()
+        payload.receiptType = identity.environment
+        payload.appAppleId = identity.appAppleId
+        payload.bundleId = identity.bundleId
+        payload.applicationVersion = identity.applicationVersion
+        payload.receiptCreationDate = now
+        payload.requestDate = now
+        payload.originalPurchaseDate = account.originalPurchaseDate
+        payload.originalApplicationVersion = account.originalApplicationVersion
+        payload.appTransactionId = account.appTransactionID
+        payload.originalPlatform = .iOS
+        payload.deviceVerificationNonce = nonce
+        payload.deviceVerification = DeviceVerificationValue.of(nonce: nonce, device: device)
+        return (payload, try sign(payload))
+    }
+
+    /// The outbox, oldest first, after a sequence number.
+    public func notifications(after sequence: Int64 = 0, limit: Int = .max) throws(AppStoreError) -> [StoredNotification] {
+        try storage.notifications(after: sequence, limit: limit)
+    }
+
+    /// Problems a consistency check of the storage finds; empty when sound.
+    public func integrityProblems() throws(AppStoreError) -> [String] {
+        try storage.integrityProblems()
+    }
+}
+
+import AppStoreSigning
+
+enum DeviceVerificationValue {
+    static func of(nonce: UUID, device: StoreDevice) -> String {
+        DeviceVerification.value(nonce: nonce, deviceVerificationID: device.deviceVerificationID)
+    }
+}

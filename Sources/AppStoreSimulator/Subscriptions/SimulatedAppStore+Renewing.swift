@@ -1,0 +1,305 @@
+import AppStoreModels
+import Foundation
+import StoreKitCatalog
+
+extension SimulatedAppStore {
+    // MARK: Time
+
+    /// Moves the manual clock forward and plays every lifecycle event that falls due, in order.
+    ///
+    /// Events due at the same instant are committed together; each batch is committed at its own
+    /// time, so transactions carry the dates they would have had. Advancing a year of a monthly
+    /// plan renews it twelve times.
+    ///
+    /// - Returns: How many events were played.
+    @discardableResult
+    public func advanceTime(by interval: TimeInterval) throws(AppStoreError) -> Int {
+        guard interval >= 0 else { throw .control(.invalidAction, "time only moves forward") }
+        return try advanceTime(to: clock.now().addingTimeInterval(interval))
+    }
+
+    /// Moves the manual clock to `date`, playing every event due until then.
+    @discardableResult
+    public func advanceTime(to date: Date) throws(AppStoreError) -> Int {
+        guard let manual = clock as? ManualStoreClock else {
+            throw .control(.invalidAction, "the store runs on the real clock; only a manual clock can be advanced")
+        }
+        let played = try processDueEvents(upTo: date) { manual.set(to: $0) }
+        manual.set(to: date)
+        try commit(beginChange())
+        return played
+    }
+
+    /// Plays every event due by now (for stores on the real clock; cheap when nothing is due).
+    @discardableResult
+    public func processDueEvents() throws(AppStoreError) -> Int {
+        try processDueEvents(upTo: clock.now()) { _ in }
+    }
+
+    private func processDueEvents(upTo limit: Date, moveClock: (Date) -> Void) throws(AppStoreError) -> Int {
+        var played = 0
+        while let (date, _) = eventQueue.first, date <= limit {
+            var batch: [UInt64] = []
+            while let next = eventQueue.first, next.date == date {
+                _ = eventQueue.pop()
+                if subscriptions[next.id]?.nextEventDate == date, !batch.contains(next.id) { batch.append(next.id) }
+            }
+            guard !batch.isEmpty else { continue }
+            moveClock(date)
+            var change = beginChange()
+            for id in batch.sorted() {
+                guard let record = change.ledger.subscriptions[id] ?? subscriptions[id], record.nextEventDate == date else { continue }
+                try playEvent(of: record, at: date, change: &change)
+                played += 1
+            }
+            try commit(change)
+        }
+        return played
+    }
+
+    private func playEvent(of record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
+        switch record.state {
+        case .subscribed: try renew(record, at: date, change: &change)
+        case .inGracePeriod: try endGracePeriod(record, at: date, change: &change)
+        case .inBillingRetryPeriod: try expire(record, intent: .billingError, subtype: .billingRetry, at: date, change: &change)
+        case .expired, .revoked: break
+        }
+    }
+
+    // MARK: Renewal
+
+    /// The period end that `record` reaches at its scheduled expiration: renew, fail into grace or
+    /// billing retry, or expire.
+    func renew(_ record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
+        if !record.autoRenewEnabled {
+            let declined = record.priceIncrease == .declined
+            try expire(record, intent: declined ? .customerDidNotConsentToPriceIncrease : .customerCancelled,
+                       subtype: declined ? .priceIncrease : .voluntary, at: date, change: &change)
+            return
+        }
+        if record.priceIncrease == .pending {
+            try expire(record, intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease, at: date, change: &change)
+            return
+        }
+        guard catalog().product(id: record.autoRenewProductID)?.subscription != nil else {
+            try expire(record, intent: .productNotAvailable, subtype: .productNotForSale, at: date, change: &change)
+            return
+        }
+        if settings.shouldEnterBillingRetryOnRenewal {
+            try failRenewal(record, at: date, change: &change)
+            return
+        }
+        try recordRenewal(record, chargedAt: date, periodStart: date, restartCycle: false, change: &change)
+    }
+
+    /// Records a successful renewal: a new transaction with the same original identifier and
+    /// `transactionReason` RENEWAL, the next period, `DID_RENEW` (`BILLING_RECOVERY` after a billing issue).
+    func recordRenewal(_ record: SubscriptionRecord, chargedAt charge: Date, periodStart: Date, restartCycle: Bool,
+                       recovery: Bool = false, change: inout Change) throws(AppStoreError) {
+        var record = record
+        guard let product = catalog().product(id: record.autoRenewProductID), let info = product.subscription,
+              let previous = change.ledger.transactions[record.latestTransactionID] ?? transactions[record.latestTransactionID]
+        else { throw .control(.noSubscriptionFound, "subscription \(record.originalTransactionID) has no current transaction") }
+        var offer = record.currentOffer
+        if var continuing = offer, continuing.remainingPeriods > 1 {
+            continuing.remainingPeriods -= 1
+            offer = continuing
+        } else {
+            offer = record.queuedOffer
+            record.queuedOffer = nil
+        }
+        if offer != nil, product.id != record.productID, offer?.offer.type == .introductoryOffer { offer = nil }
+        let period = offer?.period ?? info.period
+        if restartCycle || period != record.anchorPeriod || product.id != record.productID || offer?.offer != record.currentOffer?.offer {
+            record.anchorDate = periodStart
+            record.anchorPeriod = period
+            record.periodsSinceAnchor = 1
+        } else {
+            record.periodsSinceAnchor += 1
+        }
+        let expiration = schedule.end(of: record.anchorPeriod, count: record.periodsSinceAnchor, from: record.anchorDate)
+        let id = change.takeTransactionID()
+        var transaction = previous
+        transaction.id = id
+        transaction.device = nil
+        transaction.productID = product.id
+        transaction.purchaseDate = charge
+        transaction.expirationDate = expiration
+        transaction.webOrderLineItemID = change.takeWebOrderLineItemID()
+        transaction.reason = .renewal
+        transaction.offer = offer?.offer
+        transaction.price = offer?.price ?? product.priceInMilliunits
+        transaction.revocation = nil
+        transaction.isUpgraded = false
+        transaction.finishedDate = nil
+        transaction.state = .purchased
+        if record.priceIncrease == .agreed { record.priceIncrease = nil }
+        record.productID = product.id
+        record.latestTransactionID = id
+        record.expirationDate = expiration
+        record.state = .subscribed
+        record.currentOffer = offer
+        record.gracePeriodExpirationDate = nil
+        record.billingRetryEndDate = nil
+        record.expirationIntent = nil
+        change.record(transaction)
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        try enqueueUpdateForAllDevices(transaction, kind: .renewal, at: clock.now(), change: &change)
+        try appendSubscriptionNotification(.didRenew, subtype: recovery ? .billingRecovery : nil, record: record,
+                                           transaction: transaction, change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: transaction, change: &change)
+    }
+
+    /// A renewal the App Store could not bill: grace period first when enabled, then billing retry.
+    private func failRenewal(_ record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
+        var record = record
+        let period = catalog().product(id: record.productID)?.subscription?.period ?? record.anchorPeriod
+        record.billingRetryEndDate = date.addingTimeInterval(schedule.billingRetryPeriod(for: period))
+        record.expirationIntent = .billingError
+        if settings.billingGracePeriodIsEnabled {
+            record.state = .inGracePeriod
+            record.gracePeriodExpirationDate = date.addingTimeInterval(schedule.gracePeriod(for: period))
+        } else {
+            record.state = .inBillingRetryPeriod
+        }
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        try appendSubscriptionNotification(.didFailToRenew, subtype: record.state == .inGracePeriod ? .gracePeriod : nil, record: record,
+                                           transaction: latestTransaction(of: record, in: change), change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
+    }
+
+    private func endGracePeriod(_ record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
+        var record = record
+        record.state = .inBillingRetryPeriod
+        record.gracePeriodExpirationDate = nil
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        try appendSubscriptionNotification(.gracePeriodExpired, subtype: nil, record: record,
+                                           transaction: latestTransaction(of: record, in: change), change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
+    }
+
+    /// Ends a subscription with an expiration intent and an `EXPIRED` notification.
+    func expire(_ record: SubscriptionRecord, intent: ExpirationIntent, subtype: Subtype, at date: Date,
+                change: inout Change) throws(AppStoreError) {
+        var record = record
+        record.state = .expired
+        record.expirationIntent = intent
+        record.gracePeriodExpirationDate = nil
+        record.billingRetryEndDate = nil
+        record.currentOffer = nil
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        try appendSubscriptionNotification(.expired, subtype: subtype, record: record,
+                                           transaction: latestTransaction(of: record, in: change), change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
+    }
+
+    /// Resolves a billing issue: a new renewal transaction and `DID_RENEW` `BILLING_RECOVERY`.
+    /// Recovery during grace keeps the billing cycle; recovery from billing retry restarts it now.
+    public func resolveBillingIssue(originalTransactionID: UInt64) throws(AppStoreError) {
+        guard let record = subscriptions[originalTransactionID] else {
+            throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription with a billing issue")
+        }
+        let now = clock.now()
+        var change = beginChange()
+        switch record.state {
+        case .inGracePeriod:
+            try recordRenewal(record, chargedAt: now, periodStart: record.expirationDate, restartCycle: false, recovery: true, change: &change)
+        case .inBillingRetryPeriod:
+            try recordRenewal(record, chargedAt: now, periodStart: now, restartCycle: true, recovery: true, change: &change)
+        default:
+            throw .control(.invalidAction, "subscription \(originalTransactionID) has no billing issue to resolve (it is \(record.state.rawValue))")
+        }
+        try commit(change)
+    }
+
+    /// A refund of a subscription transaction: the current period's refund revokes the subscription.
+    func refundSubscriptionPeriod(_ transaction: LedgerTransaction, at now: Date, change: inout Change) throws(AppStoreError) {
+        guard var record = change.ledger.subscriptions[transaction.originalID] ?? subscriptions[transaction.originalID] else {
+            try appendNotification(.refund, subtype: nil, transaction: transaction, at: now, change: &change)
+            return
+        }
+        if record.latestTransactionID == transaction.id {
+            record.state = .revoked
+            record.autoRenewEnabled = false
+            record.gracePeriodExpirationDate = nil
+            record.billingRetryEndDate = nil
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            try enqueueStatusUpdates(record, change: &change)
+        }
+        try appendSubscriptionNotification(.refund, subtype: nil, record: record, transaction: transaction, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
+    }
+
+    /// Plays the periods of a back-dated purchase up to now.
+    func catchUpBackdated(originalTransactionID: UInt64, behavior: RenewalBehavior, now: Date, change: inout Change) throws(AppStoreError) {
+        if behavior == .cancelImmediately, var record = change.ledger.subscriptions[originalTransactionID] {
+            record.autoRenewEnabled = false
+            change.ledger.subscriptions[originalTransactionID] = record
+        }
+        var guardCount = 0
+        while let record = change.ledger.subscriptions[originalTransactionID], let due = record.nextEventDate, due <= now {
+            guardCount += 1
+            guard guardCount < 100_000 else { throw .control(.invalidAction, "too many periods to back-date") }
+            try playEvent(of: record, at: due, change: &change)
+        }
+    }
+
+    func latestTransaction(of record: SubscriptionRecord, in change: Change) -> LedgerTransaction? {
+        change.ledger.transactions[record.latestTransactionID] ?? transactions[record.latestTransactionID]
+    }
+
+    // MARK: Family
+
+    /// Keeps the family members' copies of a shareable subscription in step with the purchaser's.
+    func syncFamily(_ source: SubscriptionRecord, newTransaction: LedgerTransaction?, change: inout Change) throws(AppStoreError) {
+        guard source.familySourceID == nil, let latest = newTransaction ?? latestTransaction(of: source, in: change),
+              isFamilyShareable(latest),
+              let group = (change.ledger.accounts[source.account] ?? accounts[source.account])?.familyGroup
+        else { return }
+        let now = clock.now()
+        for member in familyMembers(of: group, including: change) where member.name != source.account {
+            var memberRecord = (change.ledger.subscriptions.values.first { $0.familySourceID == source.originalTransactionID && $0.account == member.name })
+                ?? subscriptions.values.first { $0.familySourceID == source.originalTransactionID && $0.account == member.name }
+            if let newTransaction {
+                let id = change.takeTransactionID()
+                var copy = newTransaction
+                copy.id = id
+                copy.originalID = memberRecord?.originalTransactionID ?? id
+                copy.account = member.name
+                copy.device = nil
+                copy.ownership = .familyShared
+                copy.familySourceID = newTransaction.id
+                copy.appAccountToken = nil
+                copy.appTransactionID = member.appTransactionID
+                copy.finishedDate = nil
+                change.record(copy)
+                for device in devices(of: member.name, including: change) {
+                    try enqueueUpdate(copy, for: device, kind: .familyShare, at: now, change: &change)
+                }
+                if memberRecord == nil {
+                    memberRecord = source
+                    memberRecord?.originalTransactionID = id
+                    memberRecord?.account = member.name
+                    memberRecord?.familySourceID = source.originalTransactionID
+                    memberRecord?.appAccountToken = nil
+                }
+                memberRecord?.latestTransactionID = id
+            }
+            guard var mirrored = memberRecord else { continue }
+            mirrored.productID = source.productID
+            mirrored.autoRenewProductID = source.autoRenewProductID
+            mirrored.autoRenewEnabled = source.autoRenewEnabled
+            mirrored.state = source.state
+            mirrored.expirationDate = source.expirationDate
+            mirrored.gracePeriodExpirationDate = source.gracePeriodExpirationDate
+            mirrored.billingRetryEndDate = source.billingRetryEndDate
+            mirrored.expirationIntent = source.expirationIntent
+            change.ledger.subscriptions[mirrored.originalTransactionID] = mirrored
+            try enqueueStatusUpdates(mirrored, change: &change)
+        }
+    }
+}

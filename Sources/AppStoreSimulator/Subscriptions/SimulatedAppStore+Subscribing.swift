@@ -1,0 +1,345 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import StoreKitCatalog
+
+extension SimulatedAppStore {
+    /// The schedule periods follow: the time rate setting on a real clock; real calendar lengths on
+    /// a manual clock, where advancing time costs nothing.
+    var schedule: RenewalSchedule {
+        RenewalSchedule(timeRate: clock is ManualStoreClock ? .realTime : settings.timeRate)
+    }
+
+    /// An account's own subscription record in a group (not a family member's copy).
+    func ownSubscription(account: String, group: String, in change: Change? = nil) -> SubscriptionRecord? {
+        if let change, let pending = change.ledger.subscriptions.values.first(where: {
+            $0.account == account && $0.groupID == group && $0.familySourceID == nil
+        }) { return pending }
+        return subscriptions.values.first { $0.account == account && $0.groupID == group && $0.familySourceID == nil }
+    }
+
+    /// Whether the account may have the introductory offer of a group: only if it never subscribed
+    /// to any product of the group, so an introductory offer is used at most once per group.
+    public func isEligibleForIntroOffer(groupID: String, account: String) -> Bool {
+        !completedTransactions(of: account).contains { $0.subscriptionGroupID == groupID && $0.ownership == .purchased }
+            && !(transactionIDsByAccount[account] ?? []).contains { transactions[$0]?.subscriptionGroupID == groupID && transactions[$0]?.state == .pendingApproval }
+    }
+
+    /// Whether an auto-renewable transaction is the entitled current period of its subscription.
+    func isEntitled(_ transaction: LedgerTransaction) -> Bool {
+        guard let record = subscriptions[transaction.originalID] else { return false }
+        return record.latestTransactionID == transaction.id && record.state.isEntitled
+    }
+
+    // MARK: Buying
+
+    func subscribe(_ request: PurchaseRequest, product: CatalogProduct, account: StoreAccount, device: StoreDevice?,
+                   storefront: Storefront, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
+        let info = product.subscription!
+        let now = clock.now()
+        let start = request.purchaseDate ?? now
+        guard start <= now else { throw .control(.invalidAction, "a purchase date cannot be in the future") }
+        if let record = ownSubscription(account: account.name, group: info.groupID),
+           record.state != .expired, record.state != .revoked {
+            return try changeProduct(record, to: product, request: request, device: device, inApp: inApp, change: &change)
+        }
+        let previous = ownSubscription(account: account.name, group: info.groupID)
+        let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
+                                               appAccountToken: request.appAccountToken)
+        let settings = self.settings
+        let state: LedgerTransaction.State
+        if inApp && (settings.askToBuyEnabled || account.askToBuy) {
+            state = .pendingApproval
+        } else if inApp && settings.interruptedPurchasesEnabled {
+            state = .interrupted
+        } else {
+            state = .purchased
+        }
+        let id = change.takeTransactionID()
+        var transaction = LedgerTransaction(
+            id: id, originalID: previous?.originalTransactionID ?? id, account: account.name, device: device?.name,
+            productID: product.id, productKind: .autoRenewable, subscriptionGroupID: info.groupID, purchaseDate: start,
+            originalPurchaseDate: start, expirationDate: nil, quantity: 1, ownership: .purchased, familySourceID: nil,
+            webOrderLineItemID: nil, appAccountToken: request.appAccountToken, storefront: storefront,
+            price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: state)
+        transaction.appTransactionID = account.appTransactionID
+        guard state == .purchased else {
+            change.record(transaction)
+            return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
+        }
+        let jws = try startSubscription(&transaction, at: start, offer: offer, queuedOffer: queued, purchasingDevice: device,
+                                        updateKind: .purchase, change: &change)
+        if request.purchaseDate != nil, start < now {
+            try catchUpBackdated(originalTransactionID: transaction.originalID, behavior: request.renewalBehavior, now: now, change: &change)
+        }
+        let latest = change.ledger.transactions[transaction.id] ?? transaction
+        let signed: String
+        if let existing = jws { signed = existing } else { signed = try sign(latest, for: device, at: now) }
+        return .success(SignedTransaction(transaction: latest, jws: signed, simulatedVerificationFailure: verificationFailure))
+    }
+
+    /// Starts (or restarts) the subscription of a completed purchase: its first period, its record,
+    /// delivery, `SUBSCRIBED` and family copies.
+    ///
+    /// - Returns: The transaction signed for the purchasing device, if there is one.
+    @discardableResult
+    func startSubscription(_ transaction: inout LedgerTransaction, at start: Date, offer: SubscriptionRecord.ActiveOffer? = nil,
+                           queuedOffer: SubscriptionRecord.ActiveOffer? = nil, purchasingDevice: StoreDevice? = nil,
+                           updateKind: LedgerUpdate.Kind, change: inout Change) throws(AppStoreError) -> String? {
+        guard let product = catalog().product(id: transaction.productID), let info = product.subscription else {
+            throw .purchase(.productUnavailable, "no subscription \(transaction.productID) in the catalog")
+        }
+        var offer = offer
+        if offer == nil, let applied = transaction.offer {
+            offer = try activeOffer(for: applied, product: product)
+        }
+        let previous = ownSubscription(account: transaction.account, group: info.groupID, in: change)
+        let anchorPeriod = offer?.period ?? info.period
+        let periods = offer.map { $0.offer.discountType == .payAsYouGo ? 1 : $0.remainingPeriods } ?? 1
+        let expiration = schedule.end(of: anchorPeriod, count: periods, from: start)
+        transaction.originalID = previous?.originalTransactionID ?? transaction.originalID
+        if let previous, let original = transactions[previous.originalTransactionID] {
+            transaction.originalPurchaseDate = original.originalPurchaseDate
+        }
+        transaction.expirationDate = expiration
+        transaction.webOrderLineItemID = change.takeWebOrderLineItemID()
+        transaction.price = offer?.price ?? product.priceInMilliunits
+        transaction.offer = offer?.offer
+        transaction.subscriptionGroupID = info.groupID
+        var recent = start
+        if let previous, previous.expirationDate.addingTimeInterval(60 * 86_400) >= start { recent = previous.recentSubscriptionStartDate }
+        var current = offer
+        if current?.offer.discountType != .payAsYouGo { current?.remainingPeriods = 1 }
+        let record = SubscriptionRecord(
+            originalTransactionID: transaction.originalID, account: transaction.account, groupID: info.groupID, productID: product.id,
+            autoRenewProductID: product.id, autoRenewEnabled: true, state: .subscribed, latestTransactionID: transaction.id,
+            expirationDate: expiration, anchorDate: start, anchorPeriod: anchorPeriod, periodsSinceAnchor: periods,
+            gracePeriodExpirationDate: nil, billingRetryEndDate: nil, expirationIntent: nil, priceIncrease: nil,
+            currentOffer: current, queuedOffer: queuedOffer, recentSubscriptionStartDate: recent,
+            appAccountToken: transaction.appAccountToken, familySourceID: nil)
+        change.record(transaction)
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        let jws = try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
+        try appendSubscriptionNotification(.subscribed, subtype: previous == nil ? .initialBuy : .resubscribe, record: record,
+                                           transaction: transaction, change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: transaction, change: &change)
+        return jws
+    }
+
+    /// Signs a transaction for the device that asked and queues it for every other device of the account.
+    func deliver(_ transaction: LedgerTransaction, purchasingDevice: StoreDevice?, kind: LedgerUpdate.Kind,
+                 change: inout Change) throws(AppStoreError) -> String? {
+        let now = clock.now()
+        var jws: String?
+        for device in devices(of: transaction.account, including: change) {
+            if device.name == purchasingDevice?.name {
+                jws = try sign(transaction, for: device, at: now)
+            } else {
+                try enqueueUpdate(transaction, for: device, kind: kind, at: now, change: &change)
+            }
+        }
+        if jws == nil, let purchasingDevice { jws = try sign(transaction, for: purchasingDevice, at: now) }
+        return jws
+    }
+
+    // MARK: Changing products inside a group
+
+    /// A purchase in a group where the account already subscribes: the same product (nothing to do,
+    /// or cancelling a pending downgrade), an upgrade or same-length crossgrade (immediate), or a
+    /// downgrade or different-length crossgrade (at the next renewal).
+    private func changeProduct(_ record: SubscriptionRecord, to product: CatalogProduct, request: PurchaseRequest,
+                               device: StoreDevice?, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
+        var record = record
+        let now = clock.now()
+        guard let current = transactions[record.latestTransactionID],
+              let currentProduct = catalog().product(id: record.productID)?.subscription, let newInfo = product.subscription
+        else { throw .control(.invalidAction, "the subscription's current transaction is missing") }
+        var offer: SubscriptionRecord.ActiveOffer?
+        if let requested = request.offer {
+            switch requested {
+            case .introductory: throw .purchase(.ineligibleForOffer, "introductory offers are for new subscribers of the group")
+            case .winBack: throw .purchase(.ineligibleForOffer, "win-back offers are for customers whose subscription expired")
+            case .code(let reference):
+                guard let code = newInfo.codeOffers.first(where: { $0.id == reference }) else {
+                    throw .purchase(.invalidOfferIdentifier, "no offer code \(reference) for \(product.id)")
+                }
+                guard code.eligibility.isEmpty || code.eligibility.contains(.existing) else {
+                    throw .purchase(.ineligibleForOffer, "offer code \(reference) is not for current subscribers")
+                }
+                offer = try activeOffer(for: code, product: product)
+            case .promotional(let id, let signature):
+                offer = try promotionalOffer(id: id, signature: signature, product: product, account: record.account, inApp: inApp,
+                                             appAccountToken: request.appAccountToken)
+            }
+        }
+        let sameProduct = product.id == record.productID
+        let immediate = !sameProduct && (newInfo.groupLevel < currentProduct.groupLevel
+            || (newInfo.groupLevel == currentProduct.groupLevel && newInfo.period == currentProduct.period))
+        if immediate {
+            var old = current
+            old.isUpgraded = true
+            change.record(old)
+            try enqueueUpdateForAllDevices(old, kind: .subscriptionChange, at: now, change: &change)
+            let id = change.takeTransactionID()
+            let anchorPeriod = offer?.period ?? newInfo.period
+            let expiration = schedule.end(of: anchorPeriod, from: now)
+            var transaction = LedgerTransaction(
+                id: id, originalID: record.originalTransactionID, account: record.account, device: device?.name, productID: product.id,
+                productKind: .autoRenewable, subscriptionGroupID: record.groupID, purchaseDate: now,
+                originalPurchaseDate: current.originalPurchaseDate, expirationDate: expiration, quantity: 1, ownership: .purchased,
+                familySourceID: nil, webOrderLineItemID: change.takeWebOrderLineItemID(),
+                appAccountToken: request.appAccountToken ?? record.appAccountToken,
+                storefront: Storefront(code: current.storefront) ?? .unitedStates,
+                price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: .purchased)
+            transaction.appTransactionID = current.appTransactionID
+            record.productID = product.id
+            record.autoRenewProductID = product.id
+            record.autoRenewEnabled = true
+            record.state = .subscribed
+            record.latestTransactionID = id
+            record.expirationDate = expiration
+            record.anchorDate = now
+            record.anchorPeriod = anchorPeriod
+            record.periodsSinceAnchor = 1
+            record.currentOffer = offer
+            record.gracePeriodExpirationDate = nil
+            record.billingRetryEndDate = nil
+            record.expirationIntent = nil
+            change.record(transaction)
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            let jws = try deliver(transaction, purchasingDevice: device, kind: .purchase, change: &change)
+            try appendSubscriptionNotification(offer != nil ? .offerRedeemed : .didChangeRenewalPref, subtype: .upgrade, record: record, transaction: transaction, change: &change)
+            try enqueueStatusUpdates(record, change: &change)
+            try syncFamily(record, newTransaction: transaction, change: &change)
+            let signed: String
+        if let existing = jws { signed = existing } else { signed = try sign(transaction, for: nil, at: now) }
+            return .success(SignedTransaction(transaction: transaction, jws: signed, simulatedVerificationFailure: verificationFailure))
+        }
+        let previousRenewalProduct = record.autoRenewProductID
+        record.autoRenewProductID = product.id
+        if let offer { record.queuedOffer = offer }
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        if offer != nil {
+            try appendSubscriptionNotification(.offerRedeemed, subtype: sameProduct ? nil : .downgrade, record: record, transaction: current, change: &change)
+        } else if previousRenewalProduct != product.id {
+            try appendSubscriptionNotification(.didChangeRenewalPref, subtype: sameProduct ? nil : .downgrade, record: record,
+                                               transaction: current, change: &change)
+        }
+        try enqueueStatusUpdates(record, change: &change)
+        return .success(SignedTransaction(transaction: current, jws: try sign(current, for: device, at: now),
+                                          simulatedVerificationFailure: verificationFailure))
+    }
+
+    // MARK: Offers
+
+    /// The offer a new or lapsed subscriber gets, and an offer code stacked after the introductory offer.
+    private func resolveOffer(_ requested: PurchaseOffer?, for product: CatalogProduct, account: String, lapsed: Bool, inApp: Bool,
+                              appAccountToken: UUID?) throws(AppStoreError) -> (SubscriptionRecord.ActiveOffer?, SubscriptionRecord.ActiveOffer?) {
+        let info = product.subscription!
+        let introEligible = isEligibleForIntroOffer(groupID: info.groupID, account: account)
+        let intro = try info.introductoryOffer.flatMap { (offer) throws(AppStoreError) in try activeOffer(for: offer, product: product) }
+        switch requested {
+        case nil:
+            return (introEligible ? intro : nil, nil)
+        case .introductory?:
+            guard let intro else { throw .purchase(.invalidOfferIdentifier, "\(product.id) has no introductory offer") }
+            guard introEligible else { throw .purchase(.ineligibleForOffer, "the account already subscribed in group \(info.groupID)") }
+            return (intro, nil)
+        case .promotional(let id, let signature)?:
+            guard lapsed else {
+                throw .purchase(.ineligibleForOffer, "promotional offers are for current and former subscribers of group \(info.groupID)")
+            }
+            return (try promotionalOffer(id: id, signature: signature, product: product, account: account, inApp: inApp,
+                                         appAccountToken: appAccountToken), nil)
+        case .code(let reference)?:
+            guard let code = info.codeOffers.first(where: { $0.id == reference }) else {
+                throw .purchase(.invalidOfferIdentifier, "no offer code \(reference) for \(product.id)")
+            }
+            let eligibility: CatalogOffer.Eligibility = lapsed ? .expired : .new
+            guard code.eligibility.isEmpty || code.eligibility.contains(eligibility) else {
+                throw .purchase(.ineligibleForOffer, "offer code \(reference) is not for \(eligibility.rawValue) subscribers")
+            }
+            let codeOffer = try activeOffer(for: code, product: product)
+            if code.isStackable, introEligible, let intro { return (intro, codeOffer) }
+            return (codeOffer, nil)
+        case .winBack(let id)?:
+            guard let offer = info.winBackOffers.first(where: { $0.id == id }) else {
+                throw .purchase(.invalidOfferIdentifier, "no win-back offer \(id) for \(product.id)")
+            }
+            guard lapsed, offer.isEligible else {
+                throw .purchase(.ineligibleForOffer, "win-back offer \(id) is only for customers whose subscription expired")
+            }
+            return (try activeOffer(for: offer, product: product), nil)
+        }
+    }
+
+    /// Checks a promotional offer's identifier and signature.
+    private func promotionalOffer(id: String, signature: PromotionalOfferSignatureInput?, product: CatalogProduct, account: String,
+                                  inApp: Bool, appAccountToken: UUID?) throws(AppStoreError) -> SubscriptionRecord.ActiveOffer {
+        guard let offer = product.subscription?.promotionalOffers.first(where: { $0.id == id }) else {
+            throw .purchase(.invalidOfferIdentifier, "no promotional offer \(id) for \(product.id)")
+        }
+        switch signature {
+        case nil:
+            guard !inApp else { throw .purchase(.missingOfferParameters, "promotional offer \(id) needs a signature") }
+        case .legacy(let keyID, let nonce, let timestamp, let signature)?:
+            let (key, expectedKeyID) = try offerSigningKey()
+            guard keyID == expectedKeyID else { throw .purchase(.invalidOfferSignature, "key \(keyID) is not the store's offer key \(expectedKeyID)") }
+            let message = PromotionalOfferSignature(
+                bundleId: identity.bundleId, keyId: keyID, productIdentifier: product.id, subscriptionOfferID: id,
+                applicationUsername: appAccountToken?.uuidString.lowercased() ?? "", nonce: nonce, timestamp: timestamp)
+            guard message.isValidSignature(signature, publicKey: key) else {
+                throw .purchase(.invalidOfferSignature, "the signature of promotional offer \(id) does not verify")
+            }
+        case .jws(let jws)?:
+            let (key, keyID) = try offerSigningKey()
+            let claims: OfferSignatureClaims
+            do {
+                claims = try OfferSignatureVerifier(publicKey: key, keyId: keyID, bundleId: identity.bundleId)
+                    .verify(jws, audience: OfferSignatureClaims.promotionalOfferAudience)
+            } catch {
+                throw .purchase(.invalidOfferSignature, "promotional offer \(id): \(error)")
+            }
+            guard claims.productId == product.id, claims.offerIdentifier == id else {
+                throw .purchase(.invalidOfferSignature, "the signature is for \(claims.productId)/\(claims.offerIdentifier ?? "-"), not \(product.id)/\(id)")
+            }
+        }
+        return try activeOffer(for: offer, product: product)
+    }
+
+    /// The public half of the configuration's promotional-offer key, and its identifier.
+    func offerSigningKey() throws(AppStoreError) -> (P256PublicKey, String) {
+        guard let pair = configuration.subscriptionOffersKeyPair, let id = pair.id, let text = pair.privateKey,
+              let key = try? P256PrivateKey(pemRepresentation: text)
+        else { throw .purchase(.invalidOfferSignature, "the configuration has no usable subscription offers key to check signatures with") }
+        return (key.publicKey, id)
+    }
+
+    /// A catalog offer as it applies to a subscription.
+    func activeOffer(for offer: CatalogOffer, product: CatalogProduct) throws(AppStoreError) -> SubscriptionRecord.ActiveOffer {
+        let count = offer.paymentMode == .payAsYouGo ? offer.periodCount : 1
+        let whole = offer.paymentMode == .payAsYouGo
+            ? SubscriptionPeriod(value: offer.period.value * offer.periodCount, unit: offer.period.unit)
+            : SubscriptionPeriod(value: offer.period.value * max(1, offer.periodCount), unit: offer.period.unit)
+        let period = offer.paymentMode == .payAsYouGo ? offer.period : whole
+        let price = NSDecimalNumber(decimal: offer.price * 1000).int64Value
+        return SubscriptionRecord.ActiveOffer(
+            offer: LedgerTransaction.Offer(type: offer.kind.offerType, id: offer.id, discountType: offer.paymentMode.discountType, period: whole.iso8601),
+            price: price, period: period, remainingPeriods: count)
+    }
+
+    /// Rebuilds an offer recorded on a pending transaction.
+    func activeOffer(for recorded: LedgerTransaction.Offer, product: CatalogProduct) throws(AppStoreError) -> SubscriptionRecord.ActiveOffer? {
+        guard let info = product.subscription else { return nil }
+        let candidates: [CatalogOffer]
+        switch recorded.type {
+        case .introductoryOffer: candidates = info.introductoryOffer.map { [$0] } ?? []
+        case .promotionalOffer: candidates = info.promotionalOffers
+        case .subscriptionOfferCode: candidates = info.codeOffers
+        default: candidates = info.winBackOffers
+        }
+        guard let offer = candidates.first(where: { recorded.type == .introductoryOffer || $0.id == recorded.id }) else { return nil }
+        return try activeOffer(for: offer, product: product)
+    }
+}

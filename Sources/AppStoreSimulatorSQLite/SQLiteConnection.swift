@@ -1,0 +1,109 @@
+import CSQLite
+import Foundation
+
+/// A failure reported by SQLite, with its message.
+struct SQLiteError: Error, CustomStringConvertible {
+    var code: Int32
+    var message: String
+    var description: String { message }
+}
+
+/// One SQLite connection with its prepared statements.
+///
+/// Not thread-safe by itself (it is opened `NOMUTEX`): the storage that owns it serialises every use
+/// behind a mutex, which is why it can be `@unchecked Sendable`.
+final class SQLiteConnection: @unchecked Sendable {
+    private let database: OpaquePointer
+    private var statements: [String: OpaquePointer] = [:]
+
+    /// Opens a database file; with `create` false the file must already exist.
+    init(path: String, create: Bool) throws(SQLiteError) {
+        var handle: OpaquePointer?
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
+        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        guard status == SQLITE_OK, let handle else {
+            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
+            if let handle { sqlite3_close_v2(handle) }
+            throw SQLiteError(code: status, message: message)
+        }
+        database = handle
+        sqlite3_busy_timeout(database, 5_000)
+    }
+
+    deinit {
+        for statement in statements.values { sqlite3_finalize(statement) }
+        sqlite3_close_v2(database)
+    }
+
+    private func error(_ status: Int32) -> SQLiteError {
+        SQLiteError(code: status, message: String(cString: sqlite3_errmsg(database)))
+    }
+
+    /// Runs SQL without results (several statements allowed).
+    func execute(_ sql: String) throws(SQLiteError) {
+        var message: UnsafeMutablePointer<CChar>?
+        let status = sqlite3_exec(database, sql, nil, nil, &message)
+        if status != SQLITE_OK {
+            let text = message.map { String(cString: $0) } ?? String(cString: sqlite3_errmsg(database))
+            sqlite3_free(message)
+            throw SQLiteError(code: status, message: text)
+        }
+    }
+
+    /// A value to bind to a statement parameter.
+    enum Value {
+        case integer(Int64)
+        case text(String)
+        case null
+    }
+
+    /// Runs one statement, reusing its prepared form, and returns its rows.
+    @discardableResult
+    func query(_ sql: String, _ values: [Value] = [], row: ((Row) -> Void)? = nil) throws(SQLiteError) -> Int {
+        let statement = try prepared(sql)
+        defer {
+            sqlite3_reset(statement)
+            sqlite3_clear_bindings(statement)
+        }
+        for (offset, value) in values.enumerated() {
+            let index = Int32(offset + 1)
+            let status: Int32
+            switch value {
+            case .integer(let number): status = sqlite3_bind_int64(statement, index, number)
+            case .text(let text): status = shim_sqlite3_bind_text_transient(statement, index, text, -1)
+            case .null: status = sqlite3_bind_null(statement, index)
+            }
+            guard status == SQLITE_OK else { throw error(status) }
+        }
+        var count = 0
+        while true {
+            let status = sqlite3_step(statement)
+            if status == SQLITE_DONE { break }
+            guard status == SQLITE_ROW else { throw error(status) }
+            count += 1
+            row?(Row(statement: statement))
+        }
+        return count
+    }
+
+    private func prepared(_ sql: String) throws(SQLiteError) -> OpaquePointer {
+        if let statement = statements[sql] { return statement }
+        var statement: OpaquePointer?
+        let status = sqlite3_prepare_v3(database, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &statement, nil)
+        guard status == SQLITE_OK, let statement else { throw error(status) }
+        statements[sql] = statement
+        return statement
+    }
+
+    /// A result row.
+    struct Row {
+        let statement: OpaquePointer
+
+        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+
+        func text(_ column: Int32) -> String? {
+            guard let pointer = sqlite3_column_text(statement, column) else { return nil }
+            return String(cString: pointer)
+        }
+    }
+}
