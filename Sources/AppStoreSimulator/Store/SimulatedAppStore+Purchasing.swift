@@ -43,7 +43,10 @@ extension SimulatedAppStore {
             throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")
         }
         guard product.kind != .autoRenewable else {
-            return try subscribe(request, product: product, account: account, device: device, storefront: storefront, inApp: inApp, change: &change)
+            let outcome = try subscribe(request, product: product, account: account, device: device, storefront: storefront,
+                                        inApp: inApp, change: &change)
+            try commit(change)
+            return outcome
         }
         if product.kind == .nonConsumable, let owned = ownedTransaction(productID: product.id, account: account.name) {
             try commit(change)

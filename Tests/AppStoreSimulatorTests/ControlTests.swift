@@ -1,0 +1,174 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import StoreKitCatalog
+import Testing
+
+struct SimulatedErrorTests {
+    @Test("every failable API throws its simulated failure", arguments: FailableAPI.allCases)
+    func eachAPIFails(api: FailableAPI) async throws {
+        let test = try TestStore()
+        try await test.store.addDevice("phone", account: "alice")
+        let failure: SimulatedFailure
+        switch api {
+        case .purchase: failure = .purchase(.productUnavailable)
+        case .verification: failure = .verification(.invalidSignature)
+        case .refundRequest: failure = .refundRequest(.failed)
+        default: failure = .generic(.networkError)
+        }
+        try await test.store.setSimulatedError(failure, forAPI: api)
+        #expect(await test.store.simulatedError(forAPI: api) == failure)
+        let store = test.store
+        let expected = failure.error(for: api)
+        switch api {
+        case .loadProducts:
+            await #expect(throws: expected) { try await store.products(for: [PurchaseTests.gems]) }
+        case .purchase:
+            await #expect(throws: expected) { try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone")) }
+        case .verification:
+            let signed = try await test.buy(PurchaseTests.gems)
+            #expect(signed.simulatedVerificationFailure == .invalidSignature)
+        case .subscriptionStatus:
+            await #expect(throws: expected) { try await store.subscriptionStatuses(groupID: "21000001", device: "phone") }
+        case .appTransaction:
+            await #expect(throws: expected) { try await store.appTransaction(device: "phone") }
+        case .refundRequest:
+            try await store.setSimulatedError(nil, forAPI: .refundRequest)
+            let signed = try await test.buy(PurchaseTests.gems)
+            try await store.setSimulatedError(failure, forAPI: .refundRequest)
+            await #expect(throws: expected) { try await store.requestRefund(signed.transaction.id) }
+        case .appStoreSync, .manageSubscriptions, .offerCodeRedeem:
+            await #expect(throws: expected) { try await store.checkSimulatedFailure(api) }
+        }
+        try await store.setSimulatedError(nil, forAPI: api)
+        #expect(await store.simulatedError(forAPI: api) == nil)
+    }
+
+    @Test("a simulated user cancellation is a cancelled purchase, not an error")
+    func userCancelled() async throws {
+        let test = try TestStore()
+        try await test.store.setSimulatedError(.generic(.userCancelled), forAPI: .purchase)
+        let outcome = try await test.store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone"))
+        #expect(outcome == .userCancelled)
+    }
+
+    @Test("a failure the API cannot throw is refused")
+    func mismatchedFailure() async throws {
+        let test = try TestStore()
+        await #expect(throws: AppStoreError.self) { try await test.store.setSimulatedError(.purchase(.invalidQuantity), forAPI: .loadProducts) }
+    }
+
+    @Test("enabled failures in the .storekit file are read with Xcode's index encoding")
+    func failuresFromConfiguration() async throws {
+        let test = try TestStore { configuration in
+            configuration.settings?.storeKitErrors = [
+                .init(name: "Purchase", enabled: true, current: .object(["index": .integer(1), "type": .string("purchase")])),
+                .init(name: "Load Products", enabled: false, current: .object(["index": .integer(2), "type": .string("generic")])),
+            ]
+        }
+        #expect(await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
+        #expect(await test.store.simulatedError(forAPI: .loadProducts) == nil)
+        try await test.store.setSimulatedError(nil, forAPI: .purchase)
+        #expect(await test.store.simulatedError(forAPI: .purchase) == nil)
+        try await test.store.resetToDefaultState()
+        #expect(await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
+    }
+
+    @Test("the legacy fail-transactions switch fails every purchase with its error")
+    func failTransactions() async throws {
+        let test = try TestStore()
+        try await test.store.updateSettings { $0.failTransactionsEnabled = true; $0.failureError = .purchase(.invalidOfferSignature) }
+        await #expect(throws: AppStoreError.self) { try await test.buy(PurchaseTests.gems) }
+    }
+}
+
+struct FamilySharingTests {
+    @Test("a family-shareable non-consumable appears on the family's accounts as FAMILY_SHARED")
+    func sharing() async throws {
+        let test = try TestStore()
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.addDevice("bob-phone", account: "bob")
+        try await test.store.setFamilyGroup("smiths", for: "bob")
+        let pro = try await test.buy(PurchaseTests.pro)
+        _ = try await test.buy("com.example.shop.character.wizard")
+        let bobs = try await test.store.currentEntitlements(device: "bob-phone")
+        #expect(bobs.count == 1)
+        let payload = try test.verifier.verifyAndDecodeTransaction(bobs[0].jws)
+        #expect(payload.inAppOwnershipType == .familyShared)
+        #expect(payload.productId == PurchaseTests.pro)
+        #expect(bobs[0].transaction.familySourceID == pro.transaction.id)
+        #expect(try await test.store.takeUpdates(device: "bob-phone").map(\.kind) == [.familyShare])
+    }
+
+    @Test("refunding the purchaser's transaction revokes the family copies with REVOKE")
+    func refundRevokesFamily() async throws {
+        let test = try TestStore()
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.setFamilyGroup("smiths", for: "bob")
+        try await test.store.addDevice("bob-phone", account: "bob")
+        let pro = try await test.buy(PurchaseTests.pro)
+        try await test.store.refundTransaction(pro.transaction.id)
+        #expect(try await test.store.currentEntitlements(device: "bob-phone").isEmpty)
+        #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE", "REFUND", "REVOKE"])
+        let revoke = try #require(try await test.store.notifications().last)
+        let notification = try test.verifier.verifyAndDecodeNotification(revoke.signedPayload)
+        let copy = try test.verifier.verifyAndDecodeTransaction(try #require(notification.data?.signedTransactionInfo))
+        #expect(copy.revocationType == .familyRevoke)
+        #expect(copy.inAppOwnershipType == .familyShared)
+    }
+
+    @Test("joining a family shares earlier purchases; leaving it revokes them")
+    func joiningAndLeaving() async throws {
+        let test = try TestStore()
+        _ = try await test.buy(PurchaseTests.pro)
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.setFamilyGroup("smiths", for: "carol")
+        #expect(try await test.store.currentEntitlements(account: "carol").count == 1)
+        try await test.store.setFamilyGroup(nil, for: "carol")
+        #expect(try await test.store.currentEntitlements(account: "carol").isEmpty)
+        #expect(try await test.store.currentEntitlements(account: "alice").count == 1)
+        #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE", "REVOKE"])
+    }
+
+    @Test("stopping sharing of one purchase revokes its copies only")
+    func stopSharing() async throws {
+        let test = try TestStore()
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.setFamilyGroup("smiths", for: "bob")
+        let pro = try await test.buy(PurchaseTests.pro)
+        try await test.store.stopFamilySharing(transactionID: pro.transaction.id)
+        #expect(try await test.store.currentEntitlements(account: "bob").isEmpty)
+        #expect(try await test.store.currentEntitlements(account: "alice").count == 1)
+    }
+}
+
+struct NotificationTests {
+    @Test("ONE_TIME_CHARGE carries the signed transaction and verifies, in the outbox in commit order")
+    func oneTimeCharge() async throws {
+        let test = try TestStore()
+        let signed = try await test.buy(PurchaseTests.season)
+        let stored = try #require(try await test.store.notifications().first)
+        #expect(stored.sequence == 1)
+        let notification = try test.verifier.verifyAndDecodeNotification(stored.signedPayload)
+        #expect(notification.notificationType == .oneTimeCharge)
+        #expect(notification.version == "2.0")
+        #expect(notification.notificationUUID == stored.notificationUUID)
+        #expect(notification.data?.bundleId == "com.example.shop")
+        #expect(notification.data?.environment == .xcode)
+        let transaction = try test.verifier.verifyAndDecodeTransaction(try #require(notification.data?.signedTransactionInfo))
+        #expect(transaction.transactionId == String(signed.transaction.id))
+        #expect(transaction.deviceVerification == nil)
+    }
+
+    @Test("TEST notifications carry only the app and environment")
+    func testNotification() async throws {
+        let test = try TestStore()
+        let uuid = try await test.store.requestTestNotification()
+        let stored = try #require(try await test.store.notifications().first)
+        #expect(stored.notificationUUID == uuid)
+        let notification = try test.verifier.verifyAndDecodeNotification(stored.signedPayload)
+        #expect(notification.notificationType == .test)
+        #expect(notification.data?.signedTransactionInfo == nil)
+    }
+}

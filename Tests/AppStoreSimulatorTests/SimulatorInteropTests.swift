@@ -1,0 +1,46 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import StoreKitCatalog
+import Testing
+import TestSupport
+
+/// What a Sandbox-environment store signs verifies with Apple's own Python library.
+@Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
+struct SimulatorInteropTests {
+    @Test("transactions, renewal infos and notifications of a Sandbox store verify with Apple's library")
+    func sandboxStoreInterop() async throws {
+        let test = try TestStore(environment: .sandbox)
+        let store = test.store
+        let gems = try await test.buy(PurchaseTests.gems, quantity: 2)
+        _ = try await test.buy(PurchaseTests.pro)
+        try await store.refundTransaction(1)
+        _ = try await test.buy(Shop.premiumMonthly)
+        try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
+        try await store.advanceTime(by: 40 * day)
+        try await store.resolveIssueForTransaction(2)
+        _ = try await test.buy(Shop.standardMonthly)
+        try await store.requestPriceIncreaseConsent(transactionID: 2)
+        try await store.requestTestNotification()
+        var items: [(kind: String, jws: String)] = [("transaction", gems.jws)]
+        for status in try await store.subscriptionStatuses(groupID: Shop.plus, device: "phone") {
+            items.append(("transaction", status.transaction.jws))
+            items.append(("renewal", status.signedRenewalInfo))
+        }
+        let notifications = try await store.notifications()
+        #expect(Set(notifications.map(\.type)).isSuperset(of: [.oneTimeCharge, .refund, .subscribed, .didFailToRenew, .didRenew,
+                                                               .didChangeRenewalPref, .priceIncrease, .test]))
+        for notification in notifications {
+            items.append(("notification", notification.signedPayload))
+            let payload = try test.verifier.verifyAndDecodeNotification(notification.signedPayload)
+            if let transaction = payload.data?.signedTransactionInfo { items.append(("transaction", transaction)) }
+            if let renewal = payload.data?.signedRenewalInfo { items.append(("renewal", renewal)) }
+        }
+        try await store.addDevice("phone", account: "alice")
+        items.append(("app-transaction", try await store.appTransaction(device: "phone").jws))
+        let verdicts = try AppleLibraryOracle.verify(root: TestStore.authority.rootCertificate.derRepresentation, environment: "Sandbox",
+                                                     bundleId: "com.example.shop", appAppleId: nil, items: items)
+        #expect(verdicts == Array(repeating: "OK", count: items.count), "\(zip(items.map(\.kind), verdicts).filter { $0.1 != "OK" })")
+    }
+}

@@ -1,0 +1,107 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import StoreKitCatalog
+import Testing
+import TestSupport
+
+/// The storage contract, run against both backends: what was committed is what a reopened store sees.
+struct LedgerStorageTests {
+    enum Backend: String, CaseIterable, Sendable { case memory, sqlite }
+
+    final class Scratch {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
+        init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+        deinit { try? FileManager.default.removeItem(at: url) }
+    }
+
+    static func makeStorage(_ backend: Backend, in scratch: Scratch) throws -> any LedgerStorage {
+        switch backend {
+        case .memory: return InMemoryLedgerStorage()
+        case .sqlite: return try SQLiteLedgerStorage(path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: true)
+        }
+    }
+
+    @Test("a store reopened from its storage sees every committed change", arguments: Backend.allCases)
+    func reopen(backend: Backend) async throws {
+        let scratch = Scratch()
+        let storage = try Self.makeStorage(backend, in: scratch)
+        let clock = ManualStoreClock(startingAt: TestStore.start)
+        let store = try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
+                                                 authority: TestStore.authority, storage: storage, clock: clock, identifiers: .sequential())
+        try await store.addDevice("tablet", account: "alice")
+        _ = try await store.purchase(PurchaseRequest(productID: Shop.newsLite, account: "alice", device: "phone"))
+        _ = try await store.purchase(PurchaseRequest(productID: PurchaseTests.pro, account: "alice", device: "phone"))
+        try await store.finish(1)
+        try await store.setFamilyGroup("smiths", for: "alice")
+        try await store.advanceTime(by: 40 * day)
+        _ = try await store.takeUpdates(device: "tablet", limit: 1)
+        let before = await (store.ledgerTransactions(), store.subscriptionRecords(), store.waitingUpdates(device: "tablet"),
+                            try store.notifications(), store.allAccounts, store.allDevices)
+
+        let reopenedClock = ManualStoreClock(startingAt: .distantPast)
+        let reopened = try SimulatedAppStore.open(storage: backend == .memory ? storage : try SQLiteLedgerStorage(
+            path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: false), authority: TestStore.authority, clock: reopenedClock)
+        let after = await (reopened.ledgerTransactions(), reopened.subscriptionRecords(), reopened.waitingUpdates(device: "tablet"),
+                           try reopened.notifications(), reopened.allAccounts, reopened.allDevices)
+        #expect(after.0 == before.0)
+        #expect(after.1 == before.1)
+        #expect(after.2 == before.2)
+        #expect(after.3 == before.3)
+        #expect(after.4 == before.4)
+        #expect(after.5 == before.5)
+        #expect(reopenedClock.now() == TestStore.start.addingTimeInterval(40 * day))
+        #expect(try await reopened.integrityProblems().isEmpty)
+        // Identifiers continue where they stopped.
+        guard case .success(let next) = try await reopened.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone")) else {
+            throw TestFailure("expected success")
+        }
+        #expect(next.transaction.id == UInt64(before.0.count))
+    }
+
+    @Test("storage that already holds a store is not overwritten")
+    func refusesExistingStore() throws {
+        let storage = InMemoryLedgerStorage()
+        _ = try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "a"),
+                                         authority: TestStore.authority, storage: storage, clock: ManualStoreClock(startingAt: TestStore.start))
+        #expect(throws: AppStoreError.storage("the storage already holds a store")) {
+            try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "b"),
+                                         authority: TestStore.authority, storage: storage, clock: ManualStoreClock(startingAt: TestStore.start))
+        }
+    }
+
+    @Test("a file that is not a database, or missing, is reported and left untouched")
+    func notADatabase() throws {
+        let scratch = Scratch()
+        let junk = scratch.url.appendingPathComponent("store.sqlite")
+        let bytes = Data(repeating: 0x42, count: 4096)
+        try bytes.write(to: junk)
+        #expect { try SQLiteLedgerStorage(path: junk.path, create: false) } throws: { error in
+            "\(error)".contains("is not a store database")
+        }
+        #expect(try Data(contentsOf: junk) == bytes)
+        #expect(throws: AppStoreError.self) { try SQLiteLedgerStorage(path: scratch.url.appendingPathComponent("none.sqlite").path, create: false) }
+        #expect(!FileManager.default.fileExists(atPath: scratch.url.appendingPathComponent("none.sqlite").path))
+    }
+
+    @Test("a store directory holds the ledger and the authority, and opens again")
+    func storeDirectory() async throws {
+        let scratch = Scratch()
+        let directory = scratch.url.appendingPathComponent("shop")
+        let store = try StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration,
+                                              identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
+                                              clockMode: .manual, start: TestStore.start)
+        _ = try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone"))
+        let reopened = try StoreDirectory.open(at: directory)
+        #expect(await reopened.ledgerTransactions().count == 1)
+        #expect(reopened.rootCertificate == store.rootCertificate)
+        #expect(try StoreDirectory.clockMode(at: directory) == .manual)
+        #expect(throws: AppStoreError.self) {
+            try StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "x"),
+                                      clockMode: .manual, start: TestStore.start)
+        }
+        #expect(throws: AppStoreError.self) { try StoreDirectory.open(at: scratch.url.appendingPathComponent("missing")) }
+    }
+}
