@@ -43,7 +43,8 @@ let package = Package(
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "TestSupport"]),
+        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
+                                                                "AppStoreSimulatorSQLite", "StoreKitCatalog", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -182,3 +182,30 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 }
+
+extension SQLiteLedgerStorage {
+    /// How many single-row durable commits per second SQLite manages in `directory`, with the same
+    /// settings the ledger uses (WAL, `synchronous=FULL`); the limit a durable purchase is measured against.
+    public static func durableCommitRate(in directory: URL, seconds: Double) throws(AppStoreError) -> Double {
+        let path = directory.appendingPathComponent("commit-probe-\(UUID().uuidString).sqlite").path
+        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
+        do {
+            let connection = try SQLiteConnection(path: path, create: true)
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE probe (id INTEGER PRIMARY KEY, value TEXT NOT NULL);")
+            let clock = ContinuousClock()
+            let start = clock.now
+            var commits = 0
+            var elapsed = Duration.zero
+            repeat {
+                try connection.query("BEGIN IMMEDIATE")
+                try connection.query("INSERT INTO probe (value) VALUES (?1)", [.text(String(repeating: "x", count: 1_000))])
+                try connection.query("COMMIT")
+                commits += 1
+                elapsed = clock.now - start
+            } while elapsed < .milliseconds(Int64(seconds * 1000))
+            return Double(commits) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        } catch {
+            throw .storage("the commit probe failed: \(error.message)")
+        }
+    }
+}

@@ -1,4 +1,5 @@
 import AppStoreSigning
+import AppStoreSimulator
 import StoreKitCatalog
 import Foundation
 
@@ -6,8 +7,15 @@ import Foundation
 public enum StoreKitCommand {
     /// Commands by their full name (`ca init` is two words).
     public static let commands: [any Command.Type] = [
-        Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self,
-        CertificateAuthoritySign.self, CatalogCommand.self, BenchVerify.self, BenchCatalog.self,
+        StoreCreate.self, PurchaseCommand.self, TransactionsCommand.self, TransactionViewCommand.self, UnfinishedCommand.self,
+        FinishCommand.self, UpdatesCommand.self, LaunchCommand.self, TransactionControl.self, RequestRefundCommand.self,
+        ApproveCommand.self, DeclineCommand.self, DeleteCommand.self, ResolveCommand.self, AccountCommand.self, SettingsCommand.self,
+        NotificationsCommand.self, TestNotificationCommand.self,
+        AdvanceCommand.self, NowCommand.self, StatusCommand.self, RenewalCommand.self, ExpireCommand.self, ForceRenewCommand.self,
+        PriceIncreaseCommand.self, ExtendCommand.self,
+        CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self,
+        CertificateAuthoritySign.self, BenchVerify.self, BenchCatalog.self, BenchPurchase.self, BenchRenewals.self,
+        StressPurchaseCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
@@ -38,6 +46,8 @@ public enum StoreKitCommand {
             return ExitStatus.success
         } catch let error as VerificationError {
             console.printError("error: \(error.code.rawValue): \(error.reason)")
+        } catch let error as AppStoreError {
+            console.printError("error: \(error)")
         } catch let error as ConfigurationError {
             for problem in error.problems {
                 console.printError("\(problem.severity.rawValue): \(error.fileName): \(problem)")

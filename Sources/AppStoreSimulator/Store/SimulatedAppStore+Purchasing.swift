@@ -20,11 +20,14 @@ extension SimulatedAppStore {
         return try buy(request, inApp: true)
     }
 
-    /// Buys a product outside the app (`SKTestSession.buyProduct`): no sheet, no Ask to Buy; the
-    /// transaction reaches the account's devices through `Transaction.updates`.
-    public func buyProduct(_ productID: String, account: String = "default", quantity: Int = 1,
-                           appAccountToken: UUID? = nil) throws(AppStoreError) -> LedgerTransaction {
-        let request = PurchaseRequest(productID: productID, account: account, device: nil, quantity: quantity, appAccountToken: appAccountToken)
+    /// Buys a product outside the app (`SKTestSession.buyProduct`, the transaction manager): no sheet,
+    /// no Ask to Buy, optionally back-dated; the transaction reaches the account's devices through
+    /// `Transaction.updates`.
+    public func buyProduct(_ productID: String, account: String = "default", quantity: Int = 1, appAccountToken: UUID? = nil,
+                           offer: PurchaseOffer? = nil, purchaseDate: Date? = nil,
+                           renewalBehavior: RenewalBehavior = .renewUntilNow) throws(AppStoreError) -> LedgerTransaction {
+        let request = PurchaseRequest(productID: productID, account: account, device: nil, quantity: quantity, appAccountToken: appAccountToken,
+                                      offer: offer, purchaseDate: purchaseDate, renewalBehavior: renewalBehavior)
         guard case .success(let signed) = try buy(request, inApp: false) else {
             throw .control(.invalidAction, "the purchase did not complete")
         }

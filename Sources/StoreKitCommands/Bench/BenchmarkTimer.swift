@@ -22,6 +22,13 @@ enum BenchmarkTimer {
     }
 }
 
+extension BenchmarkTimer {
+    /// Microseconds per run of `body`, over about `seconds`.
+    static func microseconds(seconds: Double, _ body: () throws -> Void) rethrows -> Double {
+        1_000_000 / (try rate(seconds: seconds, body))
+    }
+}
+
 /// One benchmark result line: named rates and ratios, printed as JSON or as a table.
 struct BenchmarkReport {
     var name: String

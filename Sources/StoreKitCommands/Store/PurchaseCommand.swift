@@ -1,0 +1,91 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+
+/// `storekit purchase`: buys a product as an app on a device would.
+struct PurchaseCommand: Command {
+    static let name = "purchase"
+    static let abstract = "Buy a product on a device of an account; print the signed transaction."
+    static let usage = """
+        DIR PRODUCT_ID [--account NAME] [--device NAME | --outside-app] [--quantity N] [--app-account-token UUID] \
+        [--offer introductory|promotional:ID|code:REFERENCE|winback:ID] [--signature SIG [--key-id ID --nonce UUID --timestamp MS]] \
+        [--purchase-date DATE [--renewal until-now|cancel-immediately]] [--json]
+        """
+
+    var directory: String
+    var request: PurchaseRequest
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        let account = try arguments.value("--account") ?? "default"
+        let outsideApp = arguments.flag("--outside-app")
+        let device = try arguments.value("--device")
+        if outsideApp, device != nil { throw ValidationError("--device and --outside-app exclude each other") }
+        let quantity = try arguments.value("--quantity", expected: "a whole number") { Int($0) } ?? 1
+        let token = try arguments.value("--app-account-token", expected: "a UUID") { UUID(uuidString: $0) }
+        let signature = try arguments.value("--signature")
+        let keyID = try arguments.value("--key-id")
+        let nonce = try arguments.value("--nonce", expected: "a UUID") { UUID(uuidString: $0) }
+        let timestamp = try arguments.value("--timestamp", expected: "milliseconds since 1970") { Int64($0) }
+        let offer = try arguments.value("--offer").map { (text) throws(ValidationError) -> PurchaseOffer in
+            try Self.offer(text, signature: signature, keyID: keyID, nonce: nonce, timestamp: timestamp)
+        }
+        let purchaseDate = try arguments.value("--purchase-date", expected: "a date such as 2026-01-01") { StoreAccess.date($0) }
+        let renewal = try arguments.value("--renewal", expected: "until-now or cancel-immediately") { text -> RenewalBehavior? in
+            text == "until-now" ? .renewUntilNow : text == "cancel-immediately" ? .cancelImmediately : nil
+        } ?? .renewUntilNow
+        json = arguments.flag("--json")
+        directory = try arguments.positional("DIR")
+        let productID = try arguments.positional("PRODUCT_ID")
+        request = PurchaseRequest(productID: productID, account: account, device: outsideApp ? nil : (device ?? "default"),
+                                  quantity: quantity, appAccountToken: token, offer: offer, purchaseDate: purchaseDate,
+                                  renewalBehavior: renewal)
+    }
+
+    static func offer(_ text: String, signature: String?, keyID: String?, nonce: UUID?, timestamp: Int64?) throws(ValidationError) -> PurchaseOffer {
+        let parts = text.split(separator: ":", maxSplits: 1).map(String.init)
+        switch (parts.first, parts.count) {
+        case ("introductory", 1): return .introductory
+        case ("code", 2): return .code(referenceName: parts[1])
+        case ("winback", 2): return .winBack(id: parts[1])
+        case ("promotional", 2):
+            guard let signature else { return .promotional(id: parts[1], signature: nil) }
+            if signature.split(separator: ".").count == 3 { return .promotional(id: parts[1], signature: .jws(signature)) }
+            guard let keyID, let nonce, let timestamp else {
+                throw ValidationError("a legacy promotional-offer --signature needs --key-id, --nonce and --timestamp")
+            }
+            return .promotional(id: parts[1], signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+        default:
+            throw ValidationError("--offer must be introductory, promotional:ID, code:REFERENCE or winback:ID, not \"\(text)\"")
+        }
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let outcome: PurchaseOutcome
+        if request.device == nil {
+            let transaction = try await store.buyProduct(request.productID, account: request.account, quantity: request.quantity,
+                                                         appAccountToken: request.appAccountToken, offer: request.offer,
+                                                         purchaseDate: request.purchaseDate, renewalBehavior: request.renewalBehavior)
+            outcome = .success(try await store.transaction(transaction.id))
+        } else {
+            outcome = try await store.purchase(request)
+        }
+        switch outcome {
+        case .success(let signed):
+            if json {
+                console.print(try PrettyJSON.string(from: ["result": "success", "transaction": StoreAccess.payloadObject(signed.jws), "jws": signed.jws]))
+            } else {
+                console.print("success: \(StoreAccess.line(signed.transaction))")
+            }
+        case .pending(let id, let reason):
+            if json {
+                console.print(try PrettyJSON.string(from: ["result": "pending", "transactionId": String(id), "reason": reason.rawValue]))
+            } else {
+                console.print("pending (\(reason == .askToBuy ? "waiting for Ask to Buy approval" : "interrupted; resolve it")): transaction #\(id)")
+            }
+        case .userCancelled:
+            console.print(json ? try PrettyJSON.string(from: ["result": "userCancelled"]) : "userCancelled")
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import StoreKitCatalog
+
+/// `storekit store create`: a new local App Store in a directory, from a `.storekit` file.
+struct StoreCreate: Command {
+    static let name = "store create"
+    static let abstract = "Create a local App Store in DIR from a .storekit file."
+    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|LocalTesting] [--clock manual|real] [--start DATE] [--app-version V]"
+
+    var directory: String
+    var configurationPath: String
+    var bundleId: String
+    var environment: AppStoreModels.Environment
+    var clock: StoreDirectory.ClockMode
+    var start: Date?
+    var appVersion: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        configurationPath = try arguments.requiredValue("--config")
+        bundleId = try arguments.value("--bundle-id") ?? "com.example.app"
+        environment = try arguments.value("--environment", expected: "Xcode, Sandbox or LocalTesting") { text -> AppStoreModels.Environment? in
+            let environment = AppStoreModels.Environment(rawValue: text)
+            return [.xcode, .sandbox, .localTesting].contains(environment) ? environment : nil
+        } ?? .xcode
+        clock = try arguments.value("--clock", expected: "manual or real") { StoreDirectory.ClockMode(rawValue: $0) } ?? .manual
+        start = try arguments.value("--start", expected: "a date such as 2026-01-01 or 2026-01-01T09:30:00Z") { StoreAccess.date($0) }
+        appVersion = try arguments.value("--app-version") ?? "1"
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let result = try StoreKitConfiguration.load(contentsOf: URL(fileURLWithPath: configurationPath))
+        for warning in result.warnings {
+            console.printError("warning: \(URL(fileURLWithPath: configurationPath).lastPathComponent): \(warning)")
+        }
+        // The command line is where real time enters: a manual clock starts now unless told otherwise.
+        let start = self.start ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let identity = StoreIdentity(bundleId: bundleId, environment: environment, applicationVersion: appVersion,
+                                     originalApplicationVersion: appVersion)
+        let store = try StoreDirectory.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
+                                              clockMode: clock, start: start)
+        let catalog = await store.catalog()
+        console.print("created a \(environment.rawValue) store for \(bundleId) in \(directory)")
+        console.print("\(catalog.products.count) products, storefront \(catalog.storefront.countryCode), \(clock.rawValue) clock at \(StoreAccess.iso(await store.now))")
+        console.print("root certificate SHA-256: \(store.rootCertificate.sha256Fingerprint)")
+    }
+}

@@ -1,0 +1,37 @@
+import AppStoreSimulator
+import Foundation
+
+/// `storekit stress purchase`: buys in a loop and prints each transaction identifier once its
+/// purchase is durable. Crash tests kill it at random and check that every printed identifier is in
+/// the ledger exactly once.
+struct StressPurchaseCommand: Command {
+    static let name = "stress purchase"
+    static let abstract = "Buy PRODUCT_ID in a loop, printing each transaction ID once it is durable (for crash tests)."
+    static let usage = "DIR PRODUCT_ID [--count N] [--account NAME] [--device NAME]"
+
+    var directory: String
+    var productID: String
+    var count: Int
+    var account: String
+    var device: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        count = try arguments.value("--count", expected: "a number of purchases") { Int($0).flatMap { $0 > 0 ? $0 : nil } } ?? 1_000
+        account = try arguments.value("--account") ?? "default"
+        device = try arguments.value("--device") ?? "default"
+        directory = try arguments.positional("DIR")
+        productID = try arguments.positional("PRODUCT_ID")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let request = PurchaseRequest(productID: productID, account: account, device: device)
+        for _ in 0..<count {
+            guard case .success(let signed) = try await store.purchase(request) else {
+                throw CommandFailure("a purchase did not complete; stress purchases need Ask to Buy and interruptions off")
+            }
+            // Printed only after the commit returned: an acknowledged purchase.
+            console.print(String(signed.transaction.id))
+        }
+    }
+}

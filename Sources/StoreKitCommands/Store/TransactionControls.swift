@@ -1,0 +1,140 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+
+/// A command that acts on one transaction of a store: refund, approve, decline, delete, resolve.
+struct TransactionControl: Command {
+    enum Action { case refund, approve, decline, delete, resolve, requestRefund }
+
+    static let name = "refund"
+    static let abstract = "Refund a transaction now (REFUND; family copies are revoked)."
+    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
+
+    var action: Action = .refund
+    var directory: String
+    var id: UInt64
+    var reason: RevocationReason
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        reason = try arguments.value("--reason", expected: "developerIssue or other") { text -> RevocationReason? in
+            text == "developerIssue" ? .refundedDueToIssue : text == "other" ? .refundedForOtherReason : nil
+        } ?? .refundedForOtherReason
+        directory = try arguments.positional("DIR")
+        id = try StoreAccess.transactionID(try arguments.positional("TRANSACTION_ID"))
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        switch action {
+        case .refund: try await store.refundTransaction(id, reason: reason)
+        case .requestRefund: try await store.requestRefund(id, reason: reason == .refundedDueToIssue ? .fulfillmentIssue : .unintendedPurchase)
+        case .approve: try await store.approveAskToBuyTransaction(id)
+        case .decline: try await store.declineAskToBuyTransaction(id)
+        case .delete: try await store.deleteTransaction(id)
+        case .resolve: try await store.resolveIssueForTransaction(id)
+        }
+        let verb: String
+        switch action {
+        case .refund, .requestRefund: verb = "refunded"
+        case .approve: verb = "approved"
+        case .decline: verb = "declined"
+        case .delete: verb = "deleted"
+        case .resolve: verb = "resolved the issue of"
+        }
+        console.print("\(verb) #\(id)")
+    }
+}
+
+/// Builds the single-transaction controls from ``TransactionControl``.
+struct ApproveCommand: Command {
+    static let name = "approve"
+    static let abstract = "Approve a pending Ask to Buy purchase; it arrives through the account's updates."
+    static let usage = "DIR TRANSACTION_ID"
+    var inner: TransactionControl
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionControl(parsing: &arguments)
+        inner.action = .approve
+    }
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+struct DeclineCommand: Command {
+    static let name = "decline"
+    static let abstract = "Decline a pending Ask to Buy purchase; no transaction ever appears."
+    static let usage = "DIR TRANSACTION_ID"
+    var inner: TransactionControl
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionControl(parsing: &arguments)
+        inner.action = .decline
+    }
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+struct DeleteCommand: Command {
+    static let name = "delete"
+    static let abstract = "Delete a transaction with its renewals and family copies, as if it never happened."
+    static let usage = "DIR TRANSACTION_ID"
+    var inner: TransactionControl
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionControl(parsing: &arguments)
+        inner.action = .delete
+    }
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+struct ResolveCommand: Command {
+    static let name = "resolve"
+    static let abstract = "Resolve an interrupted purchase or a subscription's billing issue."
+    static let usage = "DIR TRANSACTION_ID"
+    var inner: TransactionControl
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionControl(parsing: &arguments)
+        inner.action = .resolve
+    }
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+struct RequestRefundCommand: Command {
+    static let name = "request-refund"
+    static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND."
+    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
+    var inner: TransactionControl
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionControl(parsing: &arguments)
+        inner.action = .requestRefund
+    }
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+/// `storekit account`: creates or changes an account.
+struct AccountCommand: Command {
+    static let name = "account"
+    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, devices."
+    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--device NAME…]"
+
+    var directory: String
+    var account: String
+    var storefront: String??
+    var askToBuy: Bool?
+    var family: String??
+    var devices: [String]
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        storefront = try arguments.value("--storefront").map { $0 == "default" ? String?.none : .some($0) }
+        askToBuy = try arguments.value("--ask-to-buy", expected: "on or off") { $0 == "on" ? true : $0 == "off" ? false : nil }
+        family = try arguments.value("--family").map { $0 == "none" ? String?.none : .some($0) }
+        devices = try arguments.values("--device")
+        directory = try arguments.positional("DIR")
+        account = try arguments.positional("NAME")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        try await store.configureAccount(account, storefront: storefront, askToBuy: askToBuy)
+        if let family { try await store.setFamilyGroup(family, for: account) }
+        for device in devices { try await store.addDevice(device, account: account) }
+        guard let record = await store.allAccounts.first(where: { $0.name == account }) else { return }
+        let deviceNames = await store.allDevices.filter { $0.account == account }.map(\.name)
+        console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), family \(record.familyGroup ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
+    }
+}

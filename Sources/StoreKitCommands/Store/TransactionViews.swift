@@ -1,0 +1,174 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+
+/// `storekit transactions`: the transaction manager's list.
+struct TransactionsCommand: Command {
+    static let name = "transactions"
+    static let abstract = "List every transaction (pending, declined and revoked included), or one account's."
+    static let usage = "DIR [--account NAME] [--json]"
+
+    var directory: String
+    var account: String?
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        account = try arguments.value("--account")
+        json = arguments.flag("--json")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let transactions = await store.ledgerTransactions(account: account)
+        if json {
+            var objects: [[String: Any]] = []
+            for transaction in transactions {
+                let signed = try await store.transaction(transaction.id)
+                let state: String
+                switch transaction.state {
+                case .purchased: state = "purchased"
+                case .pendingApproval: state = "pendingAskToBuy"
+                case .interrupted: state = "interrupted"
+                case .declined: state = "declined"
+                }
+                objects.append(["account": transaction.account, "state": state, "finished": transaction.isFinished,
+                                "transaction": StoreAccess.payloadObject(signed.jws)])
+            }
+            console.print(try PrettyJSON.string(from: objects))
+        } else {
+            console.print(transactions.isEmpty ? "no transactions" : transactions.map(StoreAccess.line).joined(separator: "\n"))
+        }
+    }
+}
+
+/// The StoreKit views of one account or device: `entitlements`, `unfinished`, `all`.
+struct TransactionViewCommand: Command {
+    enum View { case entitlements, unfinished }
+
+    static let name = "entitlements"
+    static let abstract = "List an account's current entitlements (Transaction.currentEntitlements)."
+    static let usage = "DIR (--account NAME | --device NAME) [--json]"
+
+    var view: View = .entitlements
+    var directory: String
+    var account: String?
+    var device: String?
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        account = try arguments.value("--account")
+        device = try arguments.value("--device")
+        json = arguments.flag("--json")
+        directory = try arguments.positional("DIR")
+        if account == nil, device == nil { throw ValidationError("name an --account or a --device") }
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let signed: [SignedTransaction]
+        switch view {
+        case .entitlements: signed = try await store.currentEntitlements(device: device, account: account)
+        case .unfinished: signed = try await store.unfinishedTransactions(device: device, account: account)
+        }
+        if json {
+            console.print(try PrettyJSON.string(from: signed.map { StoreAccess.payloadObject($0.jws) }))
+        } else {
+            console.print(signed.isEmpty ? "none" : signed.map { StoreAccess.line($0.transaction) }.joined(separator: "\n"))
+        }
+    }
+}
+
+/// `storekit unfinished`: `Transaction.unfinished` of a device.
+struct UnfinishedCommand: Command {
+    static let name = "unfinished"
+    static let abstract = "List the transactions a device's app has not finished (Transaction.unfinished)."
+    static let usage = "DIR --device NAME [--json]"
+
+    var inner: TransactionViewCommand
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        inner = try TransactionViewCommand(parsing: &arguments)
+        inner.view = .unfinished
+    }
+
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+/// `storekit finish`: `transaction.finish()`.
+struct FinishCommand: Command {
+    static let name = "finish"
+    static let abstract = "Finish a transaction, as the app does after delivering it."
+    static let usage = "DIR TRANSACTION_ID"
+
+    var directory: String
+    var id: UInt64
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        id = try StoreAccess.transactionID(try arguments.positional("TRANSACTION_ID"))
+    }
+
+    func run(console: Console) async throws {
+        try await StoreAccess.open(directory).finish(id)
+        console.print("finished #\(id)")
+    }
+}
+
+/// `storekit updates`: takes a device's `Transaction.updates` (or status updates) entries.
+struct UpdatesCommand: Command {
+    static let name = "updates"
+    static let abstract = "Take what waits in a device's Transaction.updates (or, with --statuses, Status.updates)."
+    static let usage = "DIR --device NAME [--statuses] [--json]"
+
+    var directory: String
+    var device: String
+    var statuses: Bool
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        device = try arguments.requiredValue("--device")
+        statuses = arguments.flag("--statuses")
+        json = arguments.flag("--json")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let updates = try await store.takeUpdates(device: device, channel: statuses ? .statuses : .transactions)
+        if json {
+            console.print(try PrettyJSON.string(from: updates.map { update -> [String: Any] in
+                var object: [String: Any] = ["sequence": update.sequence, "kind": update.kind.rawValue,
+                                             "transaction": StoreAccess.payloadObject(update.signedTransaction)]
+                if let renewal = update.signedRenewalInfo { object["renewalInfo"] = StoreAccess.payloadObject(renewal) }
+                if let state = update.renewalState { object["state"] = state.rawValue }
+                return object
+            }))
+        } else {
+            console.print(updates.isEmpty ? "no updates" : updates.map { "\($0.kind.rawValue): #\($0.transactionID)\($0.renewalState.map { " \($0.rawValue)" } ?? "")" }
+                .joined(separator: "\n"))
+        }
+    }
+}
+
+/// `storekit launch`: the app starts on a device.
+struct LaunchCommand: Command {
+    static let name = "launch"
+    static let abstract = "Launch the app on a device: unfinished transactions are queued in its updates again."
+    static let usage = "DIR --device NAME [--account NAME]"
+
+    var directory: String
+    var device: String
+    var account: String?
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        device = try arguments.requiredValue("--device")
+        account = try arguments.value("--account")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let queued = try await StoreAccess.open(directory).launch(device: device, account: account)
+        console.print("launched on \(device); \(queued) unfinished transaction\(queued == 1 ? "" : "s") queued in its updates")
+    }
+}

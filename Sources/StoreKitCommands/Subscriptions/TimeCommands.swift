@@ -1,0 +1,43 @@
+import AppStoreSimulator
+import Foundation
+
+/// `storekit advance`: moves a manual clock, playing every renewal and expiry that falls due.
+struct AdvanceCommand: Command {
+    static let name = "advance"
+    static let abstract = "Move the store's manual clock forward, playing every lifecycle event due on the way."
+    static let usage = "DIR DURATION   (ISO 8601 such as P1M, P3D, PT12H, or 3d, 2w, 1M, 1y, 12h, 30m, 45s)"
+
+    var directory: String
+    var step: TimeStep
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        let text = try arguments.positional("DURATION")
+        guard let step = TimeStep(text) else { throw ValidationError("DURATION must be like P1M, PT12H, 3d or 1M, not \"\(text)\"") }
+        self.step = step
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let target = step.date(after: await store.now)
+        let played = try await store.advanceTime(to: target)
+        console.print("now \(StoreAccess.iso(target)); \(played) event\(played == 1 ? "" : "s") played")
+    }
+}
+
+/// `storekit now`: the store's current time.
+struct NowCommand: Command {
+    static let name = "now"
+    static let abstract = "Print the store's current time."
+    static let usage = "DIR"
+
+    var directory: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        console.print(StoreAccess.iso(try await StoreAccess.open(directory).now))
+    }
+}

@@ -1,0 +1,85 @@
+import AppStoreModels
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Purchases survive `kill -9` at any instant: every acknowledged transaction is in the ledger
+/// exactly once, nothing half-written remains, and the database passes its integrity check.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
+struct CrashTests {
+    @Test("kill -9 during a purchase loop, 20 times: acknowledged purchases are durable and unique")
+    func killNine() async throws {
+        let scratch = try TemporaryDirectory()
+        let directory = scratch.url.appendingPathComponent("store")
+        let configuration = try StoreKitConfigurationFixture.shop()
+        _ = try StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.shop"),
+                                      clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
+        var random = SplitMix64(state: 0xC0FFEE)
+        var acknowledged: [UInt64] = []
+        for _ in 0..<20 {
+            let process = Process()
+            process.executableURL = BuiltTool.storekit
+            process.arguments = ["stress", "purchase", directory.path, "com.example.shop.gems.small", "--count", "1000000"]
+            let output = Pipe()
+            process.standardOutput = output
+            process.standardError = FileHandle.nullDevice
+            let received = Mutex(Data())
+            output.fileHandleForReading.readabilityHandler = { handle in
+                let chunk = handle.availableData
+                received.withLock { $0.append(chunk) }
+            }
+            try process.run()
+            try await Task.sleep(for: .milliseconds(Int.random(in: 60...400, using: &random)))
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            output.fileHandleForReading.readabilityHandler = nil
+            let rest = output.fileHandleForReading.readDataToEndOfFile()
+            let text = received.withLock { String(decoding: $0 + rest, as: UTF8.self) }
+            // Only complete lines count: a line is printed after its purchase was committed.
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+            acknowledged += lines.compactMap { UInt64($0) }
+            #expect(process.terminationReason == .uncaughtSignal)
+        }
+        #expect(acknowledged.count > 20)
+        #expect(Set(acknowledged).count == acknowledged.count, "an identifier was acknowledged twice")
+        let store = try StoreDirectory.open(at: directory)
+        let ledger = await store.ledgerTransactions()
+        let ids = ledger.map(\.id)
+        #expect(Set(ids).count == ids.count)
+        #expect(Set(acknowledged).isSubset(of: Set(ids)), "acknowledged purchases are missing: \(Set(acknowledged).subtracting(ids).sorted().prefix(5))")
+        #expect(ids == Array(0..<UInt64(ids.count)), "identifiers have gaps or repeats")
+        let notifications = try await store.notifications()
+        #expect(notifications.count == ledger.count, "each purchase commits with its notification")
+        #expect(Set(notifications.compactMap(\.transactionID)) == Set(ids))
+        #expect(try await store.integrityProblems().isEmpty)
+        print("kill -9: \(acknowledged.count) acknowledged purchases over 20 kills, \(ledger.count) in the ledger")
+    }
+}
+
+/// The `storekit` executable of this build.
+enum BuiltTool {
+    static let storekit = SharedTestData.packageRoot.appendingPathComponent(".build/debug/storekit")
+}
+
+/// A SplitMix64 generator, so the kill schedule can be replayed.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
+
+import StoreKitCatalog
+
+enum StoreKitConfigurationFixture {
+    static func shop() throws -> StoreKitConfiguration {
+        try StoreKitConfiguration.load(contentsOf: SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")).configuration
+    }
+}

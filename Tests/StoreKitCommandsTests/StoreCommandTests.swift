@@ -1,0 +1,130 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import Testing
+import TestSupport
+
+/// The store commands, run in-process against a store directory.
+struct StoreCommandTests {
+    static let shop = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit").path
+
+    static func makeStore(_ scratch: TemporaryDirectory, environment: String = "Sandbox") async throws -> String {
+        let directory = scratch.path("store")
+        let run = await CommandRun.run(["store", "create", directory, "--config", shop, "--bundle-id", "com.example.shop",
+                                        "--environment", environment, "--start", "2026-01-01"])
+        #expect(run.status == 0, "\(run.standardError)")
+        return directory
+    }
+
+    @Test("store create, purchase --json and the transaction views")
+    func purchaseAndViews() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        let bought = await CommandRun.run(["purchase", store, "com.example.shop.gems.small", "--account", "alice", "--device", "phone",
+                                           "--quantity", "2", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--json"])
+        #expect(bought.status == 0, "\(bought.standardError)")
+        let object = try #require(bought.jsonObject)
+        #expect(object["result"] as? String == "success")
+        let transaction = try #require(object["transaction"] as? [String: Any])
+        #expect(transaction["transactionId"] as? String == "0")
+        #expect(transaction["quantity"] as? Int == 2)
+        #expect(transaction["appAccountToken"] as? String == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
+        // The printed JWS verifies against the store's exported root.
+        let root = try Certificate(derRepresentation: await CommandRun.run(["ca", "export", store]).standardOutputData)
+        let verifier = try SignedDataVerifier(rootCertificates: [root], bundleId: "com.example.shop", environment: .sandbox)
+        #expect(try verifier.verifyAndDecodeTransaction(try #require(object["jws"] as? String)).quantity == 2)
+
+        _ = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone"])
+        let entitlements = await CommandRun.run(["entitlements", store, "--account", "alice", "--json"])
+        let entitled = try #require(try JSONSerialization.jsonObject(with: entitlements.standardOutputData) as? [[String: Any]])
+        #expect(entitled.map { $0["productId"] as? String } == ["com.example.shop.pro"])
+        #expect(await CommandRun.run(["finish", store, "1"]).status == 0)
+        let unfinished = await CommandRun.run(["unfinished", store, "--device", "phone", "--json"])
+        let waiting = try #require(try JSONSerialization.jsonObject(with: unfinished.standardOutputData) as? [[String: Any]])
+        #expect(waiting.map { $0["transactionId"] as? String } == ["0"])
+        let listed = await CommandRun.run(["transactions", store, "--json"])
+        let all = try #require(try JSONSerialization.jsonObject(with: listed.standardOutputData) as? [[String: Any]])
+        #expect(all.map { $0["finished"] as? Bool } == [false, true])
+    }
+
+    @Test("Ask to Buy, approve, refund, notifications and settings from the command line")
+    func controls() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        #expect(await CommandRun.run(["settings", store, "askToBuyEnabled", "true"]).standardOutput.contains("askToBuyEnabled                   true"))
+        let pending = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "kid", "--device", "ipad", "--json"])
+        #expect(pending.jsonObject?["result"] as? String == "pending")
+        #expect(pending.jsonObject?["transactionId"] as? String == "0")
+        #expect(await CommandRun.run(["approve", store, "0"]).status == 0)
+        #expect(await CommandRun.run(["refund", store, "0", "--reason", "developerIssue"]).status == 0)
+        let notifications = await CommandRun.run(["notifications", store, "--json"])
+        let outbox = try #require(try JSONSerialization.jsonObject(with: notifications.standardOutputData) as? [[String: Any]])
+        #expect(outbox.compactMap { ($0["payload"] as? [String: Any])?["notificationType"] as? String } == ["ONE_TIME_CHARGE", "REFUND"])
+        let refund = try #require((outbox.last?["payload"] as? [String: Any])?["data"] as? [String: Any])
+        #expect((refund["transactionInfo"] as? [String: Any])?["revocationReason"] as? Int == 1)
+        #expect(outbox.allSatisfy { ($0["signedPayload"] as? String)?.split(separator: ".").count == 3 })
+        let reset = await CommandRun.run(["settings", store, "reset"])
+        #expect(reset.standardOutput.contains("askToBuyEnabled                   false"))
+        let failing = await CommandRun.run(["settings", store, "simulatedError.purchase", "purchase.productUnavailable"])
+        #expect(failing.standardOutput.contains("simulatedError.purchase            purchase.productUnavailable"))
+        let refused = await CommandRun.run(["purchase", store, "com.example.shop.gems.small"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("productUnavailable"))
+    }
+
+    @Test("subscription commands: advance, status, renewal, price increase, expire, force-renew, extend")
+    func subscriptions() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        _ = await CommandRun.run(["purchase", store, "com.example.shop.news.lite", "--account", "alice", "--device", "phone"])
+        let advanced = await CommandRun.run(["advance", store, "P1Y"])
+        #expect(advanced.standardOutput == "now 2027-01-01T00:00:00Z; 12 events played\n")
+        #expect(await CommandRun.run(["now", store]).standardOutput == "2027-01-01T00:00:00Z\n")
+        let status = await CommandRun.run(["status", store, "21000002", "--account", "alice", "--json"])
+        let statuses = try #require(try JSONSerialization.jsonObject(with: status.standardOutputData) as? [[String: Any]])
+        #expect(statuses.first?["state"] as? String == "subscribed")
+        #expect((statuses.first?["renewalInfo"] as? [String: Any])?["autoRenewStatus"] as? Int == 1)
+        #expect(await CommandRun.run(["price-increase", store, "0", "request"]).status == 0)
+        #expect(await CommandRun.run(["price-increase", store, "0", "agree"]).status == 0)
+        #expect(await CommandRun.run(["extend", store, "0", "--days", "5"]).status == 0)
+        #expect(await CommandRun.run(["force-renew", store, "com.example.shop.news.lite", "--account", "alice"]).status == 0)
+        #expect(await CommandRun.run(["renewal", store, "0", "--auto-renew", "off"]).status == 0)
+        #expect(await CommandRun.run(["expire", store, "com.example.shop.news.lite", "--account", "alice"]).status == 0)
+        let human = await CommandRun.run(["status", store, "21000002", "--account", "alice"])
+        #expect(human.standardOutput.hasPrefix("expired: "))
+        let kinds = await CommandRun.run(["notifications", store])
+        #expect(kinds.standardOutput.contains("PRICE_INCREASE/PENDING") && kinds.standardOutput.contains("RENEWAL_EXTENDED")
+                && kinds.standardOutput.contains("EXPIRED/VOLUNTARY"))
+        let backdated = await CommandRun.run(["purchase", store, "com.example.shop.news.plus", "--account", "bob", "--outside-app",
+                                              "--purchase-date", "2026-10-01"])
+        #expect(backdated.status == 0, "\(backdated.standardError)")
+        let bobs = await CommandRun.run(["transactions", store, "--account", "bob"])
+        #expect(bobs.standardOutput.split(separator: "\n").count == 4)
+    }
+
+    @Test("bad store directories and arguments: one clear line, non-zero status, nothing changed")
+    func badInput() async throws {
+        let scratch = try TemporaryDirectory()
+        let missing = await CommandRun.run(["transactions", scratch.path("nope")])
+        #expect(missing.status == 1)
+        #expect(missing.standardError == "error: storage: \(scratch.path("nope")) does not exist or is not a directory\n")
+        let plain = scratch.path("plain")
+        try FileManager.default.createDirectory(atPath: plain, withIntermediateDirectories: true)
+        let notStore = await CommandRun.run(["purchase", plain, "x"])
+        #expect(notStore.status == 1 && notStore.standardError.contains("is not a store directory"))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: plain).isEmpty)
+        let corrupt = scratch.path("corrupt")
+        try FileManager.default.createDirectory(atPath: corrupt, withIntermediateDirectories: true)
+        let junk = Data(repeating: 7, count: 8192)
+        try junk.write(to: URL(fileURLWithPath: corrupt).appendingPathComponent("store.sqlite"))
+        let damaged = await CommandRun.run(["transactions", corrupt])
+        #expect(damaged.status == 1 && damaged.standardError.contains("is not a store database"))
+        #expect(try Data(contentsOf: URL(fileURLWithPath: corrupt).appendingPathComponent("store.sqlite")) == junk)
+        let store = try await Self.makeStore(scratch)
+        #expect(await CommandRun.run(["store", "create", store, "--config", Self.shop]).standardError.contains("already holds a store"))
+        #expect(await CommandRun.run(["refund", store, "abc"]).status == 64)
+        let unknown = await CommandRun.run(["refund", store, "42"])
+        #expect(unknown.status == 1 && unknown.standardError == "error: SKTestError.noTransactionFound: no transaction 42\n")
+        #expect(await CommandRun.run(["purchase", store, "com.example.shop.gems.small", "--offer", "bogus"]).status == 64)
+    }
+}
