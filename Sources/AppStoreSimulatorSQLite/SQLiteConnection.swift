@@ -101,6 +101,8 @@ final class SQLiteConnection: @unchecked Sendable {
 
         func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
         func text(_ column: Int32) -> String? {
             guard let pointer = sqlite3_column_text(statement, column) else { return nil }
             return String(cString: pointer)

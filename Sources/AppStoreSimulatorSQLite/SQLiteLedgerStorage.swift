@@ -22,11 +22,14 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         CREATE TABLE IF NOT EXISTS devices (name TEXT PRIMARY KEY, record TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS transactions (id INTEGER PRIMARY KEY, account TEXT NOT NULL, record TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS subscriptions (original_id INTEGER PRIMARY KEY, record TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS updates (sequence INTEGER PRIMARY KEY, device TEXT NOT NULL, transaction_id INTEGER NOT NULL,
-                                            record TEXT NOT NULL, delivered INTEGER NOT NULL DEFAULT 0);
+        CREATE TABLE IF NOT EXISTS updates (sequence INTEGER PRIMARY KEY, device TEXT NOT NULL, channel TEXT NOT NULL,
+                                            transaction_id INTEGER NOT NULL, kind TEXT NOT NULL, signed_transaction TEXT NOT NULL,
+                                            signed_renewal_info TEXT, renewal_state TEXT, group_id TEXT, created_ms INTEGER NOT NULL,
+                                            delivered INTEGER NOT NULL DEFAULT 0);
         CREATE INDEX IF NOT EXISTS updates_waiting ON updates(delivered, sequence);
-        CREATE TABLE IF NOT EXISTS notifications (sequence INTEGER PRIMARY KEY, uuid TEXT NOT NULL UNIQUE, type TEXT NOT NULL,
-                                                  subtype TEXT, transaction_id INTEGER, record TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS notifications (sequence INTEGER PRIMARY KEY, uuid TEXT NOT NULL, type TEXT NOT NULL,
+                                                  subtype TEXT, transaction_id INTEGER, signed_payload TEXT NOT NULL,
+                                                  created_ms INTEGER NOT NULL);
         """
 
     /// Opens (or, with `create`, creates) the database at `path`.
@@ -79,8 +82,23 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             try connection.query("SELECT record FROM subscriptions") { row in
                 if let subscription = decode(SubscriptionRecord.self, row.text(0)) { snapshot.subscriptions.append(subscription) }
             }
-            try connection.query("SELECT record FROM updates WHERE delivered = 0 ORDER BY sequence") { row in
-                if let update = decode(LedgerUpdate.self, row.text(0)) { snapshot.pendingUpdates.append(update) }
+            try connection.query("""
+                SELECT sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info, renewal_state,
+                       group_id, created_ms FROM updates WHERE delivered = 0 ORDER BY sequence
+                """) { row in
+                guard let device = row.text(1), let channel = row.text(2).flatMap(LedgerUpdate.Channel.init(rawValue:)),
+                      let kind = row.text(4).flatMap(LedgerUpdate.Kind.init(rawValue:)), let signed = row.text(5)
+                else {
+                    failure = "a feed entry cannot be read"
+                    return
+                }
+                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(row.integer(3)), kind: kind,
+                                          signedTransaction: signed, date: AppStoreJSON.date(fromMilliseconds: row.integer(9)))
+                update.channel = channel
+                update.signedRenewalInfo = row.text(6)
+                update.renewalState = row.text(7).flatMap(SubscriptionRecord.State.init(rawValue:))
+                update.subscriptionGroupID = row.text(8)
+                snapshot.pendingUpdates.append(update)
             }
             if let failure { throw SQLiteError(code: 0, message: failure) }
             return snapshot
@@ -114,17 +132,24 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                          [.integer(Int64(subscription.originalTransactionID)), .text(try encode(subscription))]))
         }
         for update in changes.appendedUpdates {
-            rows.append(("INSERT INTO updates (sequence, device, transaction_id, record) VALUES (?1, ?2, ?3, ?4)",
-                         [.integer(update.sequence), .text(update.device), .integer(Int64(update.transactionID)), .text(try encode(update))]))
+            rows.append(("""
+                INSERT INTO updates (sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info,
+                                     renewal_state, group_id, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                """, [.integer(update.sequence), .text(update.device), .text(update.channel.rawValue), .integer(Int64(update.transactionID)),
+                      .text(update.kind.rawValue), .text(update.signedTransaction), update.signedRenewalInfo.map { .text($0) } ?? .null,
+                      update.renewalState.map { .text($0.rawValue) } ?? .null, update.subscriptionGroupID.map { .text($0) } ?? .null,
+                      .integer(AppStoreJSON.milliseconds(from: update.date))]))
         }
         for sequence in changes.deliveredUpdates {
             rows.append(("UPDATE updates SET delivered = 1 WHERE sequence = ?1", [.integer(sequence)]))
         }
         for notification in changes.appendedNotifications {
-            rows.append(("INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                         [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
-                          notification.subtype.map { .text($0.rawValue) } ?? .null,
-                          notification.transactionID.map { .integer(Int64($0)) } ?? .null, .text(try encode(notification))]))
+            rows.append(("""
+                INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, signed_payload, created_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
+                      notification.subtype.map { .text($0.rawValue) } ?? .null, notification.transactionID.map { .integer(Int64($0)) } ?? .null,
+                      .text(notification.signedPayload), .integer(AppStoreJSON.milliseconds(from: notification.date))]))
         }
         try run("committing a change") { connection throws(SQLiteError) in
             try connection.query("BEGIN IMMEDIATE")
@@ -142,13 +167,18 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         try run("reading the outbox") { connection throws(SQLiteError) in
             var result: [StoredNotification] = []
             var failure = false
-            try connection.query("SELECT record FROM notifications WHERE sequence > ?1 ORDER BY sequence LIMIT ?2",
-                                 [.integer(sequence), .integer(Int64(min(limit, Int(Int64.max))))]) { row in
-                if let text = row.text(0), let notification = try? AppStoreJSON.decode(StoredNotification.self, from: Data(text.utf8)) {
-                    result.append(notification)
-                } else {
+            try connection.query("""
+                SELECT sequence, uuid, type, subtype, transaction_id, signed_payload, created_ms FROM notifications
+                WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
+                """, [.integer(sequence), .integer(Int64(min(limit, Int(Int64.max))))]) { row in
+                guard let uuid = row.text(1), let type = row.text(2), let payload = row.text(5) else {
                     failure = true
+                    return
                 }
+                result.append(StoredNotification(
+                    sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
+                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(row.integer(4)),
+                    signedPayload: payload, date: AppStoreJSON.date(fromMilliseconds: row.integer(6))))
             }
             if failure { throw SQLiteError(code: 0, message: "a notification record cannot be read") }
             return result

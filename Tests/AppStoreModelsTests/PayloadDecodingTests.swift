@@ -199,3 +199,41 @@ struct PayloadEncodingTests {
         #expect(AppStoreJSON.milliseconds(from: AppStoreJSON.date(fromMilliseconds: milliseconds)) == milliseconds)
     }
 }
+
+/// The fast JSON writers give exactly the bytes Foundation's encoder gives.
+@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+struct FastJSONWriterTests {
+    static func foundation<T: Encodable>(_ value: T) throws -> Data { try AppStoreJSON.makeEncoder().encode(value) }
+
+    static func check<T: Codable & AppStoreJSONWritable>(_ file: String, as type: T.Type) throws -> Bool {
+        var value = try AppStoreJSON.decode(type, from: SharedTestData.data("apple-vectors/library-models/\(file)"))
+        if var transaction = value as? JWSTransactionDecodedPayload {
+            transaction.deviceVerification = "a/b+c\"d\\e\n"
+            transaction.deviceVerificationNonce = UUID(uuidString: "0B7C9A3E-1D2F-4A5B-8C6D-7E8F9A0B1C2D")
+            transaction.purchaseDate = Date(timeIntervalSince1970: 1_697_679_936.0497297)
+            value = transaction as! T
+        }
+        return value.appStoreJSONData() == (try foundation(value))
+    }
+
+    @Test("every payload model writes Foundation's bytes", arguments: [
+        "signedTransaction.json", "signedTransactionWithRevocation.json", "signedRenewalInfo.json", "appTransaction.json",
+        "signedNotification.json", "signedSummaryNotification.json", "signedExternalPurchaseTokenNotification.json",
+        "signedConsumptionRequestNotification.json", "signedRescindConsentNotification.json",
+    ])
+    func sameBytes(file: String) throws {
+        switch file {
+        case "signedRenewalInfo.json": #expect(try Self.check(file, as: JWSRenewalInfoDecodedPayload.self))
+        case "appTransaction.json": #expect(try Self.check(file, as: AppTransaction.self))
+        case _ where file.hasPrefix("signedTransaction"): #expect(try Self.check(file, as: JWSTransactionDecodedPayload.self))
+        default: #expect(try Self.check(file, as: ResponseBodyV2DecodedPayload.self))
+        }
+    }
+
+    @Test("control characters and non-ASCII text are escaped as Foundation escapes them")
+    func escaping() throws {
+        var payload = JWSTransactionDecodedPayload()
+        payload.productId = "tab\there \u{01} é ✨ \"q\" back\\slash / end"
+        #expect(payload.appStoreJSONData() == (try Self.foundation(payload)))
+    }
+}

@@ -105,3 +105,24 @@ struct LedgerStorageTests {
         #expect(throws: AppStoreError.self) { try StoreDirectory.open(at: scratch.url.appendingPathComponent("missing")) }
     }
 }
+
+struct LedgerRecordCodingTests {
+    @Test("a ledger transaction with every field set survives its fast JSON record")
+    func transactionRecordRoundTrip() throws {
+        var transaction = LedgerTransaction(
+            id: 7, originalID: 3, account: "al\"ice", device: "phone", productID: "p", productKind: .autoRenewable, subscriptionGroupID: "G",
+            purchaseDate: Date(timeIntervalSince1970: 1_767_225_600.123), originalPurchaseDate: Date(timeIntervalSince1970: 1_767_225_600),
+            expirationDate: Date(timeIntervalSince1970: 1_769_904_000), quantity: 1, ownership: .familyShared, familySourceID: 2,
+            webOrderLineItemID: "9", appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"), storefront: .unitedStates,
+            price: 4_990, reason: .renewal, offer: .init(type: .promotionalOffer, id: "o", discountType: .payAsYouGo, period: "P3M"),
+            state: .interrupted)
+        transaction.appTransactionID = "5"
+        transaction.revocation = .init(date: Date(timeIntervalSince1970: 1_768_000_000), reason: .refundedDueToIssue, type: .familyRevoke)
+        transaction.isUpgraded = true
+        transaction.finishedDate = Date(timeIntervalSince1970: 1_768_100_000)
+        let decoded = try AppStoreJSON.decode(LedgerTransaction.self, from: AppStoreJSON.encode(transaction))
+        #expect(decoded == transaction)
+        let counters = LedgerCounters(nextTransactionID: 8, nextWebOrderLineItemID: 10, nextAppTransactionID: 6, nextUpdateSequence: 4, nextNotificationSequence: 11)
+        #expect(try AppStoreJSON.decode(LedgerCounters.self, from: AppStoreJSON.encode(counters)) == counters)
+    }
+}

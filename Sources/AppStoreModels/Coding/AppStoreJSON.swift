@@ -31,8 +31,12 @@ public enum AppStoreJSON {
     }
 
     /// Encodes a value with the App Store conventions.
+    ///
+    /// Payload types that write their own JSON (``AppStoreJSONWritable``) take a fast path that gives
+    /// the same bytes as the compact encoder.
     public static func encode<T: Encodable>(_ value: T, prettyPrinted: Bool = false) throws -> Data {
-        try makeEncoder(prettyPrinted: prettyPrinted).encode(value)
+        if !prettyPrinted, let writable = value as? any AppStoreJSONWritable { return writable.appStoreJSONData() }
+        return try makeEncoder(prettyPrinted: prettyPrinted).encode(value)
     }
 
     /// Decodes a value with the App Store conventions.

@@ -15,27 +15,38 @@ public enum Base64URL {
 
     /// Encodes bytes as base64url without padding.
     public static func encode<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
-        let input = Array(bytes)
-        var output = [UInt8]()
-        output.reserveCapacity((input.count * 4 + 2) / 3)
-        var index = 0
-        while index + 3 <= input.count {
-            let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            output.append(alphabet[Int(chunk >> 6 & 63)])
-            output.append(alphabet[Int(chunk & 63)])
-            index += 3
+        if let encoded = bytes.withContiguousStorageIfAvailable({ encode(buffer: $0) }) { return encoded }
+        return Array(bytes).withUnsafeBufferPointer { encode(buffer: $0) }
+    }
+
+    private static func encode(buffer input: UnsafeBufferPointer<UInt8>) -> String {
+        let count = (input.count * 4 + 2) / 3
+        return String(unsafeUninitializedCapacity: count) { output in
+            var index = 0
+            var written = 0
+            while index + 3 <= input.count {
+                let chunk = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                output[written] = alphabet[Int(chunk >> 18 & 63)]
+                output[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                output[written + 2] = alphabet[Int(chunk >> 6 & 63)]
+                output[written + 3] = alphabet[Int(chunk & 63)]
+                index += 3
+                written += 4
+            }
+            let remaining = input.count - index
+            if remaining > 0 {
+                var chunk = UInt32(input[index]) << 16
+                if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
+                output[written] = alphabet[Int(chunk >> 18 & 63)]
+                output[written + 1] = alphabet[Int(chunk >> 12 & 63)]
+                written += 2
+                if remaining == 2 {
+                    output[written] = alphabet[Int(chunk >> 6 & 63)]
+                    written += 1
+                }
+            }
+            return written
         }
-        let remaining = input.count - index
-        if remaining > 0 {
-            var chunk = UInt32(input[index]) << 16
-            if remaining == 2 { chunk |= UInt32(input[index + 1]) << 8 }
-            output.append(alphabet[Int(chunk >> 18 & 63)])
-            output.append(alphabet[Int(chunk >> 12 & 63)])
-            if remaining == 2 { output.append(alphabet[Int(chunk >> 6 & 63)]) }
-        }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Decodes base64url text, with or without padding; `nil` when it is not base64url.

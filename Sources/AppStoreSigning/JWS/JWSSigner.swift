@@ -24,9 +24,14 @@ public struct JWSSigner: Sendable {
 
     /// Signs raw payload bytes.
     public func sign(payload: Data) throws(SigningError) -> String {
-        let signingInput = encodedHeader + "." + Base64URL.encode(payload)
+        var signingInput = encodedHeader
+        signingInput.reserveCapacity(encodedHeader.utf8.count + payload.count * 4 / 3 + 100)
+        signingInput += "."
+        signingInput += Base64URL.encode(payload)
         let signature = try key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature)
+        signingInput += "."
+        signingInput += Base64URL.encode(signature)
+        return signingInput
     }
 
     /// Encodes `payload` with the App Store JSON conventions and signs it.

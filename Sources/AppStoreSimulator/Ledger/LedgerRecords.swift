@@ -46,6 +46,15 @@ public struct LedgerUpdate: Hashable, Sendable, Codable {
     public var renewalState: SubscriptionRecord.State?
     public var subscriptionGroupID: String?
     public var date: Date
+
+    public init(sequence: Int64, device: String, transactionID: UInt64, kind: Kind, signedTransaction: String, date: Date) {
+        self.sequence = sequence
+        self.device = device
+        self.transactionID = transactionID
+        self.kind = kind
+        self.signedTransaction = signedTransaction
+        self.date = date
+    }
 }
 
 /// An App Store Server Notification V2 in the outbox, signed when the change it describes was committed.
@@ -60,6 +69,17 @@ public struct StoredNotification: Hashable, Sendable, Codable {
     /// The JWS Apple would post as `{"signedPayload": …}`.
     public var signedPayload: String
     public var date: Date
+
+    public init(sequence: Int64, notificationUUID: String, type: NotificationTypeV2, subtype: Subtype?, transactionID: UInt64?,
+                signedPayload: String, date: Date) {
+        self.sequence = sequence
+        self.notificationUUID = notificationUUID
+        self.type = type
+        self.subtype = subtype
+        self.transactionID = transactionID
+        self.signedPayload = signedPayload
+        self.date = date
+    }
 }
 
 /// The counters that make identifiers, persisted with every change that uses them.
@@ -69,4 +89,13 @@ public struct LedgerCounters: Hashable, Sendable, Codable {
     public var nextAppTransactionID: UInt64 = 0
     public var nextUpdateSequence: Int64 = 1
     public var nextNotificationSequence: Int64 = 1
+
+    public init(nextTransactionID: UInt64 = 0, nextWebOrderLineItemID: UInt64 = 0, nextAppTransactionID: UInt64 = 0,
+                nextUpdateSequence: Int64 = 1, nextNotificationSequence: Int64 = 1) {
+        self.nextTransactionID = nextTransactionID
+        self.nextWebOrderLineItemID = nextWebOrderLineItemID
+        self.nextAppTransactionID = nextAppTransactionID
+        self.nextUpdateSequence = nextUpdateSequence
+        self.nextNotificationSequence = nextNotificationSequence
+    }
 }

@@ -19,7 +19,7 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     }
 
     /// Whether the transaction counts yet.
-    public enum State: Hashable, Sendable, Codable {
+    public enum State: String, Hashable, Sendable, Codable {
         /// Complete: it appears in the transaction views.
         case purchased
         /// Waiting for a parent's approval (Ask to Buy); invisible until approved.
@@ -36,6 +36,12 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         public var reason: RevocationReason
         /// `REFUND_FULL`, `REFUND_PRORATED` or `FAMILY_REVOKE`.
         public var type: RevocationType?
+
+        public init(date: Date, reason: RevocationReason, type: RevocationType?) {
+            self.date = date
+            self.reason = reason
+            self.type = type
+        }
     }
 
     /// The subscription offer a transaction used.
@@ -46,6 +52,13 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         public var discountType: OfferDiscountType
         /// The offer's whole duration, such as `P1M` or `P3M`.
         public var period: String
+
+        public init(type: OfferType, id: String?, discountType: OfferDiscountType, period: String) {
+            self.type = type
+            self.id = id
+            self.discountType = discountType
+            self.period = period
+        }
     }
 
     public var id: UInt64

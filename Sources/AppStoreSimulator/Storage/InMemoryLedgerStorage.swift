@@ -3,11 +3,16 @@ import Synchronization
 
 /// A ledger storage that keeps everything in memory: fast, isolated, gone with the process.
 ///
-/// It is the reference implementation of ``LedgerStorage`` and what tests use. ``failNextCommits``
+/// It is the reference implementation of ``LedgerStorage`` and what tests use. ``failNextCommits(_:)``
 /// lets a test check that a failed commit leaves the store unchanged.
 public final class InMemoryLedgerStorage: LedgerStorage {
     private struct Contents {
-        var snapshot: LedgerSnapshot?
+        var meta: [String: String] = [:]
+        var accounts: [String: StoreAccount] = [:]
+        var devices: [String: StoreDevice] = [:]
+        var transactions: [UInt64: LedgerTransaction] = [:]
+        var subscriptions: [UInt64: SubscriptionRecord] = [:]
+        var pendingUpdates: [Int64: LedgerUpdate] = [:]
         var notifications: [StoredNotification] = []
         var failures = 0
     }
@@ -22,7 +27,17 @@ public final class InMemoryLedgerStorage: LedgerStorage {
     }
 
     public func load() throws(AppStoreError) -> LedgerSnapshot? {
-        contents.withLock { $0.snapshot }
+        contents.withLock { contents -> LedgerSnapshot? in
+            guard !contents.meta.isEmpty else { return nil }
+            var snapshot = LedgerSnapshot()
+            snapshot.meta = contents.meta
+            snapshot.accounts = Array(contents.accounts.values)
+            snapshot.devices = Array(contents.devices.values)
+            snapshot.transactions = contents.transactions.values.sorted { $0.id < $1.id }
+            snapshot.subscriptions = Array(contents.subscriptions.values)
+            snapshot.pendingUpdates = contents.pendingUpdates.values.sorted { $0.sequence < $1.sequence }
+            return snapshot
+        }
     }
 
     public func commit(_ changes: LedgerChanges) throws(AppStoreError) {
@@ -31,19 +46,18 @@ public final class InMemoryLedgerStorage: LedgerStorage {
                 contents.failures -= 1
                 return true
             }
-            var snapshot = contents.snapshot ?? LedgerSnapshot()
-            snapshot.meta.merge(changes.meta) { $1 }
-            snapshot.accounts = Self.replacing(snapshot.accounts, with: changes.accounts, key: \.name)
-            snapshot.devices = Self.replacing(snapshot.devices, with: changes.devices, key: \.name)
-            snapshot.transactions = Self.replacing(snapshot.transactions.filter { !changes.deletedTransactions.contains($0.id) },
-                                                   with: changes.transactions, key: \.id).sorted { $0.id < $1.id }
-            snapshot.subscriptions = Self.replacing(snapshot.subscriptions.filter { !changes.deletedSubscriptions.contains($0.originalTransactionID) },
-                                                    with: changes.subscriptions, key: \.originalTransactionID)
-            let delivered = Set(changes.deliveredUpdates)
-            snapshot.pendingUpdates = (snapshot.pendingUpdates + changes.appendedUpdates).filter {
-                !delivered.contains($0.sequence) && !changes.deletedTransactions.contains($0.transactionID)
+            contents.meta.merge(changes.meta) { $1 }
+            contents.accounts.merge(changes.accounts) { $1 }
+            contents.devices.merge(changes.devices) { $1 }
+            for id in changes.deletedTransactions { contents.transactions[id] = nil }
+            contents.transactions.merge(changes.transactions) { $1 }
+            for id in changes.deletedSubscriptions { contents.subscriptions[id] = nil }
+            contents.subscriptions.merge(changes.subscriptions) { $1 }
+            for update in changes.appendedUpdates { contents.pendingUpdates[update.sequence] = update }
+            for sequence in changes.deliveredUpdates { contents.pendingUpdates[sequence] = nil }
+            if !changes.deletedTransactions.isEmpty {
+                contents.pendingUpdates = contents.pendingUpdates.filter { !changes.deletedTransactions.contains($0.value.transactionID) }
             }
-            contents.snapshot = snapshot
             contents.notifications += changes.appendedNotifications
             return false
         }
@@ -51,20 +65,17 @@ public final class InMemoryLedgerStorage: LedgerStorage {
     }
 
     public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [StoredNotification] {
-        contents.withLock { Array($0.notifications.filter { $0.sequence > sequence }.prefix(limit)) }
+        contents.withLock { contents in
+            // The outbox is in sequence order, so the first entry after `sequence` is found by bisection.
+            var low = 0
+            var high = contents.notifications.count
+            while low < high {
+                let middle = (low + high) / 2
+                if contents.notifications[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
+            }
+            return Array(contents.notifications[low...].prefix(limit))
+        }
     }
 
     public func integrityProblems() throws(AppStoreError) -> [String] { [] }
-
-    private static func replacing<Element, Key: Hashable>(_ elements: [Element], with replacements: [Key: Element],
-                                                          key: KeyPath<Element, Key>) -> [Element] {
-        guard !replacements.isEmpty else { return elements }
-        var remaining = replacements
-        var result = elements.map { element -> Element in
-            if let replacement = remaining.removeValue(forKey: element[keyPath: key]) { return replacement }
-            return element
-        }
-        result += remaining.values
-        return result
-    }
 }

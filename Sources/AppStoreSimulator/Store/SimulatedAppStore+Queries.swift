@@ -53,7 +53,8 @@ extension SimulatedAppStore {
     public func entitledTransactions(of account: String) -> [LedgerTransaction] {
         var latestByProduct: [String: LedgerTransaction] = [:]
         var result: [LedgerTransaction] = []
-        for transaction in completedTransactions(of: account) where !transaction.isRevoked {
+        for id in entitlementCandidatesByAccount[account] ?? [] {
+            guard let transaction = transactions[id], transaction.isPurchased, !transaction.isRevoked else { continue }
             switch transaction.productKind {
             case .consumable:
                 continue

@@ -35,12 +35,17 @@ public actor SimulatedAppStore {
     var transactions: [UInt64: LedgerTransaction] = [:]
     /// Transaction identifiers per account, ascending.
     var transactionIDsByAccount: [String: [UInt64]] = [:]
+    /// The identifiers of an account's transactions that can be entitlements (all but consumables),
+    /// ascending, so `currentEntitlements` does not scan a long consumable history.
+    var entitlementCandidatesByAccount: [String: [UInt64]] = [:]
     var subscriptions: [UInt64: SubscriptionRecord] = [:]
     /// Undelivered feed entries per device, in sequence order.
     var pendingUpdates: [String: [LedgerUpdate]] = [:]
     var catalogCache: [String: Catalog] = [:]
     /// The subscriptions' next lifecycle events.
     var eventQueue = EventQueue()
+    /// The manual clock time last written to the ledger, so unchanged time is not rewritten.
+    var recordedClockTime: Int64?
     var updateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
     /// The meta keys of the ledger.
@@ -114,13 +119,19 @@ public actor SimulatedAppStore {
         self.counters = try Self.decode(LedgerCounters.self, try meta(MetaKey.counters))
         if let manual = clock as? ManualStoreClock, let milliseconds = Int64(try meta(MetaKey.clock)) {
             manual.set(to: AppStoreJSON.date(fromMilliseconds: milliseconds))
+            self.recordedClockTime = AppStoreJSON.milliseconds(from: manual.now())
         }
         self.accounts = Dictionary(snapshot.accounts.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.devices = Dictionary(snapshot.devices.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         self.transactions = Dictionary(snapshot.transactions.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
         var byAccount: [String: [UInt64]] = [:]
-        for transaction in snapshot.transactions.sorted(by: { $0.id < $1.id }) { byAccount[transaction.account, default: []].append(transaction.id) }
+        var candidates: [String: [UInt64]] = [:]
+        for transaction in snapshot.transactions.sorted(by: { $0.id < $1.id }) {
+            byAccount[transaction.account, default: []].append(transaction.id)
+            if transaction.productKind != .consumable { candidates[transaction.account, default: []].append(transaction.id) }
+        }
         self.transactionIDsByAccount = byAccount
+        self.entitlementCandidatesByAccount = candidates
         self.subscriptions = Dictionary(snapshot.subscriptions.map { ($0.originalTransactionID, $0) }, uniquingKeysWith: { $1 })
         self.eventQueue = Self.eventQueue(for: self.subscriptions)
         self.pendingUpdates = Dictionary(grouping: snapshot.pendingUpdates.sorted { $0.sequence < $1.sequence }, by: \.device)
@@ -188,7 +199,8 @@ public actor SimulatedAppStore {
         var ledger = change.ledger
         if change.counters != counters { ledger.meta[MetaKey.counters] = try Self.encode(change.counters) }
         if let overrides = change.overrides { ledger.meta[MetaKey.overrides] = try Self.encode(overrides) }
-        if clock is ManualStoreClock { ledger.meta[MetaKey.clock] = String(AppStoreJSON.milliseconds(from: clock.now())) }
+        let clockTime = clock is ManualStoreClock ? AppStoreJSON.milliseconds(from: clock.now()) : nil
+        if let clockTime, clockTime != recordedClockTime { ledger.meta[MetaKey.clock] = String(clockTime) }
         guard !ledger.isEmpty else { return }
         do {
             try storage.commit(ledger)
@@ -198,6 +210,7 @@ public actor SimulatedAppStore {
             throw error
         }
         counters = change.counters
+        if let clockTime { recordedClockTime = clockTime }
         if let overrides = change.overrides {
             self.overrides = overrides
             catalogCache = [:]
@@ -212,6 +225,7 @@ public actor SimulatedAppStore {
         for id in ledger.deletedTransactions {
             guard let removed = transactions.removeValue(forKey: id) else { continue }
             transactionIDsByAccount[removed.account]?.removeAll { $0 == id }
+            entitlementCandidatesByAccount[removed.account]?.removeAll { $0 == id }
         }
         for transaction in ledger.transactions.values.sorted(by: { $0.id < $1.id }) { index(transaction) }
         for id in ledger.deletedSubscriptions { subscriptions[id] = nil }
@@ -247,14 +261,18 @@ public actor SimulatedAppStore {
     }
 
     private func index(_ transaction: LedgerTransaction) {
-        if transactions.updateValue(transaction, forKey: transaction.id) == nil {
-            var ids = transactionIDsByAccount[transaction.account, default: []]
-            if let last = ids.last, last > transaction.id {
-                ids.insert(transaction.id, at: ids.firstIndex { $0 > transaction.id } ?? ids.endIndex)
-            } else {
-                ids.append(transaction.id)
-            }
-            transactionIDsByAccount[transaction.account] = ids
+        guard transactions.updateValue(transaction, forKey: transaction.id) == nil else { return }
+        Self.insertSorted(transaction.id, into: &transactionIDsByAccount[transaction.account, default: []])
+        if transaction.productKind != .consumable {
+            Self.insertSorted(transaction.id, into: &entitlementCandidatesByAccount[transaction.account, default: []])
+        }
+    }
+
+    private static func insertSorted(_ id: UInt64, into ids: inout [UInt64]) {
+        if let last = ids.last, last > id {
+            ids.insert(id, at: ids.firstIndex { $0 > id } ?? ids.endIndex)
+        } else {
+            ids.append(id)
         }
     }
 
