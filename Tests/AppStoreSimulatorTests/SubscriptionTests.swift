@@ -228,3 +228,21 @@ struct LevelChangeTests {
         #expect(try await test.store.subscriptionStatuses(groupID: Shop.news, device: "phone").first?.state == .subscribed)
     }
 }
+
+struct ProductAvailabilityTests {
+    @Test("a product taken off sale cannot be bought and its subscriptions expire at renewal")
+    func offSale() async throws {
+        let test = try TestStore()
+        _ = try await test.buy(Shop.newsLite)
+        try await test.store.setProductAvailable(Shop.newsLite, false)
+        await #expect(throws: AppStoreError.purchase(.productUnavailable, "com.example.shop.news.lite is not for sale")) {
+            try await test.buy(Shop.newsLite, account: "bob", device: "bob-phone")
+        }
+        try await test.store.advanceTime(by: 32 * day)
+        #expect(try await test.notificationKinds().last == "EXPIRED/PRODUCT_NOT_FOR_SALE")
+        let status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.news, device: "phone").first)
+        #expect(status.renewalInfo.expirationIntent == .productNotAvailable)
+        try await test.store.setProductAvailable(Shop.newsLite, true)
+        _ = try await test.buy(Shop.newsLite, account: "bob", device: "bob-phone")
+    }
+}

@@ -143,3 +143,19 @@ struct StorefrontTests {
         #expect(Storefront(code: "XYZ") == nil)
     }
 }
+
+struct NonRenewingTermTests {
+    @Test("each purchase adds a period, from when it was bought or when the earlier ones run out")
+    func stacking() {
+        let season = SubscriptionPeriod.months(3)
+        let january = SubscriptionPeriodTests.date("2026-01-15T00:00:00Z")
+        let february = SubscriptionPeriodTests.date("2026-02-01T00:00:00Z")
+        let september = SubscriptionPeriodTests.date("2026-09-01T00:00:00Z")
+        #expect(NonRenewingTerm.expirationDate(purchaseDates: [], period: season) == nil)
+        #expect(NonRenewingTerm.expirationDate(purchaseDates: [january], period: season) == SubscriptionPeriodTests.date("2026-04-15T00:00:00Z"))
+        #expect(NonRenewingTerm.expirationDate(purchaseDates: [february, january], period: season) == SubscriptionPeriodTests.date("2026-07-15T00:00:00Z"))
+        #expect(NonRenewingTerm.expirationDate(purchaseDates: [january, september], period: season) == SubscriptionPeriodTests.date("2026-12-01T00:00:00Z"))
+        #expect(NonRenewingTerm.isActive(purchaseDates: [january], period: season, at: february))
+        #expect(!NonRenewingTerm.isActive(purchaseDates: [january], period: season, at: september))
+    }
+}

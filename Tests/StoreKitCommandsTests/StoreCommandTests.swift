@@ -128,3 +128,26 @@ struct StoreCommandTests {
         #expect(await CommandRun.run(["purchase", store, "com.example.shop.gems.small", "--offer", "bogus"]).status == 64)
     }
 }
+
+struct OfferSignatureCommandTests {
+    @Test("offer-signature prints arguments that purchase accepts, in both signature forms")
+    func signAndRedeem() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await StoreCommandTests.makeStore(scratch)
+        _ = await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone"])
+        _ = await CommandRun.run(["expire", store, "com.example.shop.plus.premium.monthly", "--account", "alice"])
+        for form in [[], ["--jws"]] {
+            let signed = await CommandRun.run(["offer-signature", store, "com.example.shop.plus.premium.monthly", "premium.monthly.firstmonth"] + form)
+            #expect(signed.status == 0, "\(signed.standardError)")
+            let arguments = signed.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ").map(String.init)
+            let bought = await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone", "--json"] + arguments)
+            #expect(bought.status == 0, "\(bought.standardError)")
+            #expect((bought.jsonObject?["transaction"] as? [String: Any])?["offerIdentifier"] as? String == "premium.monthly.firstmonth")
+            _ = await CommandRun.run(["expire", store, "com.example.shop.plus.premium.monthly", "--account", "alice"])
+        }
+        let tampered = await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone",
+                                             "--offer", "promotional:premium.monthly.firstmonth", "--signature", "MEUCIQ==", "--key-id", "9C3B1A77",
+                                             "--nonce", "3f2504e0-4f89-11d3-9a0c-0305e82c3301", "--timestamp", "1"])
+        #expect(tampered.status == 1 && tampered.standardError.contains("invalidOfferSignature"))
+    }
+}

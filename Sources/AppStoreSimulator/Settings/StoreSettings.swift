@@ -30,6 +30,9 @@ public struct StoreSettings: Hashable, Sendable, Codable {
     public var simulatedErrors: [FailableAPI: SimulatedFailure] = [:]
     /// Whether `Transaction.all` keeps finished consumables (`SKIncludeConsumableInAppPurchaseHistory`).
     public var includesConsumablesInHistory = false
+    /// Products taken off sale: they cannot be bought, and subscriptions to them expire at renewal
+    /// with `EXPIRED` `PRODUCT_NOT_FOR_SALE`.
+    public var unavailableProducts: Set<String> = []
 
     public init() {}
 
@@ -75,6 +78,7 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
     /// Replacement simulated failures per API; an entry whose value is `nil` clears the file's failure.
     public var simulatedErrors: [FailableAPI: SimulatedFailure?]?
     public var includesConsumablesInHistory: Bool?
+    public var unavailableProducts: Set<String>?
 
     public init() {}
 
@@ -92,6 +96,7 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
         if let failureError { settings.failureError = failureError }
         if let disableDialogs { settings.disableDialogs = disableDialogs }
         if let includesConsumablesInHistory { settings.includesConsumablesInHistory = includesConsumablesInHistory }
+        if let unavailableProducts { settings.unavailableProducts = unavailableProducts }
         for (api, failure) in simulatedErrors ?? [:] { settings.simulatedErrors[api] = failure }
         return settings
     }

@@ -45,6 +45,17 @@ extension SimulatedAppStore {
         try commit(change)
     }
 
+    /// Takes a product off sale, or puts it back: unavailable products cannot be bought and their
+    /// subscriptions expire at renewal (`EXPIRED` `PRODUCT_NOT_FOR_SALE`).
+    public func setProductAvailable(_ productID: String, _ available: Bool) throws(AppStoreError) {
+        guard catalog().product(id: productID) != nil else { throw .control(.invalidProductIdentifier, "no product \(productID)") }
+        try updateSettings { overrides in
+            var unavailable = overrides.unavailableProducts ?? self.defaults.unavailableProducts
+            if available { unavailable.remove(productID) } else { unavailable.insert(productID) }
+            overrides.unavailableProducts = unavailable
+        }
+    }
+
     /// Makes a StoreKit API throw `failure` from now on; `nil` stops it.
     public func setSimulatedError(_ failure: SimulatedFailure?, forAPI api: FailableAPI) throws(AppStoreError) {
         if let failure, !failure.applies(to: api) {

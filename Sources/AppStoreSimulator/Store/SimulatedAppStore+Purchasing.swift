@@ -41,6 +41,9 @@ extension SimulatedAppStore {
         guard let product = catalog(storefront: storefront.countryCode).product(id: request.productID) else {
             throw .purchase(.productUnavailable, "no product \(request.productID) in the catalog")
         }
+        guard !settings.unavailableProducts.contains(product.id) else {
+            throw .purchase(.productUnavailable, "\(product.id) is not for sale")
+        }
         let maximumQuantity = product.kind == .consumable ? 10 : 1
         guard (1...maximumQuantity).contains(request.quantity) else {
             throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")

@@ -139,6 +139,9 @@ public actor SimulatedAppStore {
 
     // MARK: Settings and catalog
 
+    /// The `.storekit` configuration the store sells.
+    public var storeKitConfiguration: StoreKitConfiguration { configuration }
+
     /// The settings in force: the file's defaults with the runtime overrides applied.
     public var settings: StoreSettings { overrides.applied(to: defaults) }
 

@@ -81,7 +81,9 @@ extension SimulatedAppStore {
             try expire(record, intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease, at: date, change: &change)
             return
         }
-        guard catalog().product(id: record.autoRenewProductID)?.subscription != nil else {
+        guard catalog().product(id: record.autoRenewProductID)?.subscription != nil,
+              !settings.unavailableProducts.contains(record.autoRenewProductID)
+        else {
             try expire(record, intent: .productNotAvailable, subtype: .productNotForSale, at: date, change: &change)
             return
         }

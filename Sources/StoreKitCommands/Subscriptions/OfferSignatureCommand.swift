@@ -1,0 +1,73 @@
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import StoreKitCatalog
+
+/// `storekit offer-signature`: signs a promotional offer with the configuration's offer key, as the
+/// developer's server would, and prints the arguments `storekit purchase` takes.
+struct OfferSignatureCommand: Command {
+    static let name = "offer-signature"
+    static let abstract = "Sign a promotional offer with the .storekit file's offer key (legacy, or --jws for V2)."
+    static let usage = "DIR PRODUCT_ID OFFER_ID [--app-account-token UUID] [--jws]"
+
+    var directory: String
+    var productID: String
+    var offerID: String
+    var token: UUID?
+    var jws: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        token = try arguments.value("--app-account-token", expected: "a UUID") { UUID(uuidString: $0) }
+        jws = arguments.flag("--jws")
+        directory = try arguments.positional("DIR")
+        productID = try arguments.positional("PRODUCT_ID")
+        offerID = try arguments.positional("OFFER_ID")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        guard let pair = await store.storeKitConfiguration.subscriptionOffersKeyPair, let keyID = pair.id, let text = pair.privateKey else {
+            throw CommandFailure("the store's .storekit file has no subscription offers key")
+        }
+        let key: P256PrivateKey
+        do { key = try P256PrivateKey(pemRepresentation: text) } catch { throw CommandFailure("the subscription offers key is unusable: \(error)") }
+        // The developer's server makes a fresh nonce and reads the real time; so does this command.
+        let nonce = UUID()
+        let now = Date()
+        if jws {
+            let signature = try OfferSignatureCreator(signingKey: key, keyId: keyID, issuerId: "local", bundleId: store.identity.bundleId)
+                .promotionalOfferSignature(productId: productID, offerIdentifier: offerID, nonce: nonce, issuedAt: now)
+            console.print("--offer promotional:\(offerID) --signature \(signature)")
+        } else {
+            let timestamp = Int64(now.timeIntervalSince1970 * 1000)
+            let message = PromotionalOfferSignature(bundleId: store.identity.bundleId, keyId: keyID, productIdentifier: productID,
+                                                    subscriptionOfferID: offerID, applicationUsername: token?.uuidString.lowercased() ?? "",
+                                                    nonce: nonce, timestamp: timestamp)
+            console.print("--offer promotional:\(offerID) --signature \(try message.sign(with: key)) --key-id \(keyID) --nonce \(nonce.uuidString.lowercased()) --timestamp \(timestamp)")
+        }
+    }
+}
+
+/// `storekit availability`: takes a product off sale or puts it back.
+struct AvailabilityCommand: Command {
+    static let name = "availability"
+    static let abstract = "Take a product off sale (off) or put it back (on); subscriptions to it expire at renewal."
+    static let usage = "DIR PRODUCT_ID on|off"
+
+    var directory: String
+    var productID: String
+    var available: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        productID = try arguments.positional("PRODUCT_ID")
+        let value = try arguments.positional("on|off")
+        guard value == "on" || value == "off" else { throw ValidationError("availability is on or off, not \(value)") }
+        available = value == "on"
+    }
+
+    func run(console: Console) async throws {
+        try await StoreAccess.open(directory).setProductAvailable(productID, available)
+        console.print("\(productID) is \(available ? "for sale" : "off sale")")
+    }
+}
