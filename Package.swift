@@ -14,6 +14,8 @@ let package = Package(
         .library(name: "StoreKitCatalog", targets: ["StoreKitCatalog"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
+        .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
+        .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
         .executable(name: "storekit", targets: ["storekit"]),
     ],
     targets: [
@@ -33,6 +35,11 @@ let package = Package(
         .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
         // The default, durable ledger storage; the only importer of CSQLite.
         .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "CSQLite"]),
+        // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
+        .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
+        // The test kit: an in-process store connection and the `SKTestSession` surface with a manual clock.
+        .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSimulatorSQLite",
+                                                           "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),

@@ -239,6 +239,17 @@ extension SimulatedAppStore {
     }
 
     /// The accounts, by name.
+    /// A device by name, if registered.
+    public func device(named name: String) -> StoreDevice? { devices[name] }
+
+    /// The storefront an account buys in: its own, or the store's setting.
+    public func storefront(forAccount name: String) -> Storefront {
+        accounts[name].map { storefront(of: $0) } ?? Storefront(code: settings.storefront) ?? .unitedStates
+    }
+
+    /// The settings changed at runtime, without the configuration's defaults.
+    public var settingsOverrides: SettingsOverrides { overrides }
+
     public var allAccounts: [StoreAccount] { accounts.values.sorted { $0.name < $1.name } }
 
     /// The devices, by name.

@@ -1,0 +1,114 @@
+import AppStoreModels
+import AppStoreSigning
+import Foundation
+import StoreKitCatalog
+import Synchronization
+
+/// One app on one device, connected to an App Store: what StoreKit's static calls talk to.
+///
+/// StoreKit code calls statics (`Product.products(for:)`, `Transaction.updates`, `AppStore.sync()`);
+/// they go to the *active* client: the task's ``current`` client if one is bound with
+/// ``withCurrent(_:)``, else the process ``default``. Explicit clients let one test drive several
+/// devices and accounts: values fetched through a client (products, transactions) remember it, so
+/// `product.purchase()` and `transaction.finish()` act on the device they came from.
+///
+/// Connecting a client is launching the app on the device: the store queues the device's
+/// unfinished transactions, so the first `Transaction.updates` loop sees them once, as StoreKit does.
+///
+/// Everything signed the store sends is verified here, on the device side, with the store's root
+/// certificate, this app's bundle identifier and environment, and the device's verification ID.
+public final class StoreClient: Sendable, CustomStringConvertible {
+    /// How this client reaches its store.
+    public let transport: any StoreTransport
+    /// The device this client is the app on.
+    public let device: String
+    /// What signed data is verified against.
+    public let verificationContext: VerificationContext
+    let verifier: SignedDataVerifier?
+    /// Why no verifier could be made (every value is then unverified).
+    let verifierProblem: String?
+
+    /// Connects to a store as the app on `device`, launching it there.
+    ///
+    /// - Throws: StoreKit's errors when the store cannot be reached or does not know the device.
+    public static func connect(to transport: any StoreTransport, device: String) async throws -> StoreClient {
+        let context = try await storeKitCall { try await transport.verificationContext(device: device) }
+        let client = StoreClient(transport: transport, device: device, context: context)
+        try await storeKitCall { try await transport.launch(device: device) }
+        return client
+    }
+
+    init(transport: any StoreTransport, device: String, context: VerificationContext) {
+        self.transport = transport
+        self.device = device
+        self.verificationContext = context
+        var options = SignedDataVerifier.Options()
+        options.verifiesLocalEnvironments = true
+        do {
+            let roots = try context.rootCertificates.map { (der) throws(SigningError) in try Certificate(derRepresentation: der) }
+            self.verifier = try SignedDataVerifier(rootCertificates: roots, bundleId: context.bundleId,
+                                                   environment: AppStoreModels.Environment(rawValue: context.environment),
+                                                   options: options)
+            self.verifierProblem = nil
+        } catch {
+            self.verifier = nil
+            self.verifierProblem = "cannot verify signed data from this store: \(error)"
+        }
+    }
+
+    public var description: String { "StoreClient(device: \(device))" }
+
+    // MARK: Binding
+
+    private static let processDefault = Mutex<StoreClient?>(nil)
+
+    /// The process-wide client StoreKit's static calls use when no task-local client is bound.
+    public static var `default`: StoreClient? {
+        get { processDefault.withLock { $0 } }
+        set { processDefault.withLock { $0 = newValue } }
+    }
+
+    /// The client bound to the current task (and the tasks it creates, not detached ones).
+    @TaskLocal public static var current: StoreClient?
+
+    /// The client StoreKit's static calls use now.
+    ///
+    /// Without any client, calls fail with `StoreKitError.systemError` naming the missing connection,
+    /// and sequences end at once.
+    public static var active: StoreClient { current ?? `default` ?? disconnected }
+
+    /// Runs `body` with this client as the task's ``current`` client.
+    public func withCurrent<Result>(_ body: () async throws -> Result) async rethrows -> Result {
+        try await StoreClient.$current.withValue(self) { try await body() }
+    }
+
+    static let disconnected = StoreClient(
+        transport: DisconnectedTransport(), device: "",
+        context: VerificationContext(rootCertificates: [], bundleId: "", environment: "Xcode",
+                                     deviceVerificationID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))
+
+    /// Whether this client is the placeholder used when nothing is connected.
+    var isDisconnected: Bool { self === StoreClient.disconnected }
+}
+
+/// The transport of the placeholder client: every call fails, naming what is missing.
+struct DisconnectedTransport: StoreTransport {
+    static let message = "no App Store connection: set StoreClient.default, bind one with client.withCurrent { … }, or start a TestSession"
+
+    private func fail() -> StoreTransportError { .storeKit("systemError", message: Self.message) }
+
+    func verificationContext(device: String) async throws -> VerificationContext { throw fail() }
+    func products(for identifiers: [String], device: String) async throws -> [CatalogProduct] { throw fail() }
+    func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome { throw fail() }
+    func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem] { throw fail() }
+    func finish(transactionID: UInt64, device: String) async throws { throw fail() }
+    func launch(device: String) async throws { throw fail() }
+    func nextUpdates(device: String, channel: TransportUpdate.Channel) async throws -> [TransportUpdate] { throw fail() }
+    func subscriptionStatuses(groupID: String, device: String) async throws -> [TransportStatus] { throw fail() }
+    func isEligibleForIntroOffer(groupID: String, device: String) async throws -> Bool { throw fail() }
+    func appTransaction(device: String) async throws -> SignedItem { throw fail() }
+    func storefront(device: String) async throws -> StoreKitCatalog.Storefront { throw fail() }
+    func sync(device: String) async throws { throw fail() }
+    func requestRefund(transactionID: UInt64, device: String) async throws { throw fail() }
+    func checkAvailability(of api: String, device: String) async throws { throw fail() }
+}

@@ -1,0 +1,168 @@
+import Foundation
+
+extension Product {
+    /// How a purchase ended.
+    public enum PurchaseResult: Sendable {
+        /// The purchase completed; verify the transaction, deliver, then finish it.
+        case success(VerificationResult<Transaction>)
+        /// The customer cancelled.
+        case userCancelled
+        /// The purchase waits for approval (Ask to Buy) or for an interruption to be resolved; the
+        /// transaction arrives later through `Transaction.updates`.
+        case pending
+        /// Stands for the cases StoreKit may add. It cannot be created, so a switch needs no case
+        /// for it, and a `default:` or `@unknown default:` (as StoreKit code writes) compiles cleanly.
+        @available(*, unavailable, message: "reserved for cases StoreKit may add")
+        case futureCase
+    }
+
+    /// Why a purchase was refused, in StoreKit's cases.
+    public enum PurchaseError: Error, Hashable, Sendable, CaseIterable {
+        case invalidQuantity
+        case productUnavailable
+        case purchaseNotAllowed
+        case ineligibleForOffer
+        case invalidOfferIdentifier
+        case invalidOfferPrice
+        case invalidOfferSignature
+        case missingOfferParameters
+
+        init?(caseName name: String) {
+            guard let match = Self.allCases.first(where: { "\($0)" == name }) else { return nil }
+            self = match
+        }
+    }
+
+    /// A choice made for one purchase.
+    public struct PurchaseOption: Hashable, Sendable {
+        enum Value: Hashable, Sendable {
+            case appAccountToken(UUID)
+            case quantity(Int)
+            case offer(TransportOffer)
+            case purchaseDate(Date, SubscriptionRenewalBehavior)
+            case ignored(String)
+        }
+
+        let value: Value
+
+        /// The app's own identifier for the customer; it is stored in the transaction and renewal info.
+        public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(value: .appAccountToken(token)) }
+
+        /// How many of a consumable to buy (1 to 10).
+        public static func quantity(_ quantity: Int) -> PurchaseOption { PurchaseOption(value: .quantity(quantity)) }
+
+        /// A promotional offer with a signature over the joined offer fields (StoreKit's original form).
+        ///
+        /// - Parameter timestamp: Milliseconds since 1970, as signed.
+        public static func promotionalOffer(offerID: String, keyID: String, nonce: UUID, signature: Data, timestamp: Int) -> PurchaseOption {
+            PurchaseOption(value: .offer(.promotionalLegacy(offerID: offerID, keyID: keyID, nonce: nonce, timestamp: Int64(timestamp),
+                                                            signature: signature.base64EncodedString())))
+        }
+
+        /// A promotional offer signed as a compact JWS with the app's in-app purchase key.
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> PurchaseOption {
+            PurchaseOption(value: .offer(.promotionalJWS(offerID: offerID, jws: compactJWS)))
+        }
+
+        /// A win-back offer of the product.
+        public static func winBackOffer(_ offer: SubscriptionOffer) -> PurchaseOption {
+            PurchaseOption(value: .offer(.winBack(offerID: offer.id ?? "")))
+        }
+
+        /// Sandbox only: makes the purchase wait for Ask to Buy approval. No effect in the local App
+        /// Store, where the test session's `askToBuyEnabled` decides, as in Xcode.
+        public static func simulatesAskToBuyInSandbox(_ enabled: Bool) -> PurchaseOption {
+            PurchaseOption(value: .ignored("simulatesAskToBuyInSandbox(\(enabled))"))
+        }
+
+        /// Whether to continue when the storefront changes during the purchase. The local App Store
+        /// never changes a storefront mid-purchase, so this has no effect.
+        public static func onStorefrontChange(shouldContinuePurchase: @escaping @Sendable (Storefront) -> Bool) -> PurchaseOption {
+            PurchaseOption(value: .ignored("onStorefrontChange"))
+        }
+
+        /// A custom key-value option; StoreKit passes these to the App Store, which ignores unknown keys.
+        public static func custom(key: String, value: String) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
+        public static func custom(key: String, value: Bool) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
+        public static func custom(key: String, value: Double) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
+        public static func custom(key: String, value: Data) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
+
+        // Testing options, as Xcode's `SKTestSession.buyProduct(identifier:options:)` takes them.
+
+        /// Testing: back-dates the purchase; a subscription then renews up to now or runs one period.
+        public static func purchaseDate(_ date: Date, renewalBehavior: SubscriptionRenewalBehavior = .renewUntilNow) -> PurchaseOption {
+            PurchaseOption(value: .purchaseDate(date, renewalBehavior))
+        }
+
+        /// Testing: redeems the offer code with this reference name.
+        public static func codeOffer(referenceName: String) -> PurchaseOption {
+            PurchaseOption(value: .offer(.code(referenceName: referenceName)))
+        }
+
+        /// Testing: applies a promotional offer without a signature.
+        public static func promotionalOffer(id: String) -> PurchaseOption {
+            PurchaseOption(value: .offer(.promotionalUnsigned(offerID: id)))
+        }
+
+        /// What a back-dated subscription purchase does between its purchase date and now.
+        public enum SubscriptionRenewalBehavior: String, Hashable, Sendable {
+            /// Renews every period up to now.
+            case renewUntilNow
+            /// Runs exactly one period with automatic renewal off.
+            case cancelImmediately
+        }
+    }
+
+    /// Buys the product on the device it was fetched through.
+    ///
+    /// - Returns: `.success` with the transaction to verify, deliver and finish; `.pending` for Ask
+    ///   to Buy or an interrupted purchase; `.userCancelled`.
+    /// - Throws: `Product.PurchaseError` or `StoreKitError`.
+    public func purchase(options: Set<PurchaseOption> = []) async throws -> PurchaseResult {
+        let client = self.client ?? StoreClient.active
+        return try await client.purchase(productID: id, options: options)
+    }
+}
+
+extension StoreClient {
+    /// Buys a product by identifier from this device.
+    public func purchase(productID: String, options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
+        let request = try TransportPurchaseRequest(productID: productID, device: device, options: options)
+        let outcome = try await storeKitCall { try await transport.purchase(request) }
+        switch outcome {
+        case .success(let item):
+            guard let result = verifyTransaction(item) else {
+                throw StoreKitError.systemError(StoreConnectionError(message: "the store answered the purchase with data that does not decode"))
+            }
+            return .success(result)
+        case .pending: return .pending
+        case .userCancelled: return .userCancelled
+        }
+    }
+}
+
+extension TransportPurchaseRequest {
+    /// A purchase of `productID` from `device` with StoreKit's purchase options.
+    ///
+    /// - Throws: `Product.PurchaseError` when options contradict each other (two quantities, two offers).
+    public init(productID: String, device: String, options: Set<Product.PurchaseOption>) throws {
+        var request = TransportPurchaseRequest(productID: productID, device: device)
+        var offers = 0
+        for option in options {
+            switch option.value {
+            case .appAccountToken(let token): request.appAccountToken = token
+            case .quantity(let quantity): request.quantity = quantity
+            case .offer(let offer): request.offer = offer; offers += 1
+            case .purchaseDate(let date, let behavior):
+                request.purchaseDate = date
+                request.cancelsAfterFirstPeriod = behavior == .cancelImmediately
+            case .ignored: break
+            }
+        }
+        if options.filter({ if case .quantity = $0.value { return true } else { return false } }).count > 1 {
+            throw Product.PurchaseError.invalidQuantity
+        }
+        if offers > 1 { throw Product.PurchaseError.invalidOfferIdentifier }
+        self = request
+    }
+}

@@ -1,0 +1,192 @@
+import AppStoreModels
+import Foundation
+import StoreKitCatalog
+
+extension Product.SubscriptionInfo {
+    /// One subscription of the customer in a group: its state, latest transaction and renewal info.
+    public struct Status: Hashable, Sendable {
+        public let state: RenewalState
+        /// The transaction of the current (or last) period.
+        public let transaction: VerificationResult<Transaction>
+        public let renewalInfo: VerificationResult<RenewalInfo>
+
+        /// Changes of the customer's subscription statuses on this device: renewals, billing
+        /// problems, grace periods, expiries, refunds, price increases and plan changes.
+        public static var updates: Statuses { StoreClient.active.statusUpdates }
+
+        /// The endless sequence of status changes of a device.
+        public struct Statuses: AsyncSequence, Sendable {
+            public typealias Element = Status
+            let client: StoreClient
+
+            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(client: client) }
+
+            public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+                let client: StoreClient
+                var buffer: [Status] = []
+                var position = 0
+
+                public mutating func next() async -> Status? {
+                    while position == buffer.count {
+                        guard !Task.isCancelled else { return nil }
+                        position = 0
+                        do {
+                            let updates = try await client.transport.nextUpdates(device: client.device, channel: .statuses)
+                            buffer = updates.compactMap { update in
+                                guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
+                                return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
+                            }
+                        } catch {
+                            if !(error is CancellationError) && !Task.isCancelled {
+                                StoreDiagnostics.report("Status.updates ended: \(error)")
+                            }
+                            return nil
+                        }
+                    }
+                    defer { position += 1 }
+                    return buffer[position]
+                }
+            }
+        }
+    }
+
+    /// The state of a subscription.
+    public struct RenewalState: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+
+        /// Active and entitled.
+        public static let subscribed = RenewalState(rawValue: 1)
+        /// Ended: cancelled, unpaid after billing retry, or not renewed.
+        public static let expired = RenewalState(rawValue: 2)
+        /// A renewal failed and the App Store keeps trying; not entitled.
+        public static let inBillingRetryPeriod = RenewalState(rawValue: 3)
+        /// A renewal failed but service continues while the App Store keeps trying; entitled.
+        public static let inGracePeriod = RenewalState(rawValue: 4)
+        /// Refunded or revoked (including family sharing ending).
+        public static let revoked = RenewalState(rawValue: 5)
+
+        /// Whether the state grants the subscription's service.
+        public var isEntitled: Bool { self == .subscribed || self == .inGracePeriod }
+
+        public var description: String {
+            switch self {
+            case .subscribed: return "subscribed"
+            case .expired: return "expired"
+            case .inBillingRetryPeriod: return "inBillingRetryPeriod"
+            case .inGracePeriod: return "inGracePeriod"
+            case .revoked: return "revoked"
+            default: return "RenewalState(\(rawValue))"
+            }
+        }
+    }
+
+    /// What happens at a subscription's next renewal, as the App Store signs it.
+    public struct RenewalInfo: Hashable, Sendable, JWSSignedValue, RequiredPropertiesChecking {
+        /// Why a subscription expired.
+        public struct ExpirationReason: RawRepresentable, Hashable, Sendable {
+            public let rawValue: Int
+            public init(rawValue: Int) { self.rawValue = rawValue }
+            public static let autoRenewDisabled = ExpirationReason(rawValue: 1)
+            public static let billingError = ExpirationReason(rawValue: 2)
+            public static let didNotConsentToPriceIncrease = ExpirationReason(rawValue: 3)
+            public static let productUnavailable = ExpirationReason(rawValue: 4)
+            public static let unknown = ExpirationReason(rawValue: 5)
+        }
+
+        /// Where a price increase stands.
+        public enum PriceIncreaseStatus: Hashable, Sendable {
+            case noIncreasePending
+            /// The customer has not responded yet.
+            case pending
+            case agreed
+        }
+
+        public let originalTransactionID: UInt64
+        /// The product the customer is subscribed to now.
+        public let currentProductID: String
+        public let willAutoRenew: Bool
+        /// The product that renews next (differs from ``currentProductID`` after a downgrade or crossgrade).
+        public let autoRenewPreference: String?
+        public let expirationReason: ExpirationReason?
+        public let isInBillingRetry: Bool
+        public let gracePeriodExpirationDate: Date?
+        public let priceIncreaseStatus: PriceIncreaseStatus
+        /// The offer that applies at the next renewal.
+        public let offer: Transaction.Offer?
+        public let eligibleWinBackOfferIDs: [String]
+        public let renewalDate: Date?
+        public let recentSubscriptionStartDate: Date
+        public let renewalPrice: Decimal?
+        public let currency: Locale.Currency?
+        public let appAccountToken: UUID?
+        public let appTransactionID: String
+        public let environment: AppStore.Environment
+        public let signedDate: Date
+        public let deviceVerification: Data
+        public let deviceVerificationNonce: UUID
+        public let jsonRepresentation: Data
+        public let jwsRepresentation: String
+
+        let payload: JWSRenewalInfoDecodedPayload
+
+        init(payload: JWSRenewalInfoDecodedPayload, jws: String, payloadData: Data) {
+            self.payload = payload
+            self.originalTransactionID = payload.originalTransactionId.flatMap { UInt64($0) } ?? 0
+            self.currentProductID = payload.productId ?? ""
+            self.willAutoRenew = payload.autoRenewStatus == .on
+            self.autoRenewPreference = payload.autoRenewProductId
+            self.expirationReason = payload.expirationIntent.map { ExpirationReason(rawValue: Int($0.rawValue)) }
+            self.isInBillingRetry = payload.isInBillingRetryPeriod ?? false
+            self.gracePeriodExpirationDate = payload.gracePeriodExpiresDate
+            switch payload.priceIncreaseStatus {
+            case .customerHasNotResponded?: self.priceIncreaseStatus = .pending
+            case .customerConsentedOrWasNotifiedWithoutClaimingConsent?: self.priceIncreaseStatus = .agreed
+            default: self.priceIncreaseStatus = .noIncreasePending
+            }
+            self.offer = payload.offerType.map {
+                Transaction.Offer(id: payload.offerIdentifier, type: Transaction.OfferType(rawValue: Int($0.rawValue)),
+                                  paymentMode: payload.offerDiscountType.map { Transaction.Offer.PaymentMode(rawValue: $0.rawValue) },
+                                  period: payload.offerPeriod.flatMap { StoreKitCatalog.SubscriptionPeriod(iso8601: $0) }
+                                      .map(Product.SubscriptionPeriod.init))
+            }
+            self.eligibleWinBackOfferIDs = payload.eligibleWinBackOfferIds ?? []
+            self.renewalDate = payload.renewalDate
+            self.recentSubscriptionStartDate = payload.recentSubscriptionStartDate ?? Date(timeIntervalSince1970: 0)
+            self.renewalPrice = payload.renewalPrice.map { Decimal($0) / 1000 }
+            self.currency = payload.currency.map { Locale.Currency($0) }
+            self.appAccountToken = payload.appAccountToken
+            self.appTransactionID = payload.appTransactionId ?? ""
+            self.environment = AppStore.Environment(rawValue: payload.environment?.rawValue ?? "")
+            self.signedDate = payload.signedDate ?? Date(timeIntervalSince1970: 0)
+            self.deviceVerification = payload.deviceVerification.flatMap { Data(base64Encoded: $0) } ?? Data()
+            self.deviceVerificationNonce = payload.deviceVerificationNonce ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+            self.jsonRepresentation = payloadData
+            self.jwsRepresentation = jws
+        }
+
+        var hasRequiredProperties: Bool {
+            payload.originalTransactionId != nil && payload.productId != nil && payload.autoRenewStatus != nil && payload.signedDate != nil
+                && payload.deviceVerificationNonce != nil
+        }
+
+        public static func == (lhs: RenewalInfo, rhs: RenewalInfo) -> Bool { lhs.jwsRepresentation == rhs.jwsRepresentation }
+        public func hash(into hasher: inout Hasher) { hasher.combine(jwsRepresentation) }
+    }
+}
+
+extension StoreClient {
+    /// `Product.SubscriptionInfo.status(for:)` for this device's account.
+    public func subscriptionStatuses(groupID: String) async throws -> [Product.SubscriptionInfo.Status] {
+        let statuses = try await storeKitCall { try await transport.subscriptionStatuses(groupID: groupID, device: device) }
+        return statuses.compactMap { status($0) }
+    }
+
+    /// `Product.SubscriptionInfo.Status.updates` for this device.
+    public var statusUpdates: Product.SubscriptionInfo.Status.Statuses { .init(client: self) }
+
+    func status(_ status: TransportStatus) -> Product.SubscriptionInfo.Status? {
+        guard let transaction = verifyTransaction(status.transaction), let info = verifyRenewalInfo(status.renewalInfo) else { return nil }
+        return Product.SubscriptionInfo.Status(state: .init(rawValue: status.state), transaction: transaction, renewalInfo: info)
+    }
+}

@@ -1,0 +1,179 @@
+import Foundation
+import StoreKitCatalog
+
+/// How a ``StoreClient`` reaches an App Store: the one seam between the StoreKit-shaped API and a store.
+///
+/// Every call names the device it is made from. The in-process transport of `OpenStoreKitTesting`
+/// talks to a local App Store directly; a transport over HTTP can implement the same protocol. The
+/// transport carries signed data only: the client verifies everything itself.
+///
+/// Implementation requirements:
+/// - Signed payloads are returned exactly as the store signed them, signed for the asking device.
+/// - ``nextUpdates(device:channel:)`` returns each feed entry once, marking it delivered, and waits
+///   (without spinning) while the feed is empty, until the calling task is cancelled.
+/// - Failures are ``StoreTransportError``s carrying StoreKit's error cases.
+public protocol StoreTransport: Sendable {
+    /// What the client needs to verify signed data from this store for a device.
+    func verificationContext(device: String) async throws -> VerificationContext
+    /// The products with these identifiers, presented in the device's storefront.
+    func products(for identifiers: [String], device: String) async throws -> [CatalogProduct]
+    /// Buys a product.
+    func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome
+    /// Signed transactions of a view of the device's account.
+    func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem]
+    /// Finishes a transaction.
+    func finish(transactionID: UInt64, device: String) async throws
+    /// The app launched on the device: unfinished transactions are queued in its feed again.
+    func launch(device: String) async throws
+    /// Takes the waiting entries of a channel of the device's feed, waiting while there are none.
+    func nextUpdates(device: String, channel: TransportUpdate.Channel) async throws -> [TransportUpdate]
+    /// The subscription statuses of a group for the device's account.
+    func subscriptionStatuses(groupID: String, device: String) async throws -> [TransportStatus]
+    /// Whether the device's account may have the group's introductory offer.
+    func isEligibleForIntroOffer(groupID: String, device: String) async throws -> Bool
+    /// The signed app transaction for the device.
+    func appTransaction(device: String) async throws -> SignedItem
+    /// The storefront the device's account buys in.
+    func storefront(device: String) async throws -> StoreKitCatalog.Storefront
+    /// `AppStore.sync()`: fails as the store's simulated failures say; transactions are then re-read.
+    func sync(device: String) async throws
+    /// A refund the customer asks for in the app.
+    func requestRefund(transactionID: UInt64, device: String) async throws
+    /// Checks an API that has no other call (the manage-subscriptions and offer-code sheets).
+    func checkAvailability(of api: String, device: String) async throws
+}
+
+/// What signed data from a store is checked against.
+public struct VerificationContext: Sendable, Hashable {
+    /// DER root certificates the store's signing chains end in.
+    public var rootCertificates: [Data]
+    public var bundleId: String
+    /// The environment's raw value (`Xcode`, `Sandbox`, …).
+    public var environment: String
+    /// The device's `AppStore.deviceVerificationID`.
+    public var deviceVerificationID: UUID
+
+    public init(rootCertificates: [Data], bundleId: String, environment: String, deviceVerificationID: UUID) {
+        self.rootCertificates = rootCertificates
+        self.bundleId = bundleId
+        self.environment = environment
+        self.deviceVerificationID = deviceVerificationID
+    }
+}
+
+/// A signed payload as a store hands it out.
+public struct SignedItem: Sendable, Hashable {
+    public var jws: String
+    /// A verification failure the store's test session simulates (a `VerificationError` case name).
+    public var simulatedVerificationFailure: String?
+
+    public init(jws: String, simulatedVerificationFailure: String? = nil) {
+        self.jws = jws
+        self.simulatedVerificationFailure = simulatedVerificationFailure
+    }
+}
+
+/// Which transactions to read.
+public enum TransactionView: Sendable, Hashable {
+    case all
+    case currentEntitlements
+    case unfinished
+    case latest(productID: String)
+    case transaction(id: UInt64)
+}
+
+/// A purchase as sent to a store.
+public struct TransportPurchaseRequest: Sendable, Hashable {
+    public var productID: String
+    public var device: String
+    public var quantity: Int
+    public var appAccountToken: UUID?
+    public var offer: TransportOffer?
+    /// Testing: a purchase date in the past.
+    public var purchaseDate: Date?
+    /// Testing: a back-dated subscription runs one period instead of renewing up to now.
+    public var cancelsAfterFirstPeriod: Bool
+
+    public init(productID: String, device: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: TransportOffer? = nil,
+                purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false) {
+        self.productID = productID
+        self.device = device
+        self.quantity = quantity
+        self.appAccountToken = appAccountToken
+        self.offer = offer
+        self.purchaseDate = purchaseDate
+        self.cancelsAfterFirstPeriod = cancelsAfterFirstPeriod
+    }
+}
+
+/// A subscription offer in a purchase.
+public enum TransportOffer: Sendable, Hashable {
+    case introductory
+    case promotionalLegacy(offerID: String, keyID: String, nonce: UUID, timestamp: Int64, signature: String)
+    case promotionalJWS(offerID: String, jws: String)
+    case promotionalUnsigned(offerID: String)
+    case code(referenceName: String)
+    case winBack(offerID: String)
+}
+
+/// How a purchase ended at the store.
+public enum TransportPurchaseOutcome: Sendable, Hashable {
+    case success(SignedItem)
+    case pending
+    case userCancelled
+}
+
+/// An entry of a device's feed.
+public struct TransportUpdate: Sendable, Hashable {
+    /// `Transaction.updates` or `Product.SubscriptionInfo.Status.updates`.
+    public enum Channel: String, Sendable, Hashable {
+        case transactions, statuses
+    }
+
+    public var transaction: SignedItem
+    /// For status entries.
+    public var renewalInfo: SignedItem?
+    /// For status entries: the state's raw value (1 subscribed … 5 revoked).
+    public var renewalState: Int?
+
+    public init(transaction: SignedItem, renewalInfo: SignedItem? = nil, renewalState: Int? = nil) {
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+        self.renewalState = renewalState
+    }
+}
+
+/// A subscription status as a store reports it.
+public struct TransportStatus: Sendable, Hashable {
+    /// The state's raw value (1 subscribed, 2 expired, 3 billing retry, 4 grace period, 5 revoked).
+    public var state: Int
+    public var transaction: SignedItem
+    public var renewalInfo: SignedItem
+
+    public init(state: Int, transaction: SignedItem, renewalInfo: SignedItem) {
+        self.state = state
+        self.transaction = transaction
+        self.renewalInfo = renewalInfo
+    }
+}
+
+/// A failure at the store, in StoreKit's error families.
+public enum StoreTransportError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// A `StoreKitError` case, by name.
+    case storeKit(String, message: String)
+    /// A `Product.PurchaseError` case, by name.
+    case purchase(String, message: String)
+    /// A `Transaction.RefundRequestError` case, by name.
+    case refundRequest(String, message: String)
+    /// Anything else (the store's own controls, storage).
+    case other(String)
+
+    public var description: String {
+        switch self {
+        case .storeKit(let code, let message): return "StoreKitError.\(code): \(message)"
+        case .purchase(let code, let message): return "Product.PurchaseError.\(code): \(message)"
+        case .refundRequest(let code, let message): return "RefundRequestError.\(code): \(message)"
+        case .other(let message): return message
+        }
+    }
+}

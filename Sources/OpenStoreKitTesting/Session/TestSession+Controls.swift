@@ -1,0 +1,172 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import OpenStoreKit
+
+/// A transaction as ``TestSession/allTransactions()`` describes it (Xcode's `SKTestTransaction`).
+public struct SKTestTransaction: Hashable, Sendable {
+    public let identifier: UInt64
+    public let originalTransactionIdentifier: UInt64
+    public let productIdentifier: String
+    public let state: SKPaymentTransactionState
+    public let purchaseDate: Date
+    /// When the transaction was refunded or revoked.
+    public let cancelDate: Date?
+    public let expirationDate: Date?
+    public let autoRenewingEnabled: Bool
+    /// An interrupted purchase waiting for ``TestSession/resolveIssueForTransaction(identifier:)``.
+    public let hasPurchaseIssue: Bool
+    public let isPendingPriceIncreaseConsent: Bool
+    public let pendingAskToBuyConfirmation: Bool
+    /// Whether the app finished it.
+    public let isFinished: Bool
+    /// The account it belongs to.
+    public let account: String
+}
+
+extension TestSession {
+    // MARK: Transactions
+
+    /// Buys a product outside the app, as the transaction manager does: it reaches the account's
+    /// devices through `Transaction.updates`. Takes StoreKit's purchase options plus the testing
+    /// ones (`purchaseDate(_:renewalBehavior:)`, `codeOffer(referenceName:)`, `promotionalOffer(id:)`).
+    ///
+    /// - Returns: The transaction, decoded from its server-signed form.
+    @discardableResult
+    public func buyProduct(identifier productID: String, options: Set<Product.PurchaseOption> = [], account: String = "default") async throws -> Transaction {
+        let request = try TransportPurchaseRequest(productID: productID, device: "", options: options)
+        let offer: PurchaseOffer?
+        switch request.offer {
+        case nil: offer = nil
+        case .introductory?: offer = .introductory
+        case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature)?:
+            offer = .promotional(id: id, signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+        case .promotionalJWS(let id, let jws)?: offer = .promotional(id: id, signature: .jws(jws))
+        case .promotionalUnsigned(let id)?: offer = .promotional(id: id, signature: nil)
+        case .code(let referenceName)?: offer = .code(referenceName: referenceName)
+        case .winBack(let id)?: offer = .winBack(id: id)
+        }
+        let signed = try await control { () throws(AppStoreError) in
+            let bought = try await store.buyProduct(productID, account: account, quantity: request.quantity,
+                                                    appAccountToken: request.appAccountToken, offer: offer, purchaseDate: request.purchaseDate,
+                                                    renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow)
+            return try await store.transaction(bought.id, device: nil)
+        }
+        return try Transaction(unverifiedJWS: signed.jws)
+    }
+
+    /// Every transaction in the store, of every account.
+    public func allTransactions() async -> [SKTestTransaction] {
+        await store.allTestTransactions().map {
+            SKTestTransaction(identifier: $0.identifier, originalTransactionIdentifier: $0.originalTransactionIdentifier,
+                              productIdentifier: $0.productIdentifier, state: SKPaymentTransactionState(testState: $0.state),
+                              purchaseDate: $0.purchaseDate, cancelDate: $0.cancelDate, expirationDate: $0.expirationDate,
+                              autoRenewingEnabled: $0.autoRenewingEnabled, hasPurchaseIssue: $0.hasPurchaseIssue,
+                              isPendingPriceIncreaseConsent: $0.isPendingPriceIncreaseConsent,
+                              pendingAskToBuyConfirmation: $0.pendingAskToBuyConfirmation, isFinished: $0.isFinished, account: $0.account)
+        }
+    }
+
+    /// Deletes a transaction as if it never happened (with its renewals and family copies).
+    public func deleteTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.deleteTransaction(UInt64(identifier)) }
+    }
+
+    /// Deletes every transaction.
+    public func clearTransactions() async throws {
+        try await control { () throws(AppStoreError) in try await store.clearTransactions() }
+    }
+
+    /// Refunds a transaction outside the app; the revoked transaction reaches devices through `Transaction.updates`.
+    public func refundTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.refundTransaction(UInt64(identifier)) }
+    }
+
+    /// Approves a pending Ask to Buy purchase; it arrives through `Transaction.updates`.
+    public func approveAskToBuyTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.approveAskToBuyTransaction(UInt64(identifier)) }
+    }
+
+    /// Declines a pending Ask to Buy purchase; no transaction results.
+    public func declineAskToBuyTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.declineAskToBuyTransaction(UInt64(identifier)) }
+    }
+
+    /// Resolves an interrupted purchase (it then arrives through `Transaction.updates`) or a billing-retry state.
+    public func resolveIssueForTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.resolveIssueForTransaction(UInt64(identifier)) }
+    }
+
+    // MARK: Subscriptions
+
+    /// Turns automatic renewal off and ends the current period now.
+    public func expireSubscription(productIdentifier: String, account: String = "default") async throws {
+        try await control { () throws(AppStoreError) in try await store.expireSubscription(productID: productIdentifier, account: account) }
+    }
+
+    /// Ends the current period now and renews.
+    public func forceRenewalOfSubscription(productIdentifier: String, account: String = "default") async throws {
+        try await control { () throws(AppStoreError) in try await store.forceRenewalOfSubscription(productID: productIdentifier, account: account) }
+    }
+
+    /// Turns automatic renewal on for the subscription of a transaction.
+    public func enableAutoRenewForTransaction(identifier: some BinaryInteger) async throws {
+        try await setAutoRenew(identifier: UInt64(identifier), enabled: true)
+    }
+
+    /// Turns automatic renewal off: the subscription expires at the end of the period.
+    public func disableAutoRenewForTransaction(identifier: some BinaryInteger) async throws {
+        try await setAutoRenew(identifier: UInt64(identifier), enabled: false)
+    }
+
+    private func setAutoRenew(identifier: UInt64, enabled: Bool) async throws {
+        try await control { () throws(AppStoreError) in
+            guard let transaction = await store.ledgerTransaction(identifier) else {
+                throw AppStoreError.control(.noTransactionFound, "no transaction \(identifier)")
+            }
+            try await store.setAutoRenew(originalTransactionID: transaction.originalID, enabled: enabled)
+        }
+    }
+
+    /// Asks the customer to consent to a price increase of the subscription.
+    public func requestPriceIncreaseConsentForTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.requestPriceIncreaseConsent(transactionID: UInt64(identifier)) }
+    }
+
+    /// The customer consents to a price increase.
+    public func consentToPriceIncreaseForTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.consentToPriceIncrease(transactionID: UInt64(identifier)) }
+    }
+
+    /// The customer declines a price increase: automatic renewal turns off.
+    public func declinePriceIncreaseForTransaction(identifier: some BinaryInteger) async throws {
+        try await control { () throws(AppStoreError) in try await store.declinePriceIncrease(transactionID: UInt64(identifier)) }
+    }
+
+    // MARK: Accounts
+
+    /// Sets up an account: its storefront, whether a parent approves its purchases, its family group.
+    public func configureAccount(_ name: String, storefront: String? = nil, askToBuy: Bool? = nil, familyGroup: String? = nil) async throws {
+        try await control { () throws(AppStoreError) in
+            try await store.configureAccount(name, storefront: storefront.map { .some($0) }, askToBuy: askToBuy)
+            if let familyGroup { try await store.setFamilyGroup(familyGroup, for: name) }
+        }
+    }
+
+    /// The App Store Server Notifications the store sent, oldest first.
+    public func notifications() async throws -> [StoredNotification] {
+        try await control { () throws(AppStoreError) in try await store.notifications() }
+    }
+}
+
+extension SKPaymentTransactionState {
+    init(testState: TestTransaction.State) {
+        switch testState {
+        case .purchasing: self = .purchasing
+        case .purchased: self = .purchased
+        case .failed: self = .failed
+        case .restored: self = .restored
+        case .deferred: self = .deferred
+        }
+    }
+}

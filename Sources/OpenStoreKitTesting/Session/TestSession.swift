@@ -1,0 +1,273 @@
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import OpenStoreKit
+import StoreKitCatalog
+import Synchronization
+
+/// A local App Store for tests, with the controls of Xcode's `SKTestSession` and a manual clock.
+///
+/// ```swift
+/// let session = try TestSession(contentsOf: shopFile)
+/// let phone = try await session.client(device: "phone")
+/// let monthly = try await phone.products(for: ["com.example.monthly"]).first!
+/// _ = try await monthly.purchase()
+/// try await session.advance(byMonths: 1)            // the subscription renews
+/// try await session.refundTransaction(identifier: 1)
+/// ```
+///
+/// A session owns a fresh store: in memory unless given storage, starting at a fixed date on a
+/// manual clock, with sequential identifiers, so every run is the same. Properties mirror
+/// `SKTestSession`'s; a change takes effect at the next call to the store (from a client or a
+/// control), in order. Controls are `async` because the store is an actor.
+public final class TestSession: Sendable {
+    /// The local App Store behind the session.
+    public let store: SimulatedAppStore
+    /// The session's clock; move it with ``advance(by:)`` so subscriptions follow.
+    public let clock: ManualStoreClock
+    /// The certificate authority the store signs with (servers trust its root).
+    public let authority: CertificateAuthority
+    /// The connection clients of this session use.
+    public let transport: InProcessStoreTransport
+
+    private let defaults: StoreSettings
+    private let state: PendingSettings
+
+    /// The session's setting overrides, changed synchronously and applied at the next store call.
+    final class PendingSettings: Sendable {
+        struct Contents {
+            var overrides = SettingsOverrides()
+            var changed = false
+        }
+
+        private let contents = Mutex(Contents())
+
+        func withLock<Result>(_ body: (inout Contents) -> Result) -> Result {
+            contents.withLock { body(&$0) }
+        }
+    }
+
+    /// The date sessions start at unless told otherwise: 2026-01-01T00:00:00Z.
+    public static let defaultStartDate = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Loads a `.storekit` file and opens a fresh store selling it.
+    ///
+    /// - Throws: `ConfigurationError` naming every problem of the file, or a store error.
+    public convenience init(contentsOf url: URL, bundleID: String = "com.example.app", startDate: Date = TestSession.defaultStartDate,
+                            storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+        let configuration = try StoreKitConfiguration.load(contentsOf: url).configuration
+        try self.init(configuration: configuration, bundleID: bundleID, startDate: startDate, storage: storage)
+    }
+
+    /// Opens a fresh store selling `configuration`.
+    public init(configuration: StoreKitConfiguration, bundleID: String = "com.example.app", startDate: Date = TestSession.defaultStartDate,
+                storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+        let clock = ManualStoreClock(startingAt: startDate)
+        let authority = try CertificateAuthority.make()
+        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: bundleID),
+                                                 authority: authority, storage: storage, clock: clock,
+                                                 identifiers: .sequential())
+        self.store = store
+        self.clock = clock
+        self.authority = authority
+        self.defaults = StoreSettings(configuration: configuration)
+        let state = PendingSettings()
+        self.state = state
+        self.transport = InProcessStoreTransport(store: store, prepare: { try await TestSession.flush(state, to: store) })
+    }
+
+    /// Applies property changes made since the last store call.
+    private static func flush(_ state: PendingSettings, to store: SimulatedAppStore) async throws {
+        guard let overrides = state.withLock({ pending -> SettingsOverrides? in
+            guard pending.changed else { return nil }
+            pending.changed = false
+            return pending.overrides
+        }) else { return }
+        do {
+            try await store.updateSettings { $0 = overrides }
+        } catch {
+            state.withLock { $0.changed = true }
+            throw SKTestError(error)
+        }
+    }
+
+    /// Applies pending property changes now.
+    public func applySettings() async throws {
+        try await Self.flush(state, to: store)
+    }
+
+    // MARK: Clients
+
+    /// Connects the app on `device`, signed in to `account` (both created on first use): a new launch.
+    public func client(device: String = "device", account: String = "default") async throws -> StoreClient {
+        try await applySettings()
+        do {
+            try await store.addDevice(device, account: account)
+        } catch {
+            throw SKTestError(error)
+        }
+        return try await StoreClient.connect(to: transport, device: device)
+    }
+
+    /// Connects the app on `device` and makes it the process-wide ``StoreClient/default``, so
+    /// StoreKit's static calls (`Product.products(for:)`, `Transaction.updates`, …) reach this session.
+    @discardableResult
+    public func connectDefault(device: String = "device", account: String = "default") async throws -> StoreClient {
+        let client = try await client(device: device, account: account)
+        StoreClient.default = client
+        return client
+    }
+
+    // MARK: Properties
+
+    private func read<Value>(_ key: KeyPath<StoreSettings, Value>) -> Value {
+        state.withLock { $0.overrides.applied(to: defaults)[keyPath: key] }
+    }
+
+    private func write(_ body: (inout SettingsOverrides) -> Void) {
+        state.withLock {
+            body(&$0.overrides)
+            $0.changed = true
+        }
+    }
+
+    /// Every purchase waits for a parent's approval.
+    public var askToBuyEnabled: Bool {
+        get { read(\.askToBuyEnabled) }
+        set { write { $0.askToBuyEnabled = newValue } }
+    }
+
+    /// No purchase sheets (there are none here; kept for `SKTestSession` code).
+    public var disableDialogs: Bool {
+        get { read(\.disableDialogs) }
+        set { write { $0.disableDialogs = newValue } }
+    }
+
+    /// Every purchase is interrupted until resolved with ``resolveIssueForTransaction(identifier:)``.
+    public var interruptedPurchasesEnabled: Bool {
+        get { read(\.interruptedPurchasesEnabled) }
+        set { write { $0.interruptedPurchasesEnabled = newValue } }
+    }
+
+    /// Every renewal fails and enters billing retry.
+    public var shouldEnterBillingRetryOnRenewal: Bool {
+        get { read(\.shouldEnterBillingRetryOnRenewal) }
+        set { write { $0.shouldEnterBillingRetryOnRenewal = newValue } }
+    }
+
+    /// Failed renewals get a grace period before billing retry.
+    public var billingGracePeriodIsEnabled: Bool {
+        get { read(\.billingGracePeriodIsEnabled) }
+        set { write { $0.billingGracePeriodIsEnabled = newValue } }
+    }
+
+    /// Every purchase fails with ``failureError`` (deprecated in StoreKit; prefer ``setSimulatedError(_:forAPI:)``).
+    public var failTransactionsEnabled: Bool {
+        get { read(\.failTransactionsEnabled) }
+        set { write { $0.failTransactionsEnabled = newValue } }
+    }
+
+    /// The error purchases fail with while ``failTransactionsEnabled`` is on.
+    public var failureError: SKError.Code {
+        get { SKError.Code(simulatedFailure: read(\.failureError)) }
+        set { write { $0.failureError = newValue.simulatedFailure } }
+    }
+
+    /// The storefront (ISO 3166-1 alpha-3) accounts without their own buy in.
+    public var storefront: String {
+        get { read(\.storefront) }
+        set { write { $0.storefront = newValue } }
+    }
+
+    /// The locale product metadata is presented in.
+    public var locale: Locale {
+        get { Locale(identifier: read(\.locale)) }
+        set { write { $0.locale = newValue.identifier } }
+    }
+
+    /// How fast subscription time runs.
+    public var timeRate: TimeRate {
+        get { read(\.timeRate) }
+        set { write { $0.timeRate = newValue } }
+    }
+
+    /// Whether `Transaction.all` keeps finished consumables (`SKIncludeConsumableInAppPurchaseHistory`).
+    public var includesConsumablesInHistory: Bool {
+        get { read(\.includesConsumablesInHistory) }
+        set { write { $0.includesConsumablesInHistory = newValue } }
+    }
+
+    /// Makes one StoreKit API fail with `failure` until cleared with `nil`.
+    public func setSimulatedError(_ failure: SimulatedFailure?, forAPI api: FailableAPI) async throws {
+        guard failure.map({ $0.applies(to: api) }) ?? true else {
+            throw SKTestError(code: .invalidAction, message: "\(api.rawValue) cannot fail with \(failure!)")
+        }
+        write {
+            var errors = $0.simulatedErrors ?? [:]
+            errors[api] = .some(failure)
+            $0.simulatedErrors = errors
+        }
+        try await applySettings()
+    }
+
+    /// The failure an API is made to throw, if any.
+    public func simulatedError(forAPI api: FailableAPI) -> SimulatedFailure? {
+        read(\.simulatedErrors)[api]
+    }
+
+    /// Drops every property change: back to the configuration file's settings.
+    public func resetToDefaultState() async throws {
+        state.withLock {
+            $0.overrides = SettingsOverrides()
+            $0.changed = true
+        }
+        try await applySettings()
+    }
+
+    // MARK: Time
+
+    /// The store's current time.
+    public var now: Date { clock.now() }
+
+    /// Moves time forward, running every renewal, retry, grace period and expiry that falls due.
+    ///
+    /// - Returns: How many lifecycle events ran.
+    @discardableResult
+    public func advance(by interval: TimeInterval) async throws -> Int {
+        try await control { () throws(AppStoreError) in try await store.advanceTime(by: interval) }
+    }
+
+    /// Moves time forward by calendar days.
+    @discardableResult
+    public func advance(byDays days: Int) async throws -> Int {
+        try await advance(to: calendar.date(byAdding: .day, value: days, to: now) ?? now)
+    }
+
+    /// Moves time forward by calendar months.
+    @discardableResult
+    public func advance(byMonths months: Int) async throws -> Int {
+        try await advance(to: calendar.date(byAdding: .month, value: months, to: now) ?? now)
+    }
+
+    /// Moves time forward to `date`.
+    @discardableResult
+    public func advance(to date: Date) async throws -> Int {
+        try await control { () throws(AppStoreError) in try await store.advanceTime(to: date) }
+    }
+
+    private var calendar: Calendar {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }
+
+    /// Runs a control after applying pending settings, mapping store errors to ``SKTestError``.
+    func control<Result: Sendable>(_ body: () async throws(AppStoreError) -> Result) async throws -> Result {
+        try await applySettings()
+        do {
+            return try await body()
+        } catch {
+            throw SKTestError(error)
+        }
+    }
+}

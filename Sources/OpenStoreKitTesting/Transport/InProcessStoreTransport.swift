@@ -1,0 +1,210 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import OpenStoreKit
+import StoreKitCatalog
+
+/// A ``StoreTransport`` that calls a local App Store in the same process.
+///
+/// Each call names the device; the device's account is looked up in the store. Store failures
+/// become ``StoreTransportError``s with StoreKit's case names. A ``TestSession`` hands one out for
+/// its store, applying its pending setting changes before every call.
+public struct InProcessStoreTransport: StoreTransport {
+    public let store: SimulatedAppStore
+    /// Runs before every call (a test session flushes its property changes here).
+    let prepare: @Sendable () async throws -> Void
+
+    /// A transport to `store`.
+    public init(store: SimulatedAppStore) {
+        self.init(store: store, prepare: {})
+    }
+
+    init(store: SimulatedAppStore, prepare: @escaping @Sendable () async throws -> Void) {
+        self.store = store
+        self.prepare = prepare
+    }
+
+    /// Runs a store call, mapping its failures.
+    private func call<Result: Sendable>(_ body: () async throws(AppStoreError) -> Result) async throws -> Result {
+        try await prepare()
+        do {
+            return try await body()
+        } catch {
+            throw Self.transportError(error)
+        }
+    }
+
+    static func transportError(_ error: AppStoreError) -> StoreTransportError {
+        switch error {
+        case .storeKit(let code, let message): return .storeKit(code.rawValue, message: message)
+        case .purchase(let code, let message): return .purchase(code.rawValue, message: message)
+        case .refundRequest(let code, let message): return .refundRequest(code.rawValue, message: message)
+        case .verification, .control, .storage: return .other(error.description)
+        }
+    }
+
+    private func account(of device: String) async throws(AppStoreError) -> String {
+        guard let record = await store.device(named: device) else {
+            throw .storeKit(.unknown, "no device \(device) in the store; connect through TestSession.client(device:account:)")
+        }
+        return record.account
+    }
+
+    /// The verification failure the store's session simulates, as the client names it.
+    private func simulatedFailure() async -> String? {
+        if case .verification(let code)? = await store.simulatedError(forAPI: .verification) { return code.rawValue }
+        return nil
+    }
+
+    private func item(_ signed: SignedTransaction) -> SignedItem {
+        SignedItem(jws: signed.jws, simulatedVerificationFailure: signed.simulatedVerificationFailure?.rawValue)
+    }
+
+    public func verificationContext(device: String) async throws -> VerificationContext {
+        try await call { () throws(AppStoreError) in
+            guard let record = await store.device(named: device) else {
+                throw AppStoreError.storeKit(.unknown, "no device \(device) in the store")
+            }
+            return VerificationContext(rootCertificates: [store.rootCertificate.derRepresentation], bundleId: store.identity.bundleId,
+                                       environment: store.identity.environment.rawValue, deviceVerificationID: record.deviceVerificationID)
+        }
+    }
+
+    public func products(for identifiers: [String], device: String) async throws -> [CatalogProduct] {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: device)
+            return try await store.products(for: identifiers, account: account)
+        }
+    }
+
+    public func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: request.device)
+            let offer: PurchaseOffer?
+            switch request.offer {
+            case nil: offer = nil
+            case .introductory?: offer = .introductory
+            case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature)?:
+                offer = .promotional(id: id, signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+            case .promotionalJWS(let id, let jws)?: offer = .promotional(id: id, signature: .jws(jws))
+            case .promotionalUnsigned(let id)?: offer = .promotional(id: id, signature: nil)
+            case .code(let referenceName)?: offer = .code(referenceName: referenceName)
+            case .winBack(let id)?: offer = .winBack(id: id)
+            }
+            let outcome = try await store.purchase(PurchaseRequest(
+                productID: request.productID, account: account, device: request.device, quantity: request.quantity,
+                appAccountToken: request.appAccountToken, offer: offer, purchaseDate: request.purchaseDate,
+                renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow))
+            switch outcome {
+            case .success(let signed): return .success(item(signed))
+            case .pending: return .pending
+            case .userCancelled: return .userCancelled
+            }
+        }
+    }
+
+    public func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem] {
+        try await call { () throws(AppStoreError) in
+            let signed: [SignedTransaction]
+            switch view {
+            case .all: signed = try await store.allTransactions(device: device)
+            case .currentEntitlements: signed = try await store.currentEntitlements(device: device)
+            case .unfinished: signed = try await store.unfinishedTransactions(device: device)
+            case .latest(let productID): signed = try await store.latestTransaction(for: productID, device: device).map { [$0] } ?? []
+            case .transaction(let id):
+                let account = try await account(of: device)
+                guard await store.ledgerTransaction(id)?.account == account else { return [] }
+                signed = [try await store.transaction(id, device: device)]
+            }
+            return signed.map(item)
+        }
+    }
+
+    public func finish(transactionID: UInt64, device: String) async throws {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: device)
+            guard await store.ledgerTransaction(transactionID)?.account == account else {
+                throw AppStoreError.storeKit(.notEntitled, "transaction \(transactionID) does not belong to account \(account)")
+            }
+            try await store.finish(transactionID)
+        }
+    }
+
+    public func launch(device: String) async throws {
+        try await call { () throws(AppStoreError) in _ = try await store.launch(device: device) }
+    }
+
+    public func nextUpdates(device: String, channel: TransportUpdate.Channel) async throws -> [TransportUpdate] {
+        let ledgerChannel: LedgerUpdate.Channel = channel == .transactions ? .transactions : .statuses
+        while !Task.isCancelled {
+            let batch = try await call { () throws(AppStoreError) in try await store.takeUpdates(device: device, channel: ledgerChannel) }
+            if !batch.isEmpty {
+                let failure = await simulatedFailure()
+                return batch.map { update in
+                    TransportUpdate(transaction: SignedItem(jws: update.signedTransaction, simulatedVerificationFailure: failure),
+                                    renewalInfo: update.signedRenewalInfo.map { SignedItem(jws: $0, simulatedVerificationFailure: failure) },
+                                    renewalState: update.renewalState.map(\.status.rawValue).map(Int.init))
+                }
+            }
+            await store.waitForUpdates(device: device, channel: ledgerChannel)
+        }
+        throw CancellationError()
+    }
+
+    public func subscriptionStatuses(groupID: String, device: String) async throws -> [TransportStatus] {
+        try await call { () throws(AppStoreError) in
+            let statuses = try await store.subscriptionStatuses(groupID: groupID, device: device)
+            let failure = await simulatedFailure()
+            return statuses.map {
+                TransportStatus(state: Int($0.state.status.rawValue), transaction: item($0.transaction),
+                                renewalInfo: SignedItem(jws: $0.signedRenewalInfo, simulatedVerificationFailure: failure))
+            }
+        }
+    }
+
+    public func isEligibleForIntroOffer(groupID: String, device: String) async throws -> Bool {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: device)
+            return await store.isEligibleForIntroOffer(groupID: groupID, account: account)
+        }
+    }
+
+    public func appTransaction(device: String) async throws -> SignedItem {
+        try await call { () throws(AppStoreError) in
+            let (_, jws) = try await store.appTransaction(device: device)
+            return SignedItem(jws: jws, simulatedVerificationFailure: await simulatedFailure())
+        }
+    }
+
+    public func storefront(device: String) async throws -> StoreKitCatalog.Storefront {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: device)
+            return await store.storefront(forAccount: account)
+        }
+    }
+
+    public func sync(device: String) async throws {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            try await store.checkSimulatedFailure(.appStoreSync)
+        }
+    }
+
+    public func requestRefund(transactionID: UInt64, device: String) async throws {
+        try await call { () throws(AppStoreError) in
+            let account = try await account(of: device)
+            guard await store.ledgerTransaction(transactionID)?.account == account else {
+                throw AppStoreError.refundRequest(.failed, "transaction \(transactionID) does not belong to account \(account)")
+            }
+            try await store.requestRefund(transactionID)
+        }
+    }
+
+    public func checkAvailability(of api: String, device: String) async throws {
+        try await call { () throws(AppStoreError) in
+            guard let failable = FailableAPI(rawValue: api) else { return }
+            try await store.checkSimulatedFailure(failable)
+        }
+    }
+}
