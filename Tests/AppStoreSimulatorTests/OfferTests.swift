@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
 import Testing
+import TestSupport
 
 struct OfferTests {
     /// The shop's promotional-offer key, as the developer's server would hold it.

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
 import Testing
+import TestSupport
 
 struct PurchaseTests {
     static let gems = "com.example.shop.gems.small"

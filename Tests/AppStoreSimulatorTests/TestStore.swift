@@ -57,8 +57,3 @@ struct TestStore {
     /// Product identifiers of signed transactions.
     static func ids(_ transactions: [SignedTransaction]) -> [UInt64] { transactions.map(\.transaction.id) }
 }
-
-struct TestFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}

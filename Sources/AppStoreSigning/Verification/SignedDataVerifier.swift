@@ -183,7 +183,7 @@ public struct SignedDataVerifier: Sendable {
             signingKey = try verifiedSigningKey(leaf: x5c[0], intermediate: x5c[1], at: validationTime, onlineAt: onlineAt, cacheKey: chainKey)
         }
         guard signingKey.isValidSignature(compact.signature, for: compact.signingInput) else {
-            throw VerificationError(.verificationFailure, "the signature does not verify with the leaf certificate's key")
+            throw VerificationError(.verificationFailure, "the signature does not verify with the leaf certificate's key", check: .signature)
         }
         return payload
     }
@@ -238,7 +238,7 @@ public struct SignedDataVerifier: Sendable {
         switch validator.revocationStatus(of: certificate, issuedBy: issuer, responderOverride: options.ocspResponderOverride,
                                           timeoutSeconds: options.ocspTimeoutSeconds) {
         case .good: return
-        case .rejected(let reason): throw VerificationError(.verificationFailure, "OCSP for the \(name) certificate: \(reason)")
+        case .rejected(let reason): throw VerificationError(.verificationFailure, "OCSP for the \(name) certificate: \(reason)", check: .revocation)
         case .unavailable(let reason): throw VerificationError(.retryableVerificationFailure, "OCSP for the \(name) certificate: \(reason)")
         }
     }

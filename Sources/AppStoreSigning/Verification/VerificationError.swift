@@ -29,14 +29,37 @@ public struct VerificationError: Error, Hashable, Sendable, CustomStringConverti
         public var description: String { rawValue }
     }
 
+    /// Which check failed. Apple's codes fold a broken chain, a revoked certificate and a bad
+    /// signature into one `VERIFICATION_FAILURE`; StoreKit on the device tells them apart.
+    public enum Check: String, Hashable, Sendable {
+        /// The JWS or its payload is malformed.
+        case format
+        /// The certificate chain is malformed or does not validate to a trusted root.
+        case certificateChain
+        /// A certificate is revoked, or its revocation status could not be learned.
+        case revocation
+        /// The signature does not verify with the leaf certificate's key.
+        case signature
+        /// The payload belongs to another app or environment.
+        case appIdentity
+    }
+
     /// The kind of failure.
     public var code: Code
     /// What exactly was wrong.
     public var reason: String
+    /// Which check failed.
+    public var check: Check
 
-    public init(_ code: Code, _ reason: String) {
+    public init(_ code: Code, _ reason: String, check: Check? = nil) {
         self.code = code
         self.reason = reason
+        switch code {
+        case .invalidJWTFormat: self.check = check ?? .format
+        case .invalidAppIdentifier, .invalidEnvironment: self.check = check ?? .appIdentity
+        case .retryableVerificationFailure: self.check = check ?? .revocation
+        default: self.check = check ?? .certificateChain
+        }
     }
 
     public var description: String { "\(code.rawValue): \(reason)" }

@@ -72,10 +72,11 @@ extension StoreClient {
 
     /// StoreKit's verification error for a failure of the App Store library's checks.
     static func verificationError<T>(for error: VerificationError) -> VerificationResult<T>.VerificationError {
-        switch error.code {
-        case .invalidJWTFormat: return .invalidEncoding
-        case .invalidChainLength, .invalidCertificate, .retryableVerificationFailure: return .invalidCertificateChain
-        default: return .invalidSignature
+        switch error.check {
+        case .format: return .invalidEncoding
+        case .certificateChain: return .invalidCertificateChain
+        case .revocation: return error.code == .retryableVerificationFailure ? .invalidCertificateChain : .revokedCertificate
+        case .signature, .appIdentity: return .invalidSignature
         }
     }
 }

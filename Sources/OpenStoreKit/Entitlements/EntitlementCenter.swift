@@ -35,7 +35,7 @@ public actor EntitlementCenter {
         case failed(transactionID: UInt64, reason: String)
     }
 
-    public let journal: DeliveryJournal
+    public nonisolated let journal: DeliveryJournal
     private let explicitClient: StoreClient?
     private var listener: Task<Void, Never>?
     private let outcomeStream: AsyncStream<Outcome>

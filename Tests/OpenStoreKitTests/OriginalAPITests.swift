@@ -1,0 +1,116 @@
+import Foundation
+import OpenStoreKit
+import OpenStoreKitTesting
+import Testing
+import TestSupport
+
+/// Records what the original API reports.
+@MainActor
+final class RecordingObserver: SKPaymentTransactionObserver, SKProductsRequestDelegate {
+    var states: [(String, SKPaymentTransactionState)] = []
+    var restoreFinished = 0
+    var revoked: [String] = []
+    var response: SKProductsResponse?
+
+    func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction]) {
+        for transaction in transactions {
+            states.append((transaction.payment.productIdentifier, transaction.transactionState))
+            if transaction.transactionState != .purchasing && transaction.transactionState != .deferred {
+                queue.finishTransaction(transaction)
+            }
+        }
+    }
+
+    func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue) { restoreFinished += 1 }
+
+    func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {
+        revoked += productIdentifiers
+    }
+
+    func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse) { self.response = response }
+
+    /// Waits (yielding) until `condition` holds, for reports that arrive from the update listener.
+    func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        if !condition() { throw TestFailure("the payment queue did not report in time: \(states)") }
+    }
+}
+
+@Suite("The original StoreKit API on the same store")
+@MainActor
+struct OriginalAPITests {
+    @Test("a products request reports products and invalid identifiers")
+    func productsRequest() async throws {
+        let session = try Shop.session()
+        let phone = try await session.client(device: "phone")
+        let observer = RecordingObserver()
+        let request = SKProductsRequest(productIdentifiers: [Shop.pro, "com.example.nope"], client: phone)
+        request.delegate = observer
+        request.start()
+        await request.waitUntilFinished()
+        #expect(observer.response?.products.map(\.productIdentifier) == [Shop.pro])
+        #expect(observer.response?.invalidProductIdentifiers == ["com.example.nope"])
+    }
+
+    @Test("a payment goes purchasing → purchased; a cancelled one fails with paymentCancelled")
+    func paymentStates() async throws {
+        let session = try Shop.session()
+        let phone = try await session.client(device: "phone")
+        let queue = SKPaymentQueue(client: phone)
+        let observer = RecordingObserver()
+        queue.add(observer)
+        let product = SKProduct.self
+        _ = product
+        let request = SKProductsRequest(productIdentifiers: [Shop.wizard], client: phone)
+        request.delegate = observer
+        request.start()
+        await request.waitUntilFinished()
+        let wizard = try #require(observer.response?.products.first)
+        queue.add(SKPayment(product: wizard))
+        await queue.settle()
+        #expect(observer.states.map(\.1) == [.purchasing, .purchased])
+        await queue.settle()
+        #expect(try await collect(phone.unfinishedTransactions).isEmpty)
+
+        try await session.setSimulatedError(.generic(.userCancelled), forAPI: .purchase)
+        let payment = SKMutablePayment(product: wizard)
+        payment.quantity = 1
+        queue.add(payment)
+        await queue.settle()
+        #expect(observer.states.map(\.1) == [.purchasing, .purchased, .purchasing, .failed])
+        queue.stop()
+    }
+
+    @Test("Ask to Buy defers; the approval arrives as purchased; restore delivers restored; refunds revoke")
+    func deferredRestoreRevoke() async throws {
+        let session = try Shop.session()
+        session.askToBuyEnabled = true
+        let phone = try await session.client(device: "phone")
+        let queue = SKPaymentQueue(client: phone)
+        let observer = RecordingObserver()
+        queue.add(observer)
+        let request = SKProductsRequest(productIdentifiers: [Shop.pro], client: phone)
+        request.delegate = observer
+        request.start()
+        await request.waitUntilFinished()
+        queue.add(SKPayment(product: try #require(observer.response?.products.first)))
+        await queue.settle()
+        #expect(observer.states.map(\.1) == [.purchasing, .deferred])
+
+        let pending = try #require(await session.allTransactions().first { $0.pendingAskToBuyConfirmation })
+        try await session.approveAskToBuyTransaction(identifier: pending.identifier)
+        try await observer.waitUntil { observer.states.count == 3 }
+        #expect(observer.states.last?.1 == .purchased)
+
+        queue.restoreCompletedTransactions()
+        await queue.settle()
+        #expect(observer.restoreFinished == 1)
+        #expect(observer.states.last.map { [$0.0] } == [Shop.pro])
+        #expect(observer.states.last?.1 == .restored)
+
+        try await session.refundTransaction(identifier: pending.identifier)
+        try await observer.waitUntil { !observer.revoked.isEmpty }
+        #expect(observer.revoked == [Shop.pro])
+        queue.stop()
+    }
+}

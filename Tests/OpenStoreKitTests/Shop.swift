@@ -1,0 +1,67 @@
+import Foundation
+import OpenStoreKit
+import OpenStoreKitTesting
+import TestSupport
+
+/// The example shop (`Examples/Shop.storekit`) in a fresh test session, and its product identifiers.
+enum Shop {
+    static let file = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")
+
+    static func session() throws -> TestSession {
+        try TestSession(contentsOf: file, bundleID: "com.example.shop")
+    }
+
+    static let gems = "com.example.shop.gems.small"
+    static let potion = "com.example.shop.potion"
+    static let pro = "com.example.shop.pro"
+    static let wizard = "com.example.shop.character.wizard"
+    static let seasonPass = "com.example.shop.seasonpass"
+    static let premiumMonthly = "com.example.shop.plus.premium.monthly"
+    static let premiumYearly = "com.example.shop.plus.premium.yearly"
+    static let standardMonthly = "com.example.shop.plus.standard.monthly"
+    static let plusGroup = "21000001"
+}
+
+/// The first element of a sequence, or a failure after `seconds`.
+func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double = 10) async throws -> S.Element where S.Element: Sendable {
+    try await withThrowingTaskGroup(of: S.Element?.self) { group in
+        group.addTask {
+            for try await element in sequence { return element }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let element = first else {
+            throw TestFailure("no element arrived within \(seconds) s")
+        }
+        return element
+    }
+}
+
+/// Everything a finite sequence yields.
+func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
+    var elements: [S.Element] = []
+    for try await element in sequence { elements.append(element) }
+    return elements
+}
+
+extension VerificationResult {
+    /// The verified value, or a test failure naming the verification error.
+    func verifiedValue() throws -> SignedType {
+        switch self {
+        case .verified(let value): return value
+        case .unverified(_, let error): throw TestFailure("expected a verified value, got \(error)")
+        }
+    }
+}
+
+extension Product.PurchaseResult {
+    /// The verified transaction of a successful purchase, or a test failure.
+    func verifiedTransaction() throws -> Transaction {
+        guard case .success(let result) = self else { throw TestFailure("expected a successful purchase, got \(self)") }
+        return try result.verifiedValue()
+    }
+}
