@@ -10,6 +10,7 @@ extension TestSession {
     /// default. Tests run in parallel; this gate makes the ones that use the default take turns,
     /// and puts the previous default back afterwards.
     public func withDefaultClient<Result: Sendable>(device: String = "device", account: String = "default",
+                                                    isolation: isolated (any Actor)? = #isolation,
                                                     _ body: (StoreClient) async throws -> Result) async throws -> Result {
         await DefaultClientGate.shared.acquire()
         let previous = StoreClient.default
