@@ -54,7 +54,14 @@ let package = Package(
                                                            "StoreKitCatalog", "TestSupport"]),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
         .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),
-        .testTarget(name: "ExamplesTests", dependencies: ["PotionShop", "OpenStoreKit", "OpenStoreKitTesting", "TestSupport"]),
+        .executableTarget(name: "Recipes", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/Recipes",
+                          exclude: ["Recipes.storekit"]),
+        .executableTarget(name: "LegacyShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/LegacyShop"),
+        .executableTarget(name: "SubscriptionPlans", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/SubscriptionPlans"),
+        .executableTarget(name: "Productivity", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/Productivity",
+                          exclude: ["Productivity.storekit"]),
+        .testTarget(name: "ExamplesTests", dependencies: ["PotionShop", "Recipes", "LegacyShop", "SubscriptionPlans", "Productivity",
+                                                        "OpenStoreKit", "OpenStoreKitTesting", "TestSupport"]),
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),

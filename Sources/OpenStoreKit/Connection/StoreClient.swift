@@ -78,8 +78,9 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     public static var active: StoreClient { current ?? `default` ?? disconnected }
 
     /// Runs `body` with this client as the task's ``current`` client.
-    public func withCurrent<Result>(_ body: () async throws -> Result) async rethrows -> Result {
-        try await StoreClient.$current.withValue(self) { try await body() }
+    public func withCurrent<Result>(isolation: isolated (any Actor)? = #isolation,
+                                    _ body: () async throws -> Result) async rethrows -> Result {
+        try await StoreClient.$current.withValue(self, operation: body, isolation: isolation)
     }
 
     static let disconnected = StoreClient(

@@ -1,0 +1,14 @@
+import Foundation
+
+@main
+struct LegacyShopMain {
+    static func main() async {
+        print("Legacy shop — the original StoreKit API against the local App Store (Examples/Shop.storekit)\n")
+        do {
+            _ = try await LegacySession.run { print("• \($0)") }
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}

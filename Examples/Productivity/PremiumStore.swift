@@ -1,0 +1,72 @@
+import Foundation
+import OpenStoreKit
+
+/// The productivity app's store: one lifetime premium unlock, kept in step with the App Store.
+@MainActor
+final class PremiumStore {
+    static let premiumID = "com.example.productivity.premium.lifetime"
+
+    /// What the app shows on its upgrade screen.
+    enum Status: Equatable {
+        case free
+        case waitingForApproval
+        case premium(since: Date)
+        case purchaseFailed(String)
+    }
+
+    private(set) var status: Status = .free
+    private var product: Product?
+    private var listener: Task<Void, Never>?
+
+    func start() async throws {
+        product = try await Product.products(for: [Self.premiumID]).first
+        listener = Task { [weak self] in
+            for await result in Transaction.updates {
+                if case .verified(let transaction) = result { await transaction.finish() }
+                await self?.refresh()
+            }
+        }
+        await refresh()
+    }
+
+    func stop() {
+        listener?.cancel()
+    }
+
+    func buyPremium() async {
+        guard let product else { return }
+        do {
+            switch try await product.purchase() {
+            case .success(.verified(let transaction)):
+                await transaction.finish()
+                await refresh()
+            case .success(.unverified(_, let error)):
+                status = .purchaseFailed("the purchase could not be verified (\(error))")
+            case .pending:
+                status = .waitingForApproval
+            case .userCancelled:
+                break
+            @unknown default:
+                break
+            }
+        } catch {
+            status = .purchaseFailed("\(error)")
+        }
+    }
+
+    /// Premium is on exactly while a verified, unrevoked entitlement exists.
+    func refresh() async {
+        for await result in Transaction.currentEntitlements(for: Self.premiumID) {
+            if case .verified(let transaction) = result, transaction.revocationDate == nil {
+                status = .premium(since: transaction.purchaseDate)
+                return
+            }
+        }
+        if status != .waitingForApproval { status = .free }
+    }
+
+    /// Called when a parent declined: back to the upgrade offer.
+    func approvalDeclined() {
+        status = .free
+    }
+}

@@ -1,0 +1,99 @@
+import Foundation
+import OpenStoreKit
+import OpenStoreKitTesting
+
+/// The lifetime premium unlock driven through the test session's controls.
+enum ProductivitySession {
+    static let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Productivity.storekit")
+
+    /// The app's status after each step.
+    struct Steps: Equatable {
+        var afterPurchase: PremiumStore.Status
+        var afterDelete: PremiumStore.Status
+        var afterRebuy: PremiumStore.Status
+        var afterRefund: PremiumStore.Status
+        var whileAskingParent: PremiumStore.Status
+        var afterDecline: PremiumStore.Status
+        var afterApproval: PremiumStore.Status
+        var afterBillingError: PremiumStore.Status
+    }
+
+    @MainActor
+    static func run(say: (String) -> Void) async throws -> Steps {
+        let session = try TestSession(contentsOf: file, bundleID: "com.example.productivity")
+        let laptop = try await session.client(device: "laptop")
+        return try await laptop.withCurrent {
+            let store = PremiumStore()
+            try await store.start()
+            await store.buyPremium()
+            let afterPurchase = store.status
+            say("Bought Premium for Life → \(afterPurchase)")
+
+            let premiumID = try await latestID()
+            try await session.deleteTransaction(identifier: premiumID)
+            await store.refresh()
+            let afterDelete = store.status
+            say("Transaction deleted in the transaction manager → \(afterDelete)")
+            await store.buyPremium()
+            let afterRebuy = store.status
+            say("Bought again → \(afterRebuy)")
+
+            try await session.refundTransaction(identifier: try await latestID())
+            try await waitUntil { store.status == .free }
+            let afterRefund = store.status
+            say("Refunded → \(afterRefund): premium goes away")
+
+            session.askToBuyEnabled = true
+            await store.buyPremium()
+            let whileAsking = store.status
+            say("Ask to Buy on, the child asks → \(whileAsking)")
+            let firstRequest = try await pendingID(session)
+            try await session.declineAskToBuyTransaction(identifier: firstRequest)
+            store.approvalDeclined()
+            let afterDecline = store.status
+            say("The parent declines → \(afterDecline)")
+            await store.buyPremium()
+            try await session.approveAskToBuyTransaction(identifier: try await pendingID(session))
+            try await waitUntil { if case .premium = store.status { return true } else { return false } }
+            let afterApproval = store.status
+            say("The child asks again, the parent approves → \(afterApproval)")
+            session.askToBuyEnabled = false
+
+            try await session.refundTransaction(identifier: try await latestID())
+            try await waitUntil { store.status == .free }
+            try await session.setSimulatedError(.purchase(.purchaseNotAllowed), forAPI: .purchase)
+            await store.buyPremium()
+            let afterBillingError = store.status
+            say("Refunded again, then the payment is refused → \(afterBillingError)")
+            store.stop()
+            return Steps(afterPurchase: afterPurchase, afterDelete: afterDelete, afterRebuy: afterRebuy, afterRefund: afterRefund,
+                         whileAskingParent: whileAsking, afterDecline: afterDecline, afterApproval: afterApproval,
+                         afterBillingError: afterBillingError)
+        }
+    }
+
+    /// The latest premium transaction's identifier.
+    static func latestID() async throws -> UInt64 {
+        guard let latest = await Transaction.latest(for: PremiumStore.premiumID) else { throw ProductivityError(message: "no premium transaction") }
+        return latest.unsafePayloadValue.id
+    }
+
+    /// The purchase waiting for a parent.
+    static func pendingID(_ session: TestSession) async throws -> UInt64 {
+        guard let pending = await session.allTransactions().last(where: \.pendingAskToBuyConfirmation) else {
+            throw ProductivityError(message: "no purchase waits for approval")
+        }
+        return pending.identifier
+    }
+
+    @MainActor
+    static func waitUntil(_ condition: () -> Bool) async throws {
+        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        guard condition() else { throw ProductivityError(message: "timed out") }
+    }
+}
+
+struct ProductivityError: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}

@@ -1,0 +1,44 @@
+import Foundation
+
+@main
+struct SubscriptionPlansMain {
+    static func main() async {
+        let arguments = CommandLine.arguments
+        // The extension: a second process that only reads the shared flag file.
+        if arguments.count == 3, arguments[1] == "--extension" {
+            print(PlansSession.extensionLine(for: URL(fileURLWithPath: arguments[2])))
+            return
+        }
+        print("""
+        Subscription plans — a guided year of a subscriptions app against the local App Store.
+        The app (Examples/SubscriptionPlans/PlansStore.swift) is plain StoreKit 2 code: Product.products(for:),
+        product.purchase(), Transaction.updates, Product.SubscriptionInfo.status(for:), AppStore.sync().
+        The store sells Examples/Shop.storekit on a manual clock; everything it signs is verified on the device.
+
+        """)
+        do {
+            _ = try await PlansSession.run(readFlagInExtension: runExtension) { print("• \($0)") }
+            print("""
+
+            More examples: swift run PotionShop | Recipes | LegacyShop | Productivity
+            The command-line store: make tour
+            """)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+
+    /// Starts this executable again as the extension and returns what it printed.
+    static func runExtension(flagFile: URL) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
+        process.arguments = ["--extension", flagFile.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+}
