@@ -23,6 +23,8 @@ bench: bootstrap
 	swift build -c release --product storekit
 	.build/release/storekit bench verify
 	.build/release/storekit bench catalog
+	.build/release/storekit bench purchase
+	.build/release/storekit bench renewals
 
 bootstrap:
 	scripts/bootstrap
