@@ -31,14 +31,6 @@ struct SubscriptionPlansMain {
 
     /// Starts this executable again as the extension and returns what it printed.
     static func runExtension(flagFile: URL) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL
-        process.arguments = ["--extension", flagFile.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        try PlansSession.runExtension(executable: URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL, flagFile: flagFile)
     }
 }

@@ -95,6 +95,19 @@ enum PlansSession {
         return flag.hasPro ? "Pro" : "Free"
     }
 
+    /// Runs `executable --extension FLAG_FILE` (the extension process) and returns what it printed.
+    static func runExtension(executable: URL, flagFile: URL) throws -> String {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = ["--extension", flagFile.path]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = pipe.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     @MainActor
     static func waitUntil(_ condition: () -> Bool) async throws {
         for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }

@@ -38,8 +38,8 @@ public struct AppTransaction: Hashable, Sendable, JWSSignedValue, RequiredProper
         self.originalPurchaseDate = payload.originalPurchaseDate ?? Date(timeIntervalSince1970: 0)
         self.preorderDate = payload.preorderDate
         self.signedDate = payload.receiptCreationDate ?? Date(timeIntervalSince1970: 0)
-        self.deviceVerification = payload.deviceVerification.flatMap { Data(base64Encoded: $0) } ?? Data()
-        self.deviceVerificationNonce = payload.deviceVerificationNonce ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        self.deviceVerification = DeviceVerificationFields.digest(payload.deviceVerification)
+        self.deviceVerificationNonce = payload.deviceVerificationNonce ?? DeviceVerificationFields.missingNonce
         self.jsonRepresentation = payloadData
         self.jwsRepresentation = jws
     }

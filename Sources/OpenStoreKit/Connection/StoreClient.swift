@@ -86,7 +86,7 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     static let disconnected = StoreClient(
         transport: DisconnectedTransport(), device: "",
         context: VerificationContext(rootCertificates: [], bundleId: "", environment: "Xcode",
-                                     deviceVerificationID: UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))))
+                                     deviceVerificationID: DeviceVerificationFields.missingNonce))
 
     /// Whether this client is the placeholder used when nothing is connected.
     var isDisconnected: Bool { self === StoreClient.disconnected }

@@ -159,8 +159,8 @@ extension Product.SubscriptionInfo {
             self.appTransactionID = payload.appTransactionId ?? ""
             self.environment = AppStore.Environment(rawValue: payload.environment?.rawValue ?? "")
             self.signedDate = payload.signedDate ?? Date(timeIntervalSince1970: 0)
-            self.deviceVerification = payload.deviceVerification.flatMap { Data(base64Encoded: $0) } ?? Data()
-            self.deviceVerificationNonce = payload.deviceVerificationNonce ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+            self.deviceVerification = DeviceVerificationFields.digest(payload.deviceVerification)
+            self.deviceVerificationNonce = payload.deviceVerificationNonce ?? DeviceVerificationFields.missingNonce
             self.jsonRepresentation = payloadData
             self.jwsRepresentation = jws
         }

@@ -85,8 +85,8 @@ public struct Transaction: Identifiable, Hashable, Sendable, JWSSignedValue, Req
                   period: payload.offerPeriod.flatMap { StoreKitCatalog.SubscriptionPeriod(iso8601: $0) }.map(Product.SubscriptionPeriod.init))
         }
         self.appTransactionID = payload.appTransactionId ?? ""
-        self.deviceVerification = payload.deviceVerification.flatMap { Data(base64Encoded: $0) } ?? Data()
-        self.deviceVerificationNonce = payload.deviceVerificationNonce ?? UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        self.deviceVerification = DeviceVerificationFields.digest(payload.deviceVerification)
+        self.deviceVerificationNonce = payload.deviceVerificationNonce ?? DeviceVerificationFields.missingNonce
         self.jsonRepresentation = payloadData
         self.jwsRepresentation = jws
     }

@@ -136,3 +136,14 @@ extension VerificationResult where SignedType: JWSSignedValue {
 
 extension VerificationResult: Equatable where SignedType: Equatable {}
 extension VerificationResult: Hashable where SignedType: Hashable {}
+
+/// Reading the device verification fields every signed payload carries.
+enum DeviceVerificationFields {
+    /// The nonce of a payload that has none (it then fails verification).
+    static let missingNonce = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+
+    /// The digest bytes of a base64 `deviceVerification` field; empty when absent or malformed.
+    static func digest(_ base64: String?) -> Data {
+        base64.flatMap { Data(base64Encoded: $0) } ?? Data()
+    }
+}

@@ -35,20 +35,10 @@ extension TestSession {
     @discardableResult
     public func buyProduct(identifier productID: String, options: Set<Product.PurchaseOption> = [], account: String = "default") async throws -> Transaction {
         let request = try TransportPurchaseRequest(productID: productID, device: "", options: options)
-        let offer: PurchaseOffer?
-        switch request.offer {
-        case nil: offer = nil
-        case .introductory?: offer = .introductory
-        case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature)?:
-            offer = .promotional(id: id, signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
-        case .promotionalJWS(let id, let jws)?: offer = .promotional(id: id, signature: .jws(jws))
-        case .promotionalUnsigned(let id)?: offer = .promotional(id: id, signature: nil)
-        case .code(let referenceName)?: offer = .code(referenceName: referenceName)
-        case .winBack(let id)?: offer = .winBack(id: id)
-        }
         let signed = try await control { () throws(AppStoreError) in
             let bought = try await store.buyProduct(productID, account: account, quantity: request.quantity,
-                                                    appAccountToken: request.appAccountToken, offer: offer, purchaseDate: request.purchaseDate,
+                                                    appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init),
+                                                    purchaseDate: request.purchaseDate,
                                                     renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow)
             return try await store.transaction(bought.id, device: nil)
         }

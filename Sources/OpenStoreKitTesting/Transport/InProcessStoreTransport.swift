@@ -81,20 +81,9 @@ public struct InProcessStoreTransport: StoreTransport {
     public func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: request.device)
-            let offer: PurchaseOffer?
-            switch request.offer {
-            case nil: offer = nil
-            case .introductory?: offer = .introductory
-            case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature)?:
-                offer = .promotional(id: id, signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
-            case .promotionalJWS(let id, let jws)?: offer = .promotional(id: id, signature: .jws(jws))
-            case .promotionalUnsigned(let id)?: offer = .promotional(id: id, signature: nil)
-            case .code(let referenceName)?: offer = .code(referenceName: referenceName)
-            case .winBack(let id)?: offer = .winBack(id: id)
-            }
             let outcome = try await store.purchase(PurchaseRequest(
                 productID: request.productID, account: account, device: request.device, quantity: request.quantity,
-                appAccountToken: request.appAccountToken, offer: offer, purchaseDate: request.purchaseDate,
+                appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init), purchaseDate: request.purchaseDate,
                 renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow))
             switch outcome {
             case .success(let signed): return .success(item(signed))
@@ -205,6 +194,21 @@ public struct InProcessStoreTransport: StoreTransport {
         try await call { () throws(AppStoreError) in
             guard let failable = FailableAPI(rawValue: api) else { return }
             try await store.checkSimulatedFailure(failable)
+        }
+    }
+}
+
+extension PurchaseOffer {
+    /// The engine's form of an offer a client asked for.
+    init(_ offer: TransportOffer) {
+        switch offer {
+        case .introductory: self = .introductory
+        case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature):
+            self = .promotional(id: id, signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature))
+        case .promotionalJWS(let id, let jws): self = .promotional(id: id, signature: .jws(jws))
+        case .promotionalUnsigned(let id): self = .promotional(id: id, signature: nil)
+        case .code(let referenceName): self = .code(referenceName: referenceName)
+        case .winBack(let id): self = .winBack(id: id)
         }
     }
 }
