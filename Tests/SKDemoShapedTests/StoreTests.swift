@@ -35,7 +35,10 @@ struct SampleShapedStoreTests {
 
             // Bought outside the app: arrives through Transaction.updates in the sample's listener.
             try await session.buyProduct(identifier: "subscription.gardener.plus")
-            try await eventually("the outside purchase arriving") { store.purchasedSubscriptions.map(\.id) == ["subscription.gardener.plus"] }
+            // The sample publishes the purchased list, then (after another await) the group status.
+            try await eventually("the outside purchase arriving") {
+                store.purchasedSubscriptions.map(\.id) == ["subscription.gardener.plus"] && store.subscriptionGroupStatus != nil
+            }
             #expect(store.subscriptionGroupStatus == .subscribed)
             #expect(store.tier(for: store.purchasedSubscriptions[0].id) == .plus)
 

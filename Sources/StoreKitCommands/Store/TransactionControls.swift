@@ -45,65 +45,61 @@ struct TransactionControl: Command {
     }
 }
 
-/// Builds the single-transaction controls from ``TransactionControl``.
-struct ApproveCommand: Command {
+/// A command that is ``TransactionControl`` with another action: only its name, words and action differ.
+protocol TransactionControlCommand: Command {
+    static var action: TransactionControl.Action { get }
+    var inner: TransactionControl { get }
+    init(inner: TransactionControl)
+}
+
+extension TransactionControlCommand {
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        var inner = try TransactionControl(parsing: &arguments)
+        inner.action = Self.action
+        self.init(inner: inner)
+    }
+
+    func run(console: Console) async throws { try await inner.run(console: console) }
+}
+
+struct ApproveCommand: TransactionControlCommand {
     static let name = "approve"
     static let abstract = "Approve a pending Ask to Buy purchase; it arrives through the account's updates."
     static let usage = "DIR TRANSACTION_ID"
+    static let action = TransactionControl.Action.approve
     var inner: TransactionControl
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionControl(parsing: &arguments)
-        inner.action = .approve
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
 }
 
-struct DeclineCommand: Command {
+struct DeclineCommand: TransactionControlCommand {
     static let name = "decline"
     static let abstract = "Decline a pending Ask to Buy purchase; no transaction ever appears."
     static let usage = "DIR TRANSACTION_ID"
+    static let action = TransactionControl.Action.decline
     var inner: TransactionControl
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionControl(parsing: &arguments)
-        inner.action = .decline
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
 }
 
-struct DeleteCommand: Command {
+struct DeleteCommand: TransactionControlCommand {
     static let name = "delete"
     static let abstract = "Delete a transaction with its renewals and family copies, as if it never happened."
     static let usage = "DIR TRANSACTION_ID"
+    static let action = TransactionControl.Action.delete
     var inner: TransactionControl
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionControl(parsing: &arguments)
-        inner.action = .delete
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
 }
 
-struct ResolveCommand: Command {
+struct ResolveCommand: TransactionControlCommand {
     static let name = "resolve"
     static let abstract = "Resolve an interrupted purchase or a subscription's billing issue."
     static let usage = "DIR TRANSACTION_ID"
+    static let action = TransactionControl.Action.resolve
     var inner: TransactionControl
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionControl(parsing: &arguments)
-        inner.action = .resolve
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
 }
 
-struct RequestRefundCommand: Command {
+struct RequestRefundCommand: TransactionControlCommand {
     static let name = "request-refund"
     static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND."
     static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
+    static let action = TransactionControl.Action.requestRefund
     var inner: TransactionControl
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionControl(parsing: &arguments)
-        inner.action = .requestRefund
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
 }
 
 /// `storekit account`: creates or changes an account.
