@@ -57,7 +57,11 @@ public struct LedgerUpdate: Hashable, Sendable, Codable {
     }
 }
 
-/// An App Store Server Notification V2 in the outbox, signed when the change it describes was committed.
+/// An App Store Server Notification V2 from the outbox, signed as it is read.
+///
+/// The ledger keeps each notification's content (``NotificationRecord``) in the commit of the change
+/// it describes; the store signs it when the outbox is read, with the signed date of that commit.
+/// Reading twice gives the same payload under two valid signatures (ECDSA signatures are randomized).
 public struct StoredNotification: Hashable, Sendable, Codable {
     /// The outbox position, increasing across the store.
     public var sequence: Int64
@@ -80,6 +84,53 @@ public struct StoredNotification: Hashable, Sendable, Codable {
         self.signedPayload = signedPayload
         self.date = date
     }
+}
+
+/// A notification as the ledger keeps it: everything Apple would post, before signing.
+public struct NotificationRecord: Hashable, Sendable {
+    /// The outbox position, increasing across the store.
+    public var sequence: Int64
+    public var notificationUUID: String
+    public var type: NotificationTypeV2
+    public var subtype: Subtype?
+    /// The transaction the notification is about, if any.
+    public var transactionID: UInt64?
+    public var date: Date
+    /// The notification payload without `data.signedTransactionInfo`.
+    public var payload: ResponseBodyV2DecodedPayload
+    /// The transaction as the notification carries it (server form, signed on read into
+    /// `data.signedTransactionInfo`), frozen as it was when the change was committed.
+    public var transaction: JWSTransactionDecodedPayload?
+
+    public init(sequence: Int64, notificationUUID: String, type: NotificationTypeV2, subtype: Subtype?, transactionID: UInt64?,
+                date: Date, payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) {
+        self.sequence = sequence
+        self.notificationUUID = notificationUUID
+        self.type = type
+        self.subtype = subtype
+        self.transactionID = transactionID
+        self.date = date
+        self.payload = payload
+        self.transaction = transaction
+    }
+
+    /// The content the storage keeps as one JSON object: `{"payload": …, "transaction": …}`.
+    public struct Body: Codable, Hashable, Sendable, AppStoreJSONWritable {
+        public var payload: ResponseBodyV2DecodedPayload
+        public var transaction: JWSTransactionDecodedPayload?
+
+        public init(payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) {
+            self.payload = payload
+            self.transaction = transaction
+        }
+
+        public func writeJSON(to writer: inout JSONObjectWriter) {
+            writer.write("payload", payload)
+            writer.write("transaction", transaction)
+        }
+    }
+
+    public var body: Body { Body(payload: payload, transaction: transaction) }
 }
 
 /// The counters that make identifiers, persisted with every change that uses them.

@@ -13,7 +13,7 @@ public final class InMemoryLedgerStorage: LedgerStorage {
         var transactions: [UInt64: LedgerTransaction] = [:]
         var subscriptions: [UInt64: SubscriptionRecord] = [:]
         var pendingUpdates: [Int64: LedgerUpdate] = [:]
-        var notifications: [StoredNotification] = []
+        var notifications: [NotificationRecord] = []
         var failures = 0
     }
 
@@ -64,7 +64,7 @@ public final class InMemoryLedgerStorage: LedgerStorage {
         if failed { throw .storage("simulated commit failure") }
     }
 
-    public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [StoredNotification] {
+    public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
         contents.withLock { contents in
             // The outbox is in sequence order, so the first entry after `sequence` is found by bisection.
             var low = 0

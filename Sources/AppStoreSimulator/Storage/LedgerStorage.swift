@@ -22,7 +22,7 @@ public protocol LedgerStorage: Sendable {
     func commit(_ changes: LedgerChanges) throws(AppStoreError)
 
     /// Outbox notifications after `sequence`, oldest first, at most `limit`.
-    func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [StoredNotification]
+    func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord]
 
     /// Problems a consistency check finds; empty when the storage is sound.
     func integrityProblems() throws(AppStoreError) -> [String]
@@ -52,7 +52,7 @@ public struct LedgerChanges: Sendable {
     public var deletedSubscriptions: Set<UInt64> = []
     public var appendedUpdates: [LedgerUpdate] = []
     public var deliveredUpdates: [Int64] = []
-    public var appendedNotifications: [StoredNotification] = []
+    public var appendedNotifications: [NotificationRecord] = []
 
     public init() {}
 

@@ -192,7 +192,6 @@ extension SimulatedAppStore {
         data.bundleId = identity.bundleId
         if type != .test {
             data.bundleVersion = identity.applicationVersion
-            data.signedTransactionInfo = try transaction.map { (transaction) throws(AppStoreError) in try sign(transaction, for: nil, at: date) }
             data.signedRenewalInfo = renewalInfo
             data.status = status
             data.consumptionRequestReason = consumptionRequestReason
@@ -206,8 +205,10 @@ extension SimulatedAppStore {
         payload.signedDate = date
         let sequence = change.counters.nextNotificationSequence
         change.counters.nextNotificationSequence += 1
-        change.ledger.appendedNotifications.append(StoredNotification(
+        // The content is committed now; it is signed when the outbox is read (see `signed(_:)`).
+        change.ledger.appendedNotifications.append(NotificationRecord(
             sequence: sequence, notificationUUID: payload.notificationUUID!, type: type, subtype: subtype,
-            transactionID: transaction?.id, signedPayload: try sign(payload), date: date))
+            transactionID: transaction?.id, date: date, payload: payload,
+            transaction: type == .test ? nil : transaction?.payload(identity: identity, signedDate: date)))
     }
 }

@@ -149,7 +149,16 @@ extension SimulatedAppStore {
 
     /// The outbox, oldest first, after a sequence number.
     public func notifications(after sequence: Int64 = 0, limit: Int = .max) throws(AppStoreError) -> [StoredNotification] {
-        try storage.notifications(after: sequence, limit: limit)
+        try storage.notifications(after: sequence, limit: limit).map { (record) throws(AppStoreError) in try signed(record) }
+    }
+
+    /// Signs a notification of the outbox: its transaction into `signedTransactionInfo`, then the whole.
+    func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
+        var payload = record.payload
+        if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction) }
+        return StoredNotification(sequence: record.sequence, notificationUUID: record.notificationUUID, type: record.type,
+                                  subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload),
+                                  date: record.date)
     }
 
     /// Problems a consistency check of the storage finds; empty when sound.
