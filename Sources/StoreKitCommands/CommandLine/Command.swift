@@ -15,3 +15,24 @@ public protocol Command: Sendable {
 
     func run(console: Console) async throws
 }
+
+/// A command that parses and runs as another command with one setting changed, so that only its
+/// name, words and that setting are its own (`unfinished` is `entitlements` with another view,
+/// `approve` is `refund` with another action, …).
+protocol CommandVariant: Command {
+    associatedtype Base: Command
+    /// Turns the parsed base command into this variant.
+    static func adapt(_ base: inout Base)
+    var base: Base { get }
+    init(base: Base)
+}
+
+extension CommandVariant {
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        var base = try Base(parsing: &arguments)
+        Self.adapt(&base)
+        self.init(base: base)
+    }
+
+    func run(console: Console) async throws { try await base.run(console: console) }
+}

@@ -45,61 +45,44 @@ struct TransactionControl: Command {
     }
 }
 
-/// A command that is ``TransactionControl`` with another action: only its name, words and action differ.
-protocol TransactionControlCommand: Command {
-    static var action: TransactionControl.Action { get }
-    var inner: TransactionControl { get }
-    init(inner: TransactionControl)
-}
-
-extension TransactionControlCommand {
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        var inner = try TransactionControl(parsing: &arguments)
-        inner.action = Self.action
-        self.init(inner: inner)
-    }
-
-    func run(console: Console) async throws { try await inner.run(console: console) }
-}
-
-struct ApproveCommand: TransactionControlCommand {
+struct ApproveCommand: CommandVariant {
     static let name = "approve"
     static let abstract = "Approve a pending Ask to Buy purchase; it arrives through the account's updates."
     static let usage = "DIR TRANSACTION_ID"
-    static let action = TransactionControl.Action.approve
-    var inner: TransactionControl
+    static func adapt(_ base: inout TransactionControl) { base.action = .approve }
+    var base: TransactionControl
 }
 
-struct DeclineCommand: TransactionControlCommand {
+struct DeclineCommand: CommandVariant {
     static let name = "decline"
     static let abstract = "Decline a pending Ask to Buy purchase; no transaction ever appears."
     static let usage = "DIR TRANSACTION_ID"
-    static let action = TransactionControl.Action.decline
-    var inner: TransactionControl
+    static func adapt(_ base: inout TransactionControl) { base.action = .decline }
+    var base: TransactionControl
 }
 
-struct DeleteCommand: TransactionControlCommand {
+struct DeleteCommand: CommandVariant {
     static let name = "delete"
     static let abstract = "Delete a transaction with its renewals and family copies, as if it never happened."
     static let usage = "DIR TRANSACTION_ID"
-    static let action = TransactionControl.Action.delete
-    var inner: TransactionControl
+    static func adapt(_ base: inout TransactionControl) { base.action = .delete }
+    var base: TransactionControl
 }
 
-struct ResolveCommand: TransactionControlCommand {
+struct ResolveCommand: CommandVariant {
     static let name = "resolve"
     static let abstract = "Resolve an interrupted purchase or a subscription's billing issue."
     static let usage = "DIR TRANSACTION_ID"
-    static let action = TransactionControl.Action.resolve
-    var inner: TransactionControl
+    static func adapt(_ base: inout TransactionControl) { base.action = .resolve }
+    var base: TransactionControl
 }
 
-struct RequestRefundCommand: TransactionControlCommand {
+struct RequestRefundCommand: CommandVariant {
     static let name = "request-refund"
     static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND."
     static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
-    static let action = TransactionControl.Action.requestRefund
-    var inner: TransactionControl
+    static func adapt(_ base: inout TransactionControl) { base.action = .requestRefund }
+    var base: TransactionControl
 }
 
 /// `storekit account`: creates or changes an account.

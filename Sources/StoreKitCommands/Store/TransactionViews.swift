@@ -80,19 +80,13 @@ struct TransactionViewCommand: Command {
 }
 
 /// `storekit unfinished`: `Transaction.unfinished` of a device.
-struct UnfinishedCommand: Command {
+struct UnfinishedCommand: CommandVariant {
     static let name = "unfinished"
     static let abstract = "List the transactions a device's app has not finished (Transaction.unfinished)."
     static let usage = "DIR --device NAME [--json]"
 
-    var inner: TransactionViewCommand
-
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try TransactionViewCommand(parsing: &arguments)
-        inner.view = .unfinished
-    }
-
-    func run(console: Console) async throws { try await inner.run(console: console) }
+    static func adapt(_ base: inout TransactionViewCommand) { base.view = .unfinished }
+    var base: TransactionViewCommand
 }
 
 /// `storekit finish`: `transaction.finish()`.

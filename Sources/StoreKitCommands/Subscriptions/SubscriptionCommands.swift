@@ -103,16 +103,12 @@ struct ExpireCommand: Command {
     }
 }
 
-struct ForceRenewCommand: Command {
+struct ForceRenewCommand: CommandVariant {
     static let name = "force-renew"
     static let abstract = "End the current period of an account's subscription now and renew it."
     static let usage = "DIR PRODUCT_ID [--account NAME]"
-    var inner: ExpireCommand
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        inner = try ExpireCommand(parsing: &arguments)
-        inner.forceRenewal = true
-    }
-    func run(console: Console) async throws { try await inner.run(console: console) }
+    static func adapt(_ base: inout ExpireCommand) { base.forceRenewal = true }
+    var base: ExpireCommand
 }
 
 /// `storekit price-increase`: request, agree to or decline a price increase.
