@@ -59,15 +59,7 @@ extension SimulatedAppStore {
             return .success(try signed(owned, for: device))
         }
         let now = clock.now()
-        let settings = self.settings
-        let state: LedgerTransaction.State
-        if inApp && (settings.askToBuyEnabled || account.askToBuy) {
-            state = .pendingApproval
-        } else if inApp && settings.interruptedPurchasesEnabled {
-            state = .interrupted
-        } else {
-            state = .purchased
-        }
+        let state = initialState(inApp: inApp, account: account)
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: id, account: account.name, device: device?.name, productID: product.id, productKind: product.kind,
@@ -85,6 +77,15 @@ extension SimulatedAppStore {
         if let existing = deviceJWS { jws = existing } else { jws = try sign(transaction, for: nil, at: now) }
         try commit(change)
         return .success(SignedTransaction(transaction: transaction, jws: jws, simulatedVerificationFailure: verificationFailure))
+    }
+
+    /// How a new purchase starts: waiting for a parent (Ask to Buy), interrupted, or purchased.
+    /// Purchases outside the app (the transaction manager) always complete.
+    func initialState(inApp: Bool, account: StoreAccount) -> LedgerTransaction.State {
+        guard inApp else { return .purchased }
+        let settings = self.settings
+        if settings.askToBuyEnabled || account.askToBuy { return .pendingApproval }
+        return settings.interruptedPurchasesEnabled ? .interrupted : .purchased
     }
 
     /// Everything that follows a completed one-time purchase: delivery to the account's other devices

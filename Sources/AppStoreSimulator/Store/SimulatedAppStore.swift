@@ -27,8 +27,11 @@ public actor SimulatedAppStore {
     nonisolated let signer: JWSSigner
 
     var configuration: StoreKitConfiguration
-    var defaults: StoreSettings
+    let defaults: StoreSettings
     var overrides: SettingsOverrides
+    /// The settings in force: the file's defaults with the runtime overrides applied; kept with
+    /// ``overrides`` so purchases do not rebuild it on every check.
+    public private(set) var settings: StoreSettings
     var counters: LedgerCounters
     var accounts: [String: StoreAccount] = [:]
     var devices: [String: StoreDevice] = [:]
@@ -116,6 +119,7 @@ public actor SimulatedAppStore {
         self.configuration = configuration
         self.defaults = StoreSettings(configuration: configuration)
         self.overrides = try Self.decode(SettingsOverrides.self, try meta(MetaKey.overrides))
+        self.settings = overrides.applied(to: defaults)
         self.counters = try Self.decode(LedgerCounters.self, try meta(MetaKey.counters))
         if let manual = clock as? ManualStoreClock, let milliseconds = Int64(try meta(MetaKey.clock)) {
             manual.set(to: AppStoreJSON.date(fromMilliseconds: milliseconds))
@@ -141,9 +145,6 @@ public actor SimulatedAppStore {
 
     /// The `.storekit` configuration the store sells.
     public var storeKitConfiguration: StoreKitConfiguration { configuration }
-
-    /// The settings in force: the file's defaults with the runtime overrides applied.
-    public var settings: StoreSettings { overrides.applied(to: defaults) }
 
     /// The catalog as presented in a storefront (the settings' storefront by default).
     public func catalog(storefront code: String? = nil) -> Catalog {
@@ -216,6 +217,7 @@ public actor SimulatedAppStore {
         if let clockTime { recordedClockTime = clockTime }
         if let overrides = change.overrides {
             self.overrides = overrides
+            settings = overrides.applied(to: defaults)
             catalogCache = [:]
         }
         apply(ledger)

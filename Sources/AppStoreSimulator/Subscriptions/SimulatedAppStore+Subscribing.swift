@@ -46,15 +46,7 @@ extension SimulatedAppStore {
         let previous = ownSubscription(account: account.name, group: info.groupID)
         let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
                                                appAccountToken: request.appAccountToken)
-        let settings = self.settings
-        let state: LedgerTransaction.State
-        if inApp && (settings.askToBuyEnabled || account.askToBuy) {
-            state = .pendingApproval
-        } else if inApp && settings.interruptedPurchasesEnabled {
-            state = .interrupted
-        } else {
-            state = .purchased
-        }
+        let state = initialState(inApp: inApp, account: account)
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: previous?.originalTransactionID ?? id, account: account.name, device: device?.name,
