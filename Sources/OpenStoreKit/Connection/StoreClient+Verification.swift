@@ -62,9 +62,8 @@ extension StoreClient {
             return .unverified(value, Self.verificationError(for: error))
         }
         guard value.hasRequiredProperties else { return .unverified(value, .missingRequiredProperties) }
-        guard DeviceVerification.matches(value.deviceVerification.base64EncodedString(), nonce: value.deviceVerificationNonce,
-                                         deviceVerificationID: verificationContext.deviceVerificationID),
-              !value.deviceVerification.isEmpty else {
+        guard value.deviceVerification == DeviceVerification.digest(nonce: value.deviceVerificationNonce,
+                                                                    deviceVerificationID: verificationContext.deviceVerificationID) else {
             return .unverified(value, .invalidDeviceVerification)
         }
         return .verified(value)

@@ -98,10 +98,14 @@ public actor EntitlementCenter {
                     case .upgrade: outcome = .upgraded(entry)
                     default: outcome = .delivered(entry)
                     }
+                    await transaction.finish()
                 } else {
                     outcome = .alreadyHandled(key: entry.key)
+                    // Recorded before: finish again in case a crash came between recording and
+                    // finishing. Launch-time entitlements skip it: the unfinished door, read just
+                    // before, already finished every transaction that needed it.
+                    if source != "currentEntitlements" { await transaction.finish() }
                 }
-                await transaction.finish()
             } catch {
                 outcome = .failed(transactionID: transaction.id, reason: error.description)
             }

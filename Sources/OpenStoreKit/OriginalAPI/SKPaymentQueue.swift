@@ -129,7 +129,9 @@ public final class SKPaymentQueue {
     public private(set) var transactions: [SKPaymentTransaction] = []
     private var observers: [any SKPaymentTransactionObserver] = []
     private var listener: Task<Void, Never>?
-    private var work: [Task<Void, Never>] = []
+    /// Purchases, restores and finishes still running, by start order; each removes itself when done.
+    private var work: [Int: Task<Void, Never>] = [:]
+    private var nextWorkNumber = 0
 
     /// A queue for an explicit client.
     public init(client: StoreClient) {
@@ -213,9 +215,9 @@ public final class SKPaymentQueue {
 
     /// Waits until every purchase, restore and finish started so far has reported (for scripted sessions and tests).
     public func settle() async {
-        while let next = work.first {
-            await next.value
-            work.removeAll { $0 == next }
+        while let (number, task) = work.min(by: { $0.key < $1.key }) {
+            await task.value
+            work[number] = nil
         }
     }
 
@@ -228,7 +230,13 @@ public final class SKPaymentQueue {
     // MARK: Reporting
 
     private func track(_ body: @escaping @MainActor () async -> Void) {
-        work.append(Task { @MainActor in await body() })
+        let number = nextWorkNumber
+        nextWorkNumber += 1
+        // The task cannot start before this main-actor method returns, so it is registered first.
+        work[number] = Task { @MainActor [weak self] in
+            await body()
+            self?.work[number] = nil
+        }
     }
 
     private func report(_ changed: [SKPaymentTransaction]) {
