@@ -7,9 +7,9 @@ import Testing
 import TestSupport
 
 struct PurchaseTests {
-    static let gems = "com.example.shop.gems.small"
-    static let pro = "com.example.shop.pro"
-    static let season = "com.example.shop.seasonpass"
+    static let gems = Shop.gems
+    static let pro = Shop.pro
+    static let season = Shop.seasonPass
 
     @Test("a consumable purchase carries every field of Apple's payload and verifies")
     func consumablePayload() async throws {

@@ -4,19 +4,9 @@ import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
 import Testing
+import TestSupport
 
-/// The shop's subscriptions: group 21000001 (premium yearly L1, premium monthly L1, standard monthly L2,
-/// basic weekly L3) and group 21000002 (news plus L1, news lite L2, no intro).
-enum Shop {
-    static let plus = "21000001"
-    static let news = "21000002"
-    static let premiumYearly = "com.example.shop.plus.premium.yearly"
-    static let premiumMonthly = "com.example.shop.plus.premium.monthly"
-    static let standardMonthly = "com.example.shop.plus.standard.monthly"
-    static let basicWeekly = "com.example.shop.plus.basic.weekly"
-    static let newsPlus = "com.example.shop.news.plus"
-    static let newsLite = "com.example.shop.news.lite"
-}
+typealias Shop = ExampleShop
 
 let day: TimeInterval = 86_400
 

@@ -10,8 +10,7 @@ import TestSupport
 struct TestStore {
     static let start = Date(timeIntervalSince1970: 1_767_225_600)
     static let shopConfiguration: StoreKitConfiguration = {
-        let url = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")
-        return try! StoreKitConfiguration.load(contentsOf: url).configuration
+        try! StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration
     }()
     static let authority = try! CertificateAuthority.make()
 

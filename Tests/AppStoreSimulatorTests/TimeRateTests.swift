@@ -5,6 +5,7 @@ import Foundation
 import StoreKitCatalog
 import Synchronization
 import Testing
+import TestSupport
 
 /// A clock a test moves by hand that the store treats as a real clock (time rates apply).
 final class SteppedClock: StoreClock {

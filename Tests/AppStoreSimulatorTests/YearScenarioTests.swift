@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
 import Testing
+import TestSupport
 
 /// A whole year of a monthly plan with a billing failure, grace, recovery, an upgrade, a downgrade and
 /// a refund, checked against transactions, status, renewal info and the exact notification sequence.

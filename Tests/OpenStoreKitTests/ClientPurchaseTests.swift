@@ -19,7 +19,7 @@ struct ClientPurchaseTests {
         let monthly = try #require(byID[Shop.premiumMonthly])
         #expect(monthly.type == .autoRenewable)
         let subscription = try #require(monthly.subscription)
-        #expect(subscription.subscriptionGroupID == Shop.plusGroup)
+        #expect(subscription.subscriptionGroupID == Shop.plus)
         #expect(subscription.subscriptionPeriod == .monthly)
         #expect(subscription.introductoryOffer?.paymentMode == .payAsYouGo)
         #expect(subscription.introductoryOffer?.periodCount == 3)

@@ -99,7 +99,7 @@ struct EntitlementCenterTests {
         _ = try await center.purchase(standard)
         let active = await center.explain(Shop.standardMonthly, now: session.now)
         #expect(active.isEntitled)
-        #expect(active.subscriptionGroupID == Shop.plusGroup)
+        #expect(active.subscriptionGroupID == Shop.plus)
         #expect(active.isConfirmedByStore)
         guard case .subscriptionActive = active.rule else { Issue.record("expected active, got \(active)"); return }
         #expect(await center.explain(Shop.premiumMonthly, now: session.now).rule == .neverDelivered)

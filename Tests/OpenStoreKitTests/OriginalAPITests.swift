@@ -59,8 +59,6 @@ struct OriginalAPITests {
         let queue = SKPaymentQueue(client: phone)
         let observer = RecordingObserver()
         queue.add(observer)
-        let product = SKProduct.self
-        _ = product
         let request = SKProductsRequest(productIdentifiers: [Shop.wizard], client: phone)
         request.delegate = observer
         request.start()
@@ -69,7 +67,6 @@ struct OriginalAPITests {
         queue.add(SKPayment(product: wizard))
         await queue.settle()
         #expect(observer.states.map(\.1) == [.purchasing, .purchased])
-        await queue.settle()
         #expect(try await collect(phone.unfinishedTransactions).isEmpty)
 
         try await session.setSimulatedError(.generic(.userCancelled), forAPI: .purchase)

@@ -7,7 +7,7 @@ import TestSupport
 // The test shown in the README, kept here so the README's code compiles and passes.
 @Test("README: buy monthly, a month passes, the renewal arrives, a refund revokes")
 func monthlyRenewsThenRefundRevokes() async throws {
-    let shop = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")
+    let shop = ExampleShop.file
     let session = try TestSession(contentsOf: shop, bundleID: "com.example.shop")
     let phone = try await session.client(device: "phone")
     let monthly = try await phone.products(for: ["com.example.shop.plus.premium.monthly"])[0]

@@ -3,23 +3,13 @@ import OpenStoreKit
 import OpenStoreKitTesting
 import TestSupport
 
-/// The example shop (`Examples/Shop.storekit`) in a fresh test session, and its product identifiers.
-enum Shop {
-    static let file = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")
+typealias Shop = ExampleShop
 
+extension ExampleShop {
+    /// The example shop in a fresh test session.
     static func session() throws -> TestSession {
         try TestSession(contentsOf: file, bundleID: "com.example.shop")
     }
-
-    static let gems = "com.example.shop.gems.small"
-    static let potion = "com.example.shop.potion"
-    static let pro = "com.example.shop.pro"
-    static let wizard = "com.example.shop.character.wizard"
-    static let seasonPass = "com.example.shop.seasonpass"
-    static let premiumMonthly = "com.example.shop.plus.premium.monthly"
-    static let premiumYearly = "com.example.shop.plus.premium.yearly"
-    static let standardMonthly = "com.example.shop.plus.standard.monthly"
-    static let plusGroup = "21000001"
 }
 
 /// The first element of a sequence, or a failure after `seconds`.

@@ -16,7 +16,7 @@ struct SubscriptionClientTests {
         let transaction = try await monthly.purchase().verifiedTransaction()
         #expect(transaction.offer?.type == .introductory)
         #expect(transaction.offer?.paymentMode == .payAsYouGo)
-        #expect(transaction.subscriptionGroupID == Shop.plusGroup)
+        #expect(transaction.subscriptionGroupID == Shop.plus)
         #expect(!(await subscription.isEligibleForIntroOffer))
 
         let statuses = try await subscription.status
@@ -57,7 +57,7 @@ struct SubscriptionClientTests {
         let first = try await phone.purchase(productID: Shop.standardMonthly).verifiedTransaction()
         await first.finish()
         try await session.advance(to: try #require(first.expirationDate).addingTimeInterval(60))
-        var status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        var status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(status.state == .inGracePeriod)
         #expect(status.state.isEntitled)
         let grace = try status.renewalInfo.verifiedValue()
@@ -66,13 +66,13 @@ struct SubscriptionClientTests {
         #expect(try await collect(phone.currentEntitlements).count == 1)
 
         try await session.advance(to: graceEnd.addingTimeInterval(60))
-        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(status.state == .inBillingRetryPeriod)
         #expect(try await collect(phone.currentEntitlements).isEmpty)
 
         session.shouldEnterBillingRetryOnRenewal = false
         try await session.resolveIssueForTransaction(identifier: first.id)
-        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(status.state == .subscribed)
         #expect(try status.transaction.verifiedValue().id != first.id)
     }
@@ -83,10 +83,10 @@ struct SubscriptionClientTests {
         let phone = try await session.client(device: "phone")
         let first = try await phone.purchase(productID: Shop.premiumYearly).verifiedTransaction()
         try await session.disableAutoRenewForTransaction(identifier: first.id)
-        var status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        var status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(try status.renewalInfo.verifiedValue().willAutoRenew == false)
         try await session.advance(to: try #require(first.expirationDate).addingTimeInterval(1))
-        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(status.state == .expired)
         #expect(try status.renewalInfo.verifiedValue().expirationReason == .autoRenewDisabled)
     }
@@ -100,7 +100,7 @@ struct SubscriptionClientTests {
         try await session.refundTransaction(identifier: first.id)
         let revoked = try await firstElement(of: phone.transactionUpdates).verifiedValue()
         #expect(revoked.revocationDate != nil)
-        let status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plusGroup).first)
+        let status = try #require(try await phone.subscriptionStatuses(groupID: Shop.plus).first)
         #expect(status.state == .revoked)
         #expect(try await collect(phone.currentEntitlements).isEmpty)
     }
@@ -110,6 +110,6 @@ struct SubscriptionClientTests {
         let session = try Shop.session()
         let phone = try await session.client(device: "phone")
         try await session.setSimulatedError(.generic(.networkError), forAPI: .subscriptionStatus)
-        await #expect(throws: StoreKitError.self) { _ = try await phone.subscriptionStatuses(groupID: Shop.plusGroup) }
+        await #expect(throws: StoreKitError.self) { _ = try await phone.subscriptionStatuses(groupID: Shop.plus) }
     }
 }

@@ -74,7 +74,6 @@ struct VerificationTests {
     @Test("an altered payload is unverified with invalidSignature; garbage is dropped")
     func alteredPayload() async throws {
         let session = try Shop.session()
-        _ = try await session.client(device: "phone")
         let honest = try await session.client(device: "phone")
         _ = try await honest.purchase(productID: Shop.pro)
         let tampering = TamperingTransport(base: session.transport, tamper: VerificationTests.alterPayload)
@@ -92,7 +91,6 @@ struct VerificationTests {
         let trusted = try Shop.session()
         let foreign = try Shop.session()
         let phone = try await trusted.client(device: "phone")
-        _ = try await foreign.client(device: "phone")
         let foreignClient = try await foreign.client(device: "phone")
         let foreignJWS = try await foreignClient.purchase(productID: Shop.pro)
         guard case .success(let foreignResult) = foreignJWS else { Issue.record("expected success"); return }

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 struct CatalogTests {
-    static let shopURL = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")
+    static let shopURL = ExampleShop.file
 
     static func shop(locale: String? = nil, storefront: String? = nil) throws -> Catalog {
         let configuration = try StoreKitConfiguration.load(contentsOf: shopURL).configuration

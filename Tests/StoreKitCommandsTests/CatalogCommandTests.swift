@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 struct CatalogCommandTests {
-    static let shop = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit").path
+    static let shop = ExampleShop.file.path
 
     @Test("the table lists every product with its type, name, price and group")
     func table() async {

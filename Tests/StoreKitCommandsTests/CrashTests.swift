@@ -80,6 +80,6 @@ import StoreKitCatalog
 
 enum StoreKitConfigurationFixture {
     static func shop() throws -> StoreKitConfiguration {
-        try StoreKitConfiguration.load(contentsOf: SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")).configuration
+        try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration
     }
 }

@@ -6,7 +6,7 @@ import TestSupport
 
 /// The store commands, run in-process against a store directory.
 struct StoreCommandTests {
-    static let shop = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit").path
+    static let shop = ExampleShop.file.path
 
     static func makeStore(_ scratch: TemporaryDirectory, environment: String = "Sandbox") async throws -> String {
         let directory = scratch.path("store")
