@@ -83,3 +83,13 @@ public struct ArgumentScanner {
         }
     }
 }
+
+extension ArgumentScanner {
+    /// `--account NAME` and `--device NAME`, at least one of them: whose view of the store a command shows.
+    mutating func accountOrDevice() throws(ValidationError) -> (account: String?, device: String?) {
+        let account = try value("--account")
+        let device = try value("--device")
+        if account == nil, device == nil { throw ValidationError("name an --account or a --device") }
+        return (account, device)
+    }
+}

@@ -15,12 +15,10 @@ struct StatusCommand: Command {
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        account = try arguments.value("--account")
-        device = try arguments.value("--device")
+        (account, device) = try arguments.accountOrDevice()
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
         group = try arguments.positional("GROUP_ID")
-        if account == nil, device == nil { throw ValidationError("name an --account or a --device") }
     }
 
     func run(console: Console) async throws {
