@@ -27,7 +27,8 @@ final class SQLiteConnection: @unchecked Sendable {
             throw SQLiteError(code: status, message: message)
         }
         database = handle
-        sqlite3_busy_timeout(database, 5_000)
+        // Writers queue on the write lock; a long advance commits in chunks well below this.
+        sqlite3_busy_timeout(database, 60_000)
     }
 
     deinit {
@@ -55,11 +56,13 @@ final class SQLiteConnection: @unchecked Sendable {
         case integer(Int64)
         case text(String)
         case null
+
+        static func optionalText(_ text: String?) -> Value { text.map { .text($0) } ?? .null }
     }
 
     /// Runs one statement, reusing its prepared form, and returns its rows.
     @discardableResult
-    func query(_ sql: String, _ values: [Value] = [], row: ((Row) -> Void)? = nil) throws(SQLiteError) -> Int {
+    func query(_ sql: String, _ values: [Value] = [], row: (Row) -> Void = { _ in }) throws(SQLiteError) -> Int {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -81,7 +84,7 @@ final class SQLiteConnection: @unchecked Sendable {
             if status == SQLITE_DONE { break }
             guard status == SQLITE_ROW else { throw error(status) }
             count += 1
-            row?(Row(statement: statement))
+            row(Row(statement: statement))
         }
         return count
     }

@@ -1,22 +1,172 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import StoreKitCatalog
 import Synchronization
 
-/// The default ledger storage: one SQLite database file in WAL mode with full synchronous commits.
+/// The default ledger storage: one SQLite database file in WAL mode with full synchronous commits,
+/// shared by every process that opens the store.
 ///
-/// Every ``commit(_:)`` is one `BEGIN IMMEDIATE … COMMIT` transaction; with `synchronous=FULL` a
-/// commit that returned survives a crash or power loss, and one that threw left nothing behind.
-/// Records are stored as the App Store JSON of their Swift types, keyed by their identifiers, so the
-/// format follows the types without migrations for added optional fields.
+/// Every ``write(_:)`` is one `BEGIN IMMEDIATE … COMMIT` transaction, so writers in any process
+/// serialize on SQLite's write lock and each reads the others' committed work; with
+/// `synchronous=FULL` a commit that returned survives a crash or power loss, and one that threw left
+/// nothing behind. ``read(_:)`` runs in a read transaction: one consistent snapshot.
+///
+/// Records are stored as the App Store JSON of their Swift types, keyed by their identifiers, with
+/// the columns the views select on (account, original transaction, product, group, family source,
+/// next lifecycle event, feed device) beside them and indexed, so every view reads only its rows.
+/// Decoded rows are kept in a cache that is valid for one ledger version: the `version` meta row
+/// grows with every commit, and a transaction that finds another version than the cache's drops it.
 public final class SQLiteLedgerStorage: LedgerStorage {
-    private let connection: SQLiteConnection
-    /// Serialises every use of the connection.
-    private let lock = Mutex(())
+    private let state: Mutex<State>
     /// The database file.
     public let path: String
 
-    private static let schema = """
+    /// The table layout this code writes; stores written with layout 1 are converted when opened.
+    static let layoutVersion = 2
+
+    private struct State {
+        let connection: SQLiteConnection
+        let cache = RowCache()
+    }
+
+    /// Opens (or, with `create`, creates) the database at `path`.
+    ///
+    /// Opening never creates or changes a file that is not a store: a missing file, or one that is not
+    /// an SQLite database, is reported as ``AppStoreError/storage(_:)``. A store written by the
+    /// previous table layout is converted once, in one transaction.
+    public init(path: String, create: Bool) throws(AppStoreError) {
+        self.path = path
+        if !create, !FileManager.default.fileExists(atPath: path) {
+            throw .storage("\(path) does not exist")
+        }
+        let connection: SQLiteConnection
+        do {
+            connection = try SQLiteConnection(path: path, create: create)
+            // Reading the schema makes SQLite check the file header before anything is written.
+            try connection.query("SELECT count(*) FROM sqlite_master")
+            // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
+            // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
+            // writes of the same pages.
+            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
+        } catch {
+            throw .storage("\(path) is not a store database: \(error.message)")
+        }
+        do {
+            try Self.prepareLayout(connection, create: create)
+        } catch {
+            throw .storage("cannot prepare the ledger in \(path): \(error.message)")
+        }
+        state = Mutex(State(connection: connection))
+    }
+
+    // MARK: Units of work
+
+    public func read<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> Result) throws(AppStoreError) -> Result {
+        try transaction("reading the ledger", begin: "BEGIN") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
+            (nil, try body(reader))
+        }
+    }
+
+    public func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result {
+        try transaction("committing a change", begin: "BEGIN IMMEDIATE") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
+            let (changes, result) = try body(reader)
+            return (changes, result)
+        }
+    }
+
+    private func transaction<Result>(_ what: String, begin: String,
+                                     _ body: (Reader) throws(AppStoreError) -> (LedgerChanges?, Result)) throws(AppStoreError) -> Result {
+        // The result stays with the caller's task: it is handed out of the lock through this variable
+        // rather than as the lock's (sending) result.
+        var output: Result?
+        try state.withLock { (state: inout State) throws(AppStoreError) in
+            let connection = state.connection
+            let cache = state.cache
+            do throws(SQLiteError) {
+                try connection.query(begin)
+            } catch {
+                throw .storage("\(what) failed in \(path): \(error.message)")
+            }
+            var finished = false
+            defer { if !finished { _ = try? connection.query("ROLLBACK") } }
+            let version: Int64
+            do throws(SQLiteError) {
+                version = try Self.version(connection)
+            } catch {
+                throw .storage("\(what) failed in \(path): \(error.message)")
+            }
+            if cache.version != version { cache.reset(version: version) }
+            let reader = Reader(connection: connection, cache: cache, version: version, path: path)
+            let (changes, result) = try body(reader)
+            if let failure = reader.failure { throw failure }
+            do {
+                if let changes, !changes.isEmpty {
+                    try Self.apply(changes, version: version + 1, to: connection)
+                    try connection.query("COMMIT")
+                    finished = true
+                    cache.didCommit(changes, version: version + 1)
+                } else {
+                    try connection.query("COMMIT")
+                    finished = true
+                }
+            } catch let error as SQLiteError {
+                cache.reset(version: -1)
+                throw .storage("\(what) failed in \(path): \(error.message)")
+            } catch {
+                cache.reset(version: -1)
+                throw .storage("\(what) failed in \(path): \(error)")
+            }
+            output = result
+        }
+        return output!
+    }
+
+    // MARK: The lifecycle lease
+
+    public func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result? {
+        let lease = try FileLock(path: path + "-lifecycle.lock")
+        guard try lease.lock(wait: wait) else { return nil }
+        defer { lease.unlock() }
+        return try body()
+    }
+
+    // MARK: Outbox and checks
+
+    public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
+        try read { (reader) throws(AppStoreError) in
+            guard let reader = reader as? Reader else { return [] }
+            return try reader.notifications(after: sequence, limit: limit)
+        }
+    }
+
+    public func integrityProblems() throws(AppStoreError) -> [String] {
+        try state.withLock { (state: inout State) throws(AppStoreError) -> [String] in
+            let connection = state.connection
+            do throws(SQLiteError) {
+                var problems: [String] = []
+                try connection.query("PRAGMA integrity_check") { row in
+                    if let text = row.text(0), text != "ok" { problems.append(text) }
+                }
+                var duplicates = 0
+                try connection.query("SELECT count(*) - count(DISTINCT uuid) FROM notifications") { row in duplicates = Int(row.integer(0)) }
+                if duplicates > 0 { problems.append("\(duplicates) notification UUIDs appear more than once") }
+                var duplicateUpdates = 0
+                try connection.query("SELECT count(*) - count(DISTINCT sequence) FROM updates") { row in duplicateUpdates = Int(row.integer(0)) }
+                if duplicateUpdates > 0 { problems.append("\(duplicateUpdates) feed entries share a sequence number") }
+                return problems
+            } catch {
+                throw .storage("checking integrity failed in \(path): \(error.message)")
+            }
+        }
+    }
+}
+
+// MARK: - Layout
+
+extension SQLiteLedgerStorage {
+    /// The tables of layout 1, which layout 2 extends with indexed columns.
+    private static let baseTables = """
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS accounts (name TEXT PRIMARY KEY, record TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS devices (name TEXT PRIMARY KEY, record TEXT NOT NULL);
@@ -26,196 +176,203 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                                             transaction_id INTEGER NOT NULL, kind TEXT NOT NULL, signed_transaction TEXT NOT NULL,
                                             signed_renewal_info TEXT, renewal_state TEXT, group_id TEXT, created_ms INTEGER NOT NULL,
                                             delivered INTEGER NOT NULL DEFAULT 0);
-        CREATE INDEX IF NOT EXISTS updates_waiting ON updates(delivered, sequence);
         CREATE TABLE IF NOT EXISTS notifications (sequence INTEGER PRIMARY KEY, uuid TEXT NOT NULL, type TEXT NOT NULL,
                                                   subtype TEXT, transaction_id INTEGER, body TEXT NOT NULL,
                                                   created_ms INTEGER NOT NULL);
         """
 
-    /// Opens (or, with `create`, creates) the database at `path`.
-    ///
-    /// Opening never creates or changes a file that is not a store: a missing file, or one that is not
-    /// an SQLite database, is reported as ``AppStoreError/storage(_:)``.
-    public init(path: String, create: Bool) throws(AppStoreError) {
-        self.path = path
-        if !create, !FileManager.default.fileExists(atPath: path) {
-            throw .storage("\(path) does not exist")
-        }
-        do {
-            let connection = try SQLiteConnection(path: path, create: create)
-            // Reading the schema makes SQLite check the file header before anything is written.
-            try connection.query("SELECT count(*) FROM sqlite_master")
-            // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
-            // than SQLite's 1,000: a purchase writes several pages (its record and a signed
-            // notification), and rarer checkpoints fold repeated writes of the same pages.
-            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
-            if create { try connection.execute(Self.schema) }
-            self.connection = connection
+    /// What layout 2 adds: the columns views select on, and their indexes.
+    private static let layoutTwoColumns = """
+        ALTER TABLE accounts ADD COLUMN family_group TEXT;
+        ALTER TABLE devices ADD COLUMN account TEXT;
+        ALTER TABLE transactions ADD COLUMN original_id INTEGER;
+        ALTER TABLE transactions ADD COLUMN product_id TEXT;
+        ALTER TABLE transactions ADD COLUMN product_kind TEXT;
+        ALTER TABLE transactions ADD COLUMN group_id TEXT;
+        ALTER TABLE transactions ADD COLUMN family_source_id INTEGER;
+        ALTER TABLE transactions ADD COLUMN unfinished INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE transactions ADD COLUMN history INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE subscriptions ADD COLUMN account TEXT;
+        ALTER TABLE subscriptions ADD COLUMN group_id TEXT;
+        ALTER TABLE subscriptions ADD COLUMN family_source_id INTEGER;
+        ALTER TABLE subscriptions ADD COLUMN next_event_ms INTEGER;
+        """
+
+    private static let layoutTwoIndexes = """
+        CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
+        CREATE INDEX IF NOT EXISTS transactions_by_account ON transactions(account, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_account_product ON transactions(account, product_id, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_account_group ON transactions(account, group_id, id) WHERE group_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS transactions_by_original ON transactions(original_id, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_family_source ON transactions(family_source_id, id) WHERE family_source_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS transactions_entitlement_candidates ON transactions(account, id) WHERE product_kind <> 'consumable';
+        CREATE INDEX IF NOT EXISTS transactions_unfinished ON transactions(account, id) WHERE unfinished = 1;
+        CREATE INDEX IF NOT EXISTS transactions_history ON transactions(account, id) WHERE history = 1;
+        CREATE INDEX IF NOT EXISTS subscriptions_by_account ON subscriptions(account, group_id, original_id);
+        CREATE INDEX IF NOT EXISTS subscriptions_by_family_source ON subscriptions(family_source_id, original_id) WHERE family_source_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS subscriptions_due ON subscriptions(next_event_ms, original_id) WHERE next_event_ms IS NOT NULL;
+        DROP INDEX IF EXISTS updates_waiting;
+        CREATE INDEX IF NOT EXISTS updates_waiting_by_device ON updates(device, channel, sequence) WHERE delivered = 0;
+        CREATE INDEX IF NOT EXISTS updates_waiting_by_transaction ON updates(transaction_id) WHERE delivered = 0;
+        """
+
+    /// Creates the tables of a new store, or converts a store of layout 1, in one transaction.
+    private static func prepareLayout(_ connection: SQLiteConnection, create: Bool) throws(SQLiteError) {
+        var hasMeta = false
+        try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") { row in hasMeta = row.integer(0) > 0 }
+        guard hasMeta || create else { throw SQLiteError(code: 0, message: "the database holds no store") }
+        if hasMeta, try currentLayout(connection) >= layoutVersion { return }
+        try connection.query("BEGIN IMMEDIATE")
+        do throws(SQLiteError) {
+            try connection.execute(baseTables)
+            // Another process may have converted the store while this one waited for the lock.
+            if try currentLayout(connection) < layoutVersion {
+                try connection.execute(layoutTwoColumns)
+                try fillLayoutTwoColumns(connection)
+                try connection.execute(layoutTwoIndexes)
+                try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
+                var hasStore = false
+                try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
+                if hasStore { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
+            }
+            try connection.query("COMMIT")
         } catch {
-            throw .storage("\(path) is not a store database: \(error.message)")
+            _ = try? connection.query("ROLLBACK")
+            throw error
         }
     }
 
-    public func load() throws(AppStoreError) -> LedgerSnapshot? {
-        try run("reading the ledger") { connection throws(SQLiteError) in
-            var snapshot = LedgerSnapshot()
-            let hasMeta = try connection.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
-            guard hasMeta > 0 else { return nil }
-            try connection.query("SELECT key, value FROM meta") { row in
-                if let key = row.text(0), let value = row.text(1) { snapshot.meta[key] = value }
-            }
-            guard !snapshot.meta.isEmpty else { return nil }
+    private static func currentLayout(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+        var layout = 1
+        try connection.query("SELECT value FROM meta WHERE key = 'layout'") { row in layout = Int(row.text(0) ?? "") ?? 1 }
+        return layout
+    }
+
+    /// Layout 1 kept everything in the JSON records; layout 2 copies the selected fields into columns.
+    private static func fillLayoutTwoColumns(_ connection: SQLiteConnection) throws(SQLiteError) {
+        func decodeAll<T: Decodable>(_ sql: String, _ type: T.Type) throws(SQLiteError) -> [T] {
+            var records: [T] = []
             var failure: String?
-            func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
-                guard let text, let value = try? AppStoreJSON.decode(type, from: Data(text.utf8)) else {
+            try connection.query(sql) { row in
+                guard let text = row.text(0), let record = try? AppStoreJSON.decode(type, from: Data(text.utf8)) else {
                     failure = "a \(type) record cannot be read"
-                    return nil
-                }
-                return value
-            }
-            try connection.query("SELECT record FROM accounts") { row in
-                if let account = decode(StoreAccount.self, row.text(0)) { snapshot.accounts.append(account) }
-            }
-            try connection.query("SELECT record FROM devices") { row in
-                if let device = decode(StoreDevice.self, row.text(0)) { snapshot.devices.append(device) }
-            }
-            try connection.query("SELECT record FROM transactions ORDER BY id") { row in
-                if let transaction = decode(LedgerTransaction.self, row.text(0)) { snapshot.transactions.append(transaction) }
-            }
-            try connection.query("SELECT record FROM subscriptions") { row in
-                if let subscription = decode(SubscriptionRecord.self, row.text(0)) { snapshot.subscriptions.append(subscription) }
-            }
-            try connection.query("""
-                SELECT sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info, renewal_state,
-                       group_id, created_ms FROM updates WHERE delivered = 0 ORDER BY sequence
-                """) { row in
-                guard let device = row.text(1), let channel = row.text(2).flatMap(LedgerUpdate.Channel.init(rawValue:)),
-                      let kind = row.text(4).flatMap(LedgerUpdate.Kind.init(rawValue:)), let signed = row.text(5)
-                else {
-                    failure = "a feed entry cannot be read"
                     return
                 }
-                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(row.integer(3)), kind: kind,
-                                          signedTransaction: signed, date: AppStoreJSON.date(fromMilliseconds: row.integer(9)))
-                update.channel = channel
-                update.signedRenewalInfo = row.text(6)
-                update.renewalState = row.text(7).flatMap(SubscriptionRecord.State.init(rawValue:))
-                update.subscriptionGroupID = row.text(8)
-                snapshot.pendingUpdates.append(update)
+                records.append(record)
             }
             if let failure { throw SQLiteError(code: 0, message: failure) }
-            return snapshot
+            return records
+        }
+        for account in try decodeAll("SELECT record FROM accounts", StoreAccount.self) {
+            try connection.query("UPDATE accounts SET family_group = ?2 WHERE name = ?1", [.text(account.name), .optionalText(account.familyGroup)])
+        }
+        for device in try decodeAll("SELECT record FROM devices", StoreDevice.self) {
+            try connection.query("UPDATE devices SET account = ?2 WHERE name = ?1", [.text(device.name), .text(device.account)])
+        }
+        for transaction in try decodeAll("SELECT record FROM transactions", LedgerTransaction.self) {
+            try connection.query(Columns.transactionUpdate, Columns.transactionValues(transaction))
+        }
+        for subscription in try decodeAll("SELECT record FROM subscriptions", SubscriptionRecord.self) {
+            try connection.query(Columns.subscriptionUpdate, Columns.subscriptionValues(subscription))
         }
     }
 
-    public func commit(_ changes: LedgerChanges) throws(AppStoreError) {
-        var rows: [(String, [SQLiteConnection.Value])] = []
+    static func version(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
+        var version: Int64 = 0
+        try connection.query("SELECT value FROM meta WHERE key = 'version'") { row in version = Int64(row.text(0) ?? "") ?? 0 }
+        return version
+    }
+
+    // MARK: Writing rows
+
+    private static func apply(_ changes: LedgerChanges, version: Int64, to connection: SQLiteConnection) throws {
+        try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?1)", [.text(String(version))])
         for (key, value) in changes.meta {
-            rows.append(("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [.text(key), .text(value)]))
+            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [.text(key), .text(value)])
         }
         for account in changes.accounts.values {
-            rows.append(("INSERT OR REPLACE INTO accounts (name, record) VALUES (?1, ?2)", [.text(account.name), .text(try encode(account))]))
+            try connection.query("INSERT OR REPLACE INTO accounts (name, family_group, record) VALUES (?1, ?2, ?3)",
+                                 [.text(account.name), .optionalText(account.familyGroup), .text(try encode(account))])
         }
         for device in changes.devices.values {
-            rows.append(("INSERT OR REPLACE INTO devices (name, record) VALUES (?1, ?2)", [.text(device.name), .text(try encode(device))]))
+            try connection.query("INSERT OR REPLACE INTO devices (name, account, record) VALUES (?1, ?2, ?3)",
+                                 [.text(device.name), .text(device.account), .text(try encode(device))])
+        }
+        if changes.deletesEveryTransaction {
+            try connection.execute("DELETE FROM transactions; DELETE FROM subscriptions; DELETE FROM updates WHERE delivered = 0;")
         }
         for id in changes.deletedTransactions.sorted() {
-            rows.append(("DELETE FROM transactions WHERE id = ?1", [.integer(Int64(id))]))
-            rows.append(("DELETE FROM updates WHERE transaction_id = ?1 AND delivered = 0", [.integer(Int64(id))]))
+            try connection.query("DELETE FROM transactions WHERE id = ?1", [.integer(Int64(id))])
+            try connection.query("DELETE FROM updates WHERE transaction_id = ?1 AND delivered = 0", [.integer(Int64(id))])
         }
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
-            rows.append(("INSERT OR REPLACE INTO transactions (id, account, record) VALUES (?1, ?2, ?3)",
-                         [.integer(Int64(transaction.id)), .text(transaction.account), .text(try encode(transaction))]))
+            try connection.query(Columns.transactionInsert, Columns.transactionValues(transaction) + [.text(try encode(transaction))])
         }
         for id in changes.deletedSubscriptions.sorted() {
-            rows.append(("DELETE FROM subscriptions WHERE original_id = ?1", [.integer(Int64(id))]))
+            try connection.query("DELETE FROM subscriptions WHERE original_id = ?1", [.integer(Int64(id))])
         }
         for subscription in changes.subscriptions.values {
-            rows.append(("INSERT OR REPLACE INTO subscriptions (original_id, record) VALUES (?1, ?2)",
-                         [.integer(Int64(subscription.originalTransactionID)), .text(try encode(subscription))]))
+            try connection.query(Columns.subscriptionInsert, Columns.subscriptionValues(subscription) + [.text(try encode(subscription))])
         }
         for update in changes.appendedUpdates {
-            rows.append(("""
+            try connection.query("""
                 INSERT INTO updates (sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info,
                                      renewal_state, group_id, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                 """, [.integer(update.sequence), .text(update.device), .text(update.channel.rawValue), .integer(Int64(update.transactionID)),
-                      .text(update.kind.rawValue), .text(update.signedTransaction), update.signedRenewalInfo.map { .text($0) } ?? .null,
-                      update.renewalState.map { .text($0.rawValue) } ?? .null, update.subscriptionGroupID.map { .text($0) } ?? .null,
-                      .integer(AppStoreJSON.milliseconds(from: update.date))]))
+                      .text(update.kind.rawValue), .text(update.signedTransaction), .optionalText(update.signedRenewalInfo),
+                      .optionalText(update.renewalState?.rawValue), .optionalText(update.subscriptionGroupID),
+                      .integer(AppStoreJSON.milliseconds(from: update.date))])
         }
         for sequence in changes.deliveredUpdates {
-            rows.append(("UPDATE updates SET delivered = 1 WHERE sequence = ?1", [.integer(sequence)]))
+            try connection.query("UPDATE updates SET delivered = 1 WHERE sequence = ?1", [.integer(sequence)])
         }
         for notification in changes.appendedNotifications {
-            rows.append(("""
+            try connection.query("""
                 INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms)
                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
                 """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
-                      notification.subtype.map { .text($0.rawValue) } ?? .null, notification.transactionID.map { .integer(Int64($0)) } ?? .null,
+                      .optionalText(notification.subtype?.rawValue), notification.transactionID.map { .integer(Int64($0)) } ?? .null,
                       .text(String(decoding: notification.body.appStoreJSONData(), as: UTF8.self)),
-                      .integer(AppStoreJSON.milliseconds(from: notification.date))]))
-        }
-        try run("committing a change") { connection throws(SQLiteError) in
-            try connection.query("BEGIN IMMEDIATE")
-            do throws(SQLiteError) {
-                for (sql, values) in rows { try connection.query(sql, values) }
-                try connection.query("COMMIT")
-            } catch {
-                _ = try? connection.query("ROLLBACK")
-                throw error
-            }
+                      .integer(AppStoreJSON.milliseconds(from: notification.date))])
         }
     }
 
-    public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
-        try run("reading the outbox") { connection throws(SQLiteError) in
-            var result: [NotificationRecord] = []
-            var failure: String?
-            try connection.query("""
-                SELECT sequence, uuid, type, subtype, transaction_id, body, created_ms FROM notifications
-                WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
-                """, [.integer(sequence), .integer(Int64(min(limit, Int(Int64.max))))]) { row in
-                guard failure == nil else { return }
-                guard let uuid = row.text(1), let type = row.text(2), let text = row.text(5),
-                      let body = try? AppStoreJSON.decode(NotificationRecord.Body.self, from: Data(text.utf8)) else {
-                    failure = "notification \(row.integer(0)) cannot be read"
-                    return
-                }
-                result.append(NotificationRecord(
-                    sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
-                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(row.integer(4)),
-                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction))
-            }
-            if let failure { throw SQLiteError(code: 0, message: failure) }
-            return result
-        }
+    private static func encode<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try AppStoreJSON.encode(value), as: UTF8.self)
     }
 
+    /// The indexed columns of the transaction and subscription tables.
+    enum Columns {
+        static let transactionInsert = """
+            INSERT OR REPLACE INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
+                                                 unfinished, history, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+            """
+        static let transactionUpdate = """
+            UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
+                                    family_source_id = ?7, unfinished = ?8, history = ?9 WHERE id = ?1
+            """
 
-    public func integrityProblems() throws(AppStoreError) -> [String] {
-        try run("checking integrity") { connection throws(SQLiteError) in
-            var problems: [String] = []
-            try connection.query("PRAGMA integrity_check") { row in
-                if let text = row.text(0), text != "ok" { problems.append(text) }
-            }
-            var duplicates = 0
-            try connection.query("SELECT count(*) - count(DISTINCT uuid) FROM notifications") { row in duplicates = Int(row.integer(0)) }
-            if duplicates > 0 { problems.append("\(duplicates) notification UUIDs appear more than once") }
-            return problems
+        static func transactionValues(_ transaction: LedgerTransaction) -> [SQLiteConnection.Value] {
+            let unfinished = transaction.isPurchased && !transaction.isFinished
+            let history = transaction.isPurchased && !(transaction.productKind == .consumable && transaction.isFinished)
+            return [.integer(Int64(transaction.id)), .text(transaction.account), .integer(Int64(transaction.originalID)),
+                    .text(transaction.productID), .text(transaction.productKind.rawValue), .optionalText(transaction.subscriptionGroupID),
+                    transaction.familySourceID.map { .integer(Int64($0)) } ?? .null, .integer(unfinished ? 1 : 0), .integer(history ? 1 : 0)]
         }
-    }
 
-    private func run<T>(_ what: String, _ body: (SQLiteConnection) throws(SQLiteError) -> T) throws(AppStoreError) -> T {
-        do {
-            return try lock.withLock { _ throws(SQLiteError) in try body(connection) }
-        } catch {
-            throw .storage("\(what) failed in \(path): \(error.message)")
-        }
-    }
+        static let subscriptionInsert = """
+            INSERT OR REPLACE INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, record)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            """
+        static let subscriptionUpdate = """
+            UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5 WHERE original_id = ?1
+            """
 
-    private func encode<T: Encodable>(_ value: T) throws(AppStoreError) -> String {
-        do { return String(decoding: try AppStoreJSON.encode(value), as: UTF8.self) } catch {
-            throw .storage("cannot encode a \(T.self) record: \(error)")
+        static func subscriptionValues(_ record: SubscriptionRecord) -> [SQLiteConnection.Value] {
+            [.integer(Int64(record.originalTransactionID)), .text(record.account), .text(record.groupID),
+             record.familySourceID.map { .integer(Int64($0)) } ?? .null,
+             record.nextEventDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
         }
     }
 }

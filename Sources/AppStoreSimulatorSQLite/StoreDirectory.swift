@@ -62,9 +62,11 @@ public enum StoreDirectory {
             let clock: any StoreClock = clockMode == .manual ? ManualStoreClock(startingAt: start) : SystemStoreClock()
             let store = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
                                                      storage: storage, clock: clock, identifiers: identifiers)
-            var changes = LedgerChanges()
-            changes.meta[clockModeKey] = clockMode.rawValue
-            try storage.commit(changes)
+            try storage.write { _ in
+                var changes = LedgerChanges()
+                changes.meta[clockModeKey] = clockMode.rawValue
+                return (changes, ())
+            }
             return store
         } catch {
             for url in created.reversed() {
@@ -90,8 +92,7 @@ public enum StoreDirectory {
             throw .storage("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`")
         }
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
-        guard let snapshot = try storage.load() else { throw .storage("\(database.path) holds no store") }
-        let mode = ClockMode(rawValue: snapshot.meta[clockModeKey] ?? "manual") ?? .manual
+        let mode = try clockMode(in: storage)
         let authority: CertificateAuthority
         do { authority = try CertificateAuthority.load(from: authorityURL(in: directory)) } catch {
             throw .storage("the store's certificate authority is damaged: \(error)")
@@ -102,7 +103,18 @@ public enum StoreDirectory {
 
     /// The clock mode a store directory was created with.
     public static func clockMode(at directory: URL) throws(AppStoreError) -> ClockMode {
-        let storage = try SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false)
-        return ClockMode(rawValue: try storage.load()?.meta[clockModeKey] ?? "manual") ?? .manual
+        try clockMode(in: SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false))
+    }
+
+    private static func clockMode(in storage: SQLiteLedgerStorage) throws(AppStoreError) -> ClockMode {
+        let text = try storage.read { (reader) throws(AppStoreError) -> String? in
+            guard reader.meta("identity") != nil else { throw .storage("\(storage.path) holds no store") }
+            return reader.meta(clockModeKey)
+        }
+        guard let text else { return .manual }
+        guard let mode = ClockMode(rawValue: text) else {
+            throw .storage("the store's clock mode \"\(text)\" is damaged; it is manual or real")
+        }
+        return mode
     }
 }

@@ -18,7 +18,7 @@ struct SimulatedErrorTests {
         default: failure = .generic(.networkError)
         }
         try await test.store.setSimulatedError(failure, forAPI: api)
-        #expect(await test.store.simulatedError(forAPI: api) == failure)
+        #expect(try await test.store.simulatedError(forAPI: api) == failure)
         let store = test.store
         let expected = failure.error(for: api)
         switch api {
@@ -42,7 +42,7 @@ struct SimulatedErrorTests {
             await #expect(throws: expected) { try await store.checkSimulatedFailure(api) }
         }
         try await store.setSimulatedError(nil, forAPI: api)
-        #expect(await store.simulatedError(forAPI: api) == nil)
+        #expect(try await store.simulatedError(forAPI: api) == nil)
     }
 
     @Test("a simulated user cancellation is a cancelled purchase, not an error")
@@ -67,12 +67,12 @@ struct SimulatedErrorTests {
                 .init(name: "Load Products", enabled: false, current: .object(["index": .integer(2), "type": .string("generic")])),
             ]
         }
-        #expect(await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
-        #expect(await test.store.simulatedError(forAPI: .loadProducts) == nil)
+        #expect(try await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
+        #expect(try await test.store.simulatedError(forAPI: .loadProducts) == nil)
         try await test.store.setSimulatedError(nil, forAPI: .purchase)
-        #expect(await test.store.simulatedError(forAPI: .purchase) == nil)
+        #expect(try await test.store.simulatedError(forAPI: .purchase) == nil)
         try await test.store.resetToDefaultState()
-        #expect(await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
+        #expect(try await test.store.simulatedError(forAPI: .purchase) == .purchase(.productUnavailable))
     }
 
     @Test("the legacy fail-transactions switch fails every purchase with its error")

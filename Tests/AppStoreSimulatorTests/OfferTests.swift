@@ -16,14 +16,14 @@ struct OfferTests {
     @Test("the introductory offer applies by itself once per group: free trial, then the regular price")
     func introductoryFreeTrial() async throws {
         let test = try TestStore()
-        #expect(await test.store.isEligibleForIntroOffer(groupID: Shop.plus, account: "alice"))
+        #expect(try await test.store.isEligibleForIntroOffer(groupID: Shop.plus, account: "alice"))
         let trial = try test.verified(try await test.buy(Shop.premiumYearly))
         #expect(trial.offerType == .introductoryOffer && trial.offerDiscountType == .freeTrial && trial.offerIdentifier == nil)
         #expect(trial.offerPeriod == "P2W" && trial.price == 0)
         #expect(trial.expiresDate == TestStore.start.addingTimeInterval(14 * day))
-        #expect(await !test.store.isEligibleForIntroOffer(groupID: Shop.plus, account: "alice"))
+        #expect(try await !test.store.isEligibleForIntroOffer(groupID: Shop.plus, account: "alice"))
         try await test.store.advanceTime(by: 15 * day)
-        let renewal = try #require(await test.store.ledgerTransactions(account: "alice").last)
+        let renewal = try #require(try await test.store.ledgerTransactions(account: "alice").last)
         #expect(renewal.offer == nil && renewal.price == 99_990)
         #expect(renewal.expirationDate == date("2027-01-15T00:00:00Z"))
     }
@@ -34,7 +34,7 @@ struct OfferTests {
         let first = try test.verified(try await test.buy(Shop.premiumMonthly))
         #expect(first.offerDiscountType == .payAsYouGo && first.price == 4_990 && first.offerPeriod == "P3M")
         try await test.store.advanceTime(by: 100 * day)
-        let prices = await test.store.ledgerTransactions(account: "alice").map(\.price)
+        let prices = try await test.store.ledgerTransactions(account: "alice").map(\.price)
         #expect(prices == [4_990, 4_990, 4_990, 9_990])
         let upFront = try TestStore()
         let standard = try upFront.verified(try await upFront.buy(Shop.standardMonthly))
@@ -112,7 +112,7 @@ struct OfferTests {
         let status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "phone").first)
         #expect(status.renewalInfo.offerType == .subscriptionOfferCode && status.renewalInfo.offerIdentifier == "FRIENDS-MONTH")
         try await test.store.advanceTime(by: 15 * day)
-        let coded = try #require(await test.store.ledgerTransactions(account: "alice").last)
+        let coded = try #require(try await test.store.ledgerTransactions(account: "alice").last)
         #expect(coded.offer?.type == .subscriptionOfferCode && coded.offer?.id == "FRIENDS-MONTH" && coded.price == 0)
         await #expect {
             try await test.buy(Shop.standardMonthly, account: "bob", device: "bob-phone", offer: .code(referenceName: "HALF-PRICE"))
@@ -129,7 +129,7 @@ struct OfferTests {
         _ = try await test.buy(Shop.standardMonthly, offer: .code(referenceName: "HALF-PRICE"))
         #expect(try await test.notificationKinds().last == "OFFER_REDEEMED")
         try await test.store.advanceTime(by: 250 * day)
-        let prices = await test.store.ledgerTransactions(account: "alice").map(\.price)
+        let prices = try await test.store.ledgerTransactions(account: "alice").map(\.price)
         #expect(prices == [9_990, 2_990, 2_990, 4_990])
     }
 
@@ -187,13 +187,13 @@ struct SubscriptionControlTests {
                                                                     purchaseDate: date("2026-01-10T00:00:00Z")))
         guard case .success(let original) = outcome else { throw TestFailure("expected success") }
         #expect(original.transaction.purchaseDate == date("2026-01-10T00:00:00Z"))
-        let transactions = await test.store.ledgerTransactions(account: "alice")
+        let transactions = try await test.store.ledgerTransactions(account: "alice")
         #expect(transactions.map(\.purchaseDate) == ["2026-01-10", "2026-02-10", "2026-03-10", "2026-04-10"].map { date("\($0)T00:00:00Z") })
         #expect(transactions.allSatisfy { !$0.isFinished })
         let cancelled = try await test.store.purchase(PurchaseRequest(productID: Shop.newsPlus, account: "bob", device: nil,
                                                                       purchaseDate: date("2026-01-10T00:00:00Z"), renewalBehavior: .cancelImmediately))
         guard case .success = cancelled else { throw TestFailure("expected success") }
-        #expect(await test.store.ledgerTransactions(account: "bob").count == 1)
+        #expect(try await test.store.ledgerTransactions(account: "bob").count == 1)
         #expect(try await test.store.subscriptionStatuses(groupID: Shop.news, account: "bob").first?.state == .expired)
     }
 
@@ -203,11 +203,11 @@ struct SubscriptionControlTests {
         _ = try await test.buy(Shop.newsLite)
         test.clock.set(to: TestStore.start.addingTimeInterval(5 * day))
         try await test.store.forceRenewalOfSubscription(productID: Shop.newsLite, account: "alice")
-        let renewed = try #require(await test.store.ledgerTransactions(account: "alice").last)
+        let renewed = try #require(try await test.store.ledgerTransactions(account: "alice").last)
         #expect(renewed.reason == .renewal && renewed.purchaseDate == TestStore.start.addingTimeInterval(5 * day))
-        #expect(await test.store.ledgerTransaction(0)?.expirationDate == TestStore.start.addingTimeInterval(5 * day))
+        #expect(try await test.store.ledgerTransaction(0)?.expirationDate == TestStore.start.addingTimeInterval(5 * day))
         try await test.store.extendRenewalDate(originalTransactionID: 0, days: 10)
-        let extended = try #require(await test.store.ledgerTransactions(account: "alice").last)
+        let extended = try #require(try await test.store.ledgerTransactions(account: "alice").last)
         #expect(extended.expirationDate == date("2026-02-16T00:00:00Z"))
         await #expect(throws: AppStoreError.self) { try await test.store.extendRenewalDate(originalTransactionID: 0, days: 91) }
         try await test.store.expireSubscription(productID: Shop.newsLite, account: "alice")

@@ -36,7 +36,7 @@ struct PurchaseTests {
         #expect(payload.originalPurchaseDate == TestStore.start)
         #expect(payload.signedDate == TestStore.start)
         #expect(payload.expiresDate == nil && payload.webOrderLineItemId == nil && payload.revocationDate == nil)
-        let device = try #require(await test.store.allDevices.first { $0.name == "phone" })
+        let device = try #require(try await test.store.allDevices().first { $0.name == "phone" })
         #expect(DeviceVerification.matches(payload.deviceVerification, nonce: payload.deviceVerificationNonce, deviceVerificationID: device.deviceVerificationID))
     }
 
@@ -62,7 +62,7 @@ struct PurchaseTests {
             guard case .purchase(let code, _) = error as? AppStoreError else { return false }
             return code == expected
         }
-        #expect(await test.store.ledgerTransactions().isEmpty)
+        #expect(try await test.store.ledgerTransactions().isEmpty)
     }
 
     @Test("buying a non-consumable already owned gives it back free, with no new transaction or charge")
@@ -71,7 +71,7 @@ struct PurchaseTests {
         let first = try await test.buy(Self.pro)
         let again = try await test.buy(Self.pro, device: "tablet")
         #expect(again.transaction.id == first.transaction.id)
-        #expect(await test.store.ledgerTransactions().count == 1)
+        #expect(try await test.store.ledgerTransactions().count == 1)
         #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE"])
     }
 
@@ -115,7 +115,7 @@ struct PurchaseTests {
         #expect(tablet.map(\.transactionID) == [bought.transaction.id])
         #expect(tablet.first?.kind == .purchase)
         let payload = try test.verifier.verifyAndDecodeTransaction(tablet[0].signedTransaction)
-        let tabletDevice = try #require(await test.store.allDevices.first { $0.name == "tablet" })
+        let tabletDevice = try #require(try await test.store.allDevices().first { $0.name == "tablet" })
         #expect(DeviceVerification.matches(payload.deviceVerification, nonce: payload.deviceVerificationNonce, deviceVerificationID: tabletDevice.deviceVerificationID))
         #expect(try await test.store.takeUpdates(device: "tablet").isEmpty)
         #expect(try await test.store.launch(device: "phone") == 1)
@@ -148,7 +148,7 @@ struct PurchaseTests {
         guard case .pending(let id, .askToBuy) = outcome else { throw TestFailure("expected pending, got \(outcome)") }
         #expect(try await test.store.allTransactions(device: "ipad").isEmpty)
         #expect(try await test.notificationKinds().isEmpty)
-        #expect(await test.store.allTestTransactions().first?.pendingAskToBuyConfirmation == true)
+        #expect(try await test.store.allTestTransactions().first?.pendingAskToBuyConfirmation == true)
         try await test.store.approveAskToBuyTransaction(id)
         let delivered = try await test.store.takeUpdates(device: "ipad")
         #expect(delivered.map(\.kind) == [.approval])
@@ -169,7 +169,7 @@ struct PurchaseTests {
         try await test.store.updateSettings { $0.interruptedPurchasesEnabled = true }
         let outcome = try await test.store.purchase(PurchaseRequest(productID: Self.gems, account: "alice", device: "phone"))
         guard case .pending(let id, .interrupted) = outcome else { throw TestFailure("expected interrupted, got \(outcome)") }
-        #expect(await test.store.allTestTransactions().first?.hasPurchaseIssue == true)
+        #expect(try await test.store.allTestTransactions().first?.hasPurchaseIssue == true)
         try await test.store.resolveIssueForTransaction(id)
         #expect(try await test.store.takeUpdates(device: "phone").map(\.kind) == [.resolution])
         #expect(TestStore.ids(try await test.store.allTransactions(device: "phone")) == [id])
@@ -202,7 +202,7 @@ struct PurchaseTests {
         #expect(notifications.map(\.type) == [.oneTimeCharge, .consumptionRequest, .refund])
         let request = try test.verifier.verifyAndDecodeNotification(notifications[1].signedPayload)
         #expect(request.data?.consumptionRequestReason == .fulfillmentIssue)
-        #expect(await test.store.ledgerTransaction(gems.transaction.id)?.revocation?.reason == .refundedDueToIssue)
+        #expect(try await test.store.ledgerTransaction(gems.transaction.id)?.revocation?.reason == .refundedDueToIssue)
     }
 
     @Test("deleting a transaction removes it everywhere and re-enables the purchase; clearing removes all")
@@ -215,7 +215,7 @@ struct PurchaseTests {
         #expect(again.transaction.id == 1)
         _ = try await test.buy(Self.gems)
         try await test.store.clearTransactions()
-        #expect(await test.store.ledgerTransactions().isEmpty)
+        #expect(try await test.store.ledgerTransactions().isEmpty)
         await #expect(throws: AppStoreError.self) { try await test.store.deleteTransaction(1) }
     }
 
@@ -230,7 +230,7 @@ struct PurchaseTests {
         let japanese = try test.verified(try await test.buy(Self.gems, account: "taro", device: "iphone"))
         #expect(japanese.storefront == "JPN" && japanese.currency == "JPY")
         try await test.store.resetToDefaultState()
-        #expect(await test.store.settings.storefront == "USA")
+        #expect(try await test.store.currentSettings().storefront == "USA")
         #expect(try await test.store.products(for: [Self.pro]).first?.displayPrice == "$9.99")
     }
 
@@ -261,7 +261,7 @@ struct PurchaseTests {
         let test = try TestStore()
         test.storage.failNextCommits(1)
         await #expect(throws: AppStoreError.storage("simulated commit failure")) { try await test.buy(Self.gems) }
-        #expect(await test.store.ledgerTransactions().isEmpty)
+        #expect(try await test.store.ledgerTransactions().isEmpty)
         #expect(try await test.store.notifications().isEmpty)
         let bought = try await test.buy(Self.gems)
         #expect(bought.transaction.id == 0)
@@ -276,9 +276,9 @@ struct PurchaseTests {
         try await test.store.finish(0)
         let clock = ManualStoreClock(startingAt: .distantPast)
         let reopened = try SimulatedAppStore.open(storage: test.storage, authority: TestStore.authority, clock: clock)
-        #expect(await reopened.ledgerTransactions().map(\.id) == [0])
-        #expect(await reopened.settings.askToBuyEnabled)
+        #expect(try await reopened.ledgerTransactions().map(\.id) == [0])
+        #expect(try await reopened.currentSettings().askToBuyEnabled)
         #expect(clock.now() == TestStore.start.addingTimeInterval(86_400))
-        #expect(await reopened.ledgerTransaction(0)?.isFinished == true)
+        #expect(try await reopened.ledgerTransaction(0)?.isFinished == true)
     }
 }

@@ -52,14 +52,14 @@ struct LedgerStorageTests {
         try await store.setFamilyGroup("smiths", for: "alice")
         try await store.advanceTime(by: 40 * day)
         _ = try await store.takeUpdates(device: "tablet", limit: 1)
-        let before = await (store.ledgerTransactions(), store.subscriptionRecords(), store.waitingUpdates(device: "tablet"),
-                            try store.notifications(), store.allAccounts, store.allDevices)
+        let before = try await (store.ledgerTransactions(), store.subscriptionRecords(), store.waitingUpdates(device: "tablet"),
+                                store.notifications(), store.allAccounts(), store.allDevices())
 
         let reopenedClock = ManualStoreClock(startingAt: .distantPast)
         let reopened = try SimulatedAppStore.open(storage: backend == .memory ? storage : try SQLiteLedgerStorage(
             path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: false), authority: TestStore.authority, clock: reopenedClock)
-        let after = await (reopened.ledgerTransactions(), reopened.subscriptionRecords(), reopened.waitingUpdates(device: "tablet"),
-                           try reopened.notifications(), reopened.allAccounts, reopened.allDevices)
+        let after = try await (reopened.ledgerTransactions(), reopened.subscriptionRecords(), reopened.waitingUpdates(device: "tablet"),
+                               reopened.notifications(), reopened.allAccounts(), reopened.allDevices())
         #expect(after.0 == before.0)
         #expect(after.1 == before.1)
         #expect(after.2 == before.2)
@@ -110,7 +110,7 @@ struct LedgerStorageTests {
                                               clockMode: .manual, start: TestStore.start)
         _ = try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone"))
         let reopened = try StoreDirectory.open(at: directory)
-        #expect(await reopened.ledgerTransactions().count == 1)
+        #expect(try await reopened.ledgerTransactions().count == 1)
         #expect(reopened.rootCertificate == store.rootCertificate)
         #expect(try StoreDirectory.clockMode(at: directory) == .manual)
         #expect(throws: AppStoreError.self) {

@@ -46,7 +46,7 @@ struct SubscriptionLifecycleTests {
         _ = try await test.buy(Shop.newsLite)
         let played = try await test.store.advanceTime(by: 365 * day)
         #expect(played == 12)
-        let transactions = await test.store.ledgerTransactions(account: "alice")
+        let transactions = try await test.store.ledgerTransactions(account: "alice")
         #expect(transactions.count == 13)
         #expect(transactions.allSatisfy { $0.originalID == 0 })
         #expect(transactions.dropFirst().allSatisfy { $0.reason == .renewal })
@@ -69,7 +69,7 @@ struct SubscriptionLifecycleTests {
         test.clock.set(to: date("2026-01-31T12:00:00Z"))
         _ = try await test.buy(Shop.newsLite)
         try await test.store.advanceTime(to: date("2026-04-01T00:00:00Z"))
-        let expirations = await test.store.ledgerTransactions(account: "alice").compactMap(\.expirationDate)
+        let expirations = try await test.store.ledgerTransactions(account: "alice").compactMap(\.expirationDate)
         #expect(expirations == [date("2026-02-28T12:00:00Z"), date("2026-03-31T12:00:00Z"), date("2026-04-30T12:00:00Z")])
     }
 
@@ -155,7 +155,7 @@ struct SubscriptionLifecycleTests {
         let refund = try test.verifier.verifyAndDecodeNotification(try #require(try await test.store.notifications().last).signedPayload)
         #expect(refund.data?.status == .revoked)
         try await test.store.advanceTime(by: 60 * day)
-        #expect(await test.store.ledgerTransactions().count == 1)
+        #expect(try await test.store.ledgerTransactions().count == 1)
     }
 }
 
@@ -169,7 +169,7 @@ struct LevelChangeTests {
         #expect(upgraded.transaction.productID == Shop.premiumMonthly)
         #expect(upgraded.transaction.originalID == 0)
         #expect(upgraded.transaction.purchaseDate == TestStore.start.addingTimeInterval(10 * day))
-        #expect(await test.store.ledgerTransaction(0)?.isUpgraded == true)
+        #expect(try await test.store.ledgerTransaction(0)?.isUpgraded == true)
         #expect(try await test.store.currentEntitlements(device: "phone").map(\.transaction.productID) == [Shop.premiumMonthly])
         #expect(try await test.notificationKinds() == ["SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_PREF/UPGRADE"])
         let old = try #require(try await test.store.takeUpdates(device: "phone").first { $0.transactionID == 0 })

@@ -40,7 +40,7 @@ struct YearScenarioTests {
         #expect(status.renewalInfo.productId == Shop.premiumMonthly && status.renewalInfo.autoRenewProductId == Shop.standardMonthly)
         // December 15: the December 10 renewal is refunded; the subscription is revoked.
         try await store.advanceTime(to: date("2026-12-15T00:00:00Z"))
-        let december = try #require(await store.ledgerTransactions(account: "alice").last)
+        let december = try #require(try await store.ledgerTransactions(account: "alice").last)
         #expect(december.productID == Shop.standardMonthly && december.purchaseDate == date("2026-12-10T00:00:00Z"))
         try await store.refundTransaction(december.id, reason: .refundedDueToIssue)
         try await store.advanceTime(to: date("2027-01-01T00:00:00Z"))
@@ -48,7 +48,7 @@ struct YearScenarioTests {
         #expect(status.state == .revoked)
         #expect(try await store.currentEntitlements(device: "phone").isEmpty)
 
-        let transactions = await store.ledgerTransactions(account: "alice")
+        let transactions = try await store.ledgerTransactions(account: "alice")
         // Jan 1 buy, Jul 5 recovery, Aug 1 renewal, Aug 10 upgrade, Sep 10 and Oct 10 renewals,
         // Nov 10 and Dec 10 renewals as standard after the downgrade.
         #expect(transactions.map(\.productID) == [Shop.standardMonthly, Shop.standardMonthly, Shop.standardMonthly, Shop.premiumMonthly,

@@ -46,7 +46,7 @@ struct CrashTests {
         #expect(acknowledged.count > 20)
         #expect(Set(acknowledged).count == acknowledged.count, "an identifier was acknowledged twice")
         let store = try StoreDirectory.open(at: directory)
-        let ledger = await store.ledgerTransactions()
+        let ledger = try await store.ledgerTransactions()
         let ids = ledger.map(\.id)
         #expect(Set(ids).count == ids.count)
         #expect(Set(acknowledged).isSubset(of: Set(ids)), "acknowledged purchases are missing: \(Set(acknowledged).subtracting(ids).sorted().prefix(5))")

@@ -1,23 +1,15 @@
+import AppStoreModels
 import Foundation
 import Synchronization
 
 /// A ledger storage that keeps everything in memory: fast, isolated, gone with the process.
 ///
-/// It is the reference implementation of ``LedgerStorage`` and what tests use. ``failNextCommits(_:)``
-/// lets a test check that a failed commit leaves the store unchanged.
+/// It is the reference implementation of ``LedgerStorage`` and what tests use: the same units of
+/// work and the same indexes as the SQLite storage, behind one lock. ``failNextCommits(_:)`` lets a
+/// test check that a failed commit leaves the store unchanged.
 public final class InMemoryLedgerStorage: LedgerStorage {
-    private struct Contents {
-        var meta: [String: String] = [:]
-        var accounts: [String: StoreAccount] = [:]
-        var devices: [String: StoreDevice] = [:]
-        var transactions: [UInt64: LedgerTransaction] = [:]
-        var subscriptions: [UInt64: SubscriptionRecord] = [:]
-        var pendingUpdates: [Int64: LedgerUpdate] = [:]
-        var notifications: [NotificationRecord] = []
-        var failures = 0
-    }
-
     private let contents = Mutex(Contents())
+    private let lease = Mutex(false)
 
     public init() {}
 
@@ -26,56 +18,259 @@ public final class InMemoryLedgerStorage: LedgerStorage {
         contents.withLock { $0.failures = count }
     }
 
-    public func load() throws(AppStoreError) -> LedgerSnapshot? {
-        contents.withLock { contents -> LedgerSnapshot? in
-            guard !contents.meta.isEmpty else { return nil }
-            var snapshot = LedgerSnapshot()
-            snapshot.meta = contents.meta
-            snapshot.accounts = Array(contents.accounts.values)
-            snapshot.devices = Array(contents.devices.values)
-            snapshot.transactions = contents.transactions.values.sorted { $0.id < $1.id }
-            snapshot.subscriptions = Array(contents.subscriptions.values)
-            snapshot.pendingUpdates = contents.pendingUpdates.values.sorted { $0.sequence < $1.sequence }
-            return snapshot
+    public func read<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> Result) throws(AppStoreError) -> Result {
+        // A copy is a snapshot: the dictionaries are copied on write, so this costs nothing until a commit.
+        let snapshot = contents.withLock { $0 }
+        let reader = Reader(contents: snapshot)
+        let result = try body(reader)
+        if let failure = reader.failure { throw failure }
+        return result
+    }
+
+    public func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result {
+        try contents.withLock { (contents: inout Contents) throws(AppStoreError) -> Result in
+            let (changes, result): (LedgerChanges, Result)
+            do {
+                // The reader is dropped before the commit so the commit mutates the only copy.
+                (changes, result) = try body(Reader(contents: contents))
+            }
+            guard !changes.isEmpty else { return result }
+            if contents.failures > 0 {
+                contents.failures -= 1
+                throw .storage("simulated commit failure")
+            }
+            contents.apply(changes)
+            return result
         }
     }
 
-    public func commit(_ changes: LedgerChanges) throws(AppStoreError) {
-        let failed = contents.withLock { contents -> Bool in
-            if contents.failures > 0 {
-                contents.failures -= 1
-                return true
-            }
-            contents.meta.merge(changes.meta) { $1 }
-            contents.accounts.merge(changes.accounts) { $1 }
-            contents.devices.merge(changes.devices) { $1 }
-            for id in changes.deletedTransactions { contents.transactions[id] = nil }
-            contents.transactions.merge(changes.transactions) { $1 }
-            for id in changes.deletedSubscriptions { contents.subscriptions[id] = nil }
-            contents.subscriptions.merge(changes.subscriptions) { $1 }
-            for update in changes.appendedUpdates { contents.pendingUpdates[update.sequence] = update }
-            for sequence in changes.deliveredUpdates { contents.pendingUpdates[sequence] = nil }
-            if !changes.deletedTransactions.isEmpty {
-                contents.pendingUpdates = contents.pendingUpdates.filter { !changes.deletedTransactions.contains($0.value.transactionID) }
-            }
-            contents.notifications += changes.appendedNotifications
-            return false
+    public func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result? {
+        while !lease.withLock({ held in held ? false : { held = true; return true }() }) {
+            guard wait else { return nil }
+            usleep(1_000)
         }
-        if failed { throw .storage("simulated commit failure") }
+        defer { lease.withLock { $0 = false } }
+        return try body()
     }
 
     public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
         contents.withLock { contents in
             // The outbox is in sequence order, so the first entry after `sequence` is found by bisection.
-            var low = 0
-            var high = contents.notifications.count
-            while low < high {
-                let middle = (low + high) / 2
-                if contents.notifications[middle].sequence <= sequence { low = middle + 1 } else { high = middle }
-            }
-            return Array(contents.notifications[low...].prefix(limit))
+            let start = contents.notifications.partitioningIndex { $0.sequence > sequence }
+            return Array(contents.notifications[start...].prefix(limit))
         }
     }
 
-    public func integrityProblems() throws(AppStoreError) -> [String] { [] }
+    public func integrityProblems() throws(AppStoreError) -> [String] {
+        contents.withLock { contents in
+            var problems: [String] = []
+            let uuids = contents.notifications.map(\.notificationUUID)
+            if Set(uuids).count != uuids.count { problems.append("\(uuids.count - Set(uuids).count) notification UUIDs appear more than once") }
+            return problems
+        }
+    }
+}
+
+extension InMemoryLedgerStorage {
+    /// The rows, with the indexes the readers use.
+    struct Contents {
+        var version: Int64 = 0
+        var meta: [String: String] = [:]
+        var accounts: [String: StoreAccount] = [:]
+        var devices: [String: StoreDevice] = [:]
+        var transactions: [UInt64: LedgerTransaction] = [:]
+        var subscriptions: [UInt64: SubscriptionRecord] = [:]
+        var updates: [Int64: LedgerUpdate] = [:]
+        var notifications: [NotificationRecord] = []
+        var failures = 0
+
+        /// Transaction identifiers per account, per original transaction and per family source, ascending.
+        var transactionsByAccount: [String: [UInt64]] = [:]
+        var transactionsByOriginal: [UInt64: [UInt64]] = [:]
+        var transactionsByFamilySource: [UInt64: [UInt64]] = [:]
+        var subscriptionsByAccount: [String: Set<UInt64>] = [:]
+        var subscriptionsByFamilySource: [UInt64: Set<UInt64>] = [:]
+        /// Subscriptions by the millisecond of their next lifecycle event, and those instants in order.
+        var dueAt: [Int64: Set<UInt64>] = [:]
+        var dueInstants: [Int64] = []
+        /// Undelivered feed entries per device, ascending.
+        var waitingByDevice: [String: [Int64]] = [:]
+
+        mutating func apply(_ changes: LedgerChanges) {
+            version += 1
+            meta.merge(changes.meta) { $1 }
+            accounts.merge(changes.accounts) { $1 }
+            devices.merge(changes.devices) { $1 }
+            if changes.deletesEveryTransaction {
+                for id in transactions.keys.sorted() { removeTransaction(id) }
+                for id in subscriptions.keys.sorted() { removeSubscription(id) }
+                for sequence in updates.keys.sorted() { removeUpdate(sequence) }
+            }
+            for id in changes.deletedTransactions.sorted() { removeTransaction(id) }
+            for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) { putTransaction(transaction) }
+            for id in changes.deletedSubscriptions { removeSubscription(id) }
+            for subscription in changes.subscriptions.values { removeSubscription(subscription.originalTransactionID); putSubscription(subscription) }
+            for update in changes.appendedUpdates {
+                updates[update.sequence] = update
+                Self.insert(update.sequence, into: &waitingByDevice[update.device, default: []])
+            }
+            for sequence in changes.deliveredUpdates { removeUpdate(sequence) }
+            if !changes.deletedTransactions.isEmpty {
+                for (sequence, update) in updates where changes.deletedTransactions.contains(update.transactionID) { removeUpdate(sequence) }
+            }
+            notifications += changes.appendedNotifications
+        }
+
+        private mutating func putTransaction(_ transaction: LedgerTransaction) {
+            guard transactions.updateValue(transaction, forKey: transaction.id) == nil else { return }
+            Self.insert(transaction.id, into: &transactionsByAccount[transaction.account, default: []])
+            Self.insert(transaction.id, into: &transactionsByOriginal[transaction.originalID, default: []])
+            if let source = transaction.familySourceID { Self.insert(transaction.id, into: &transactionsByFamilySource[source, default: []]) }
+        }
+
+        private mutating func removeTransaction(_ id: UInt64) {
+            guard let removed = transactions.removeValue(forKey: id) else { return }
+            transactionsByAccount[removed.account]?.removeAll { $0 == id }
+            transactionsByOriginal[removed.originalID]?.removeAll { $0 == id }
+            if let source = removed.familySourceID { transactionsByFamilySource[source]?.removeAll { $0 == id } }
+        }
+
+        private mutating func putSubscription(_ record: SubscriptionRecord) {
+            subscriptions[record.originalTransactionID] = record
+            subscriptionsByAccount[record.account, default: []].insert(record.originalTransactionID)
+            if let source = record.familySourceID { subscriptionsByFamilySource[source, default: []].insert(record.originalTransactionID) }
+            if let date = record.nextEventDate {
+                let instant = Self.milliseconds(date)
+                if dueAt[instant] == nil { Self.insert(instant, into: &dueInstants) }
+                dueAt[instant, default: []].insert(record.originalTransactionID)
+            }
+        }
+
+        private mutating func removeSubscription(_ id: UInt64) {
+            guard let removed = subscriptions.removeValue(forKey: id) else { return }
+            subscriptionsByAccount[removed.account]?.remove(id)
+            if let source = removed.familySourceID { subscriptionsByFamilySource[source]?.remove(id) }
+            if let date = removed.nextEventDate {
+                let instant = Self.milliseconds(date)
+                dueAt[instant]?.remove(id)
+                if dueAt[instant]?.isEmpty == true {
+                    dueAt[instant] = nil
+                    dueInstants.remove(at: dueInstants.partitioningIndex { $0 >= instant })
+                }
+            }
+        }
+
+        private mutating func removeUpdate(_ sequence: Int64) {
+            guard let removed = updates.removeValue(forKey: sequence) else { return }
+            waitingByDevice[removed.device]?.removeAll { $0 == sequence }
+        }
+
+        static func milliseconds(_ date: Date) -> Int64 { AppStoreJSON.milliseconds(from: date) }
+
+        static func insert<Value: Comparable>(_ value: Value, into values: inout [Value]) {
+            if let last = values.last, last >= value {
+                values.insert(value, at: values.partitioningIndex { $0 >= value })
+            } else {
+                values.append(value)
+            }
+        }
+    }
+
+    /// A reader over a snapshot of the contents.
+    final class Reader: LedgerReader {
+        let contents: Contents
+        let failure: AppStoreError? = nil
+        var version: Int64 { contents.version }
+
+        init(contents: Contents) { self.contents = contents }
+
+        func meta(_ key: String) -> String? { contents.meta[key] }
+        func account(_ name: String) -> StoreAccount? { contents.accounts[name] }
+
+        func accounts(after name: String?, limit: Int) -> [StoreAccount] {
+            Array(contents.accounts.values.filter { name == nil || $0.name > name! }.sorted { $0.name < $1.name }.prefix(limit))
+        }
+
+        func accounts(familyGroup: String) -> [StoreAccount] {
+            contents.accounts.values.filter { $0.familyGroup == familyGroup }.sorted { $0.name < $1.name }
+        }
+
+        func device(_ name: String) -> StoreDevice? { contents.devices[name] }
+
+        func devices(account: String) -> [StoreDevice] {
+            contents.devices.values.filter { $0.account == account }.sorted { $0.name < $1.name }
+        }
+
+        func devices(after name: String?, limit: Int) -> [StoreDevice] {
+            Array(contents.devices.values.filter { name == nil || $0.name > name! }.sorted { $0.name < $1.name }.prefix(limit))
+        }
+
+        func transaction(_ id: UInt64) -> LedgerTransaction? { contents.transactions[id] }
+
+        func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
+            let candidates: [UInt64]
+            if let original = query.originalID {
+                candidates = contents.transactionsByOriginal[original] ?? []
+            } else if let source = query.familySourceID {
+                candidates = contents.transactionsByFamilySource[source] ?? []
+            } else if let account = query.account {
+                candidates = contents.transactionsByAccount[account] ?? []
+            } else {
+                candidates = contents.transactions.keys.sorted()
+            }
+            var result: [LedgerTransaction] = []
+            let ordered: any Sequence<UInt64> = query.newestFirst ? AnySequence(candidates.reversed()) : AnySequence(candidates)
+            for id in ordered {
+                if let after = query.afterID, query.newestFirst ? id >= after : id <= after { continue }
+                guard let transaction = contents.transactions[id], query.matches(transaction) else { continue }
+                result.append(transaction)
+                if result.count >= query.limit { break }
+            }
+            return result
+        }
+
+        func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? { contents.subscriptions[originalTransactionID] }
+
+        func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
+            let candidates: any Sequence<UInt64>
+            if let source = query.familySourceID {
+                candidates = contents.subscriptionsByFamilySource[source] ?? []
+            } else if let account = query.account {
+                candidates = contents.subscriptionsByAccount[account] ?? []
+            } else {
+                candidates = contents.subscriptions.keys
+            }
+            return Array(candidates.sorted().lazy.filter { query.afterID == nil || $0 > query.afterID! }
+                .compactMap { self.contents.subscriptions[$0] }.filter { query.matches($0) }.prefix(query.limit))
+        }
+
+        func nextEventDate(after: Date?, notAfter limit: Date) -> Date? {
+            let instants = contents.dueInstants
+            let start = after.map { after in instants.partitioningIndex { $0 > Contents.milliseconds(after) } } ?? 0
+            guard start < instants.count, instants[start] <= Contents.milliseconds(limit) else { return nil }
+            return AppStoreJSON.date(fromMilliseconds: instants[start])
+        }
+
+        func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
+            (contents.dueAt[Contents.milliseconds(date)] ?? []).sorted().compactMap { contents.subscriptions[$0] }
+        }
+
+        func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate] {
+            Array((contents.waitingByDevice[device] ?? []).lazy.compactMap { self.contents.updates[$0] }.filter { $0.channel == channel }.prefix(limit))
+        }
+    }
+}
+
+extension Array {
+    /// The first index whose element satisfies `predicate`, for a predicate that is false and then
+    /// true along the array (a bisection).
+    func partitioningIndex(where predicate: (Element) -> Bool) -> Int {
+        var low = 0
+        var high = count
+        while low < high {
+            let middle = (low + high) / 2
+            if predicate(self[middle]) { high = middle } else { low = middle + 1 }
+        }
+        return low
+    }
 }

@@ -1,25 +1,39 @@
 import Foundation
+import StoreKitCatalog
 
-/// Where a local App Store keeps its ledger.
+/// Where a local App Store keeps its ledger: the one truth every process that opens the store shares.
 ///
-/// The store holds its state in memory and asks the storage to persist each change before it
-/// acknowledges it. Implementations live in their own modules (`AppStoreSimulatorSQLite`, …);
-/// ``InMemoryLedgerStorage`` is the reference.
+/// The store keeps no copy of the ledger. Every operation is one unit of work on the storage:
+/// ``write(_:)`` for operations that change something, ``read(_:)`` for views. The body reads what it
+/// needs through a ``LedgerReader`` and, for a write, returns the ``LedgerChanges`` to commit; several
+/// processes (command-line tools, servers, tests) may work on one storage at once and each sees the
+/// others' committed work.
 ///
 /// Implementation requirements:
-/// - ``commit(_:)`` is atomic and durable: when it returns, every part of the change set survives a
-///   crash or power loss; when it throws, none of it was applied. A change set is never applied twice.
+/// - ``write(_:)`` runs its body under the storage's write lock (SQLite: `BEGIN IMMEDIATE`;
+///   PostgreSQL: a transaction that first takes the ledger's advisory lock or row locks), so writes
+///   from any process serialize; the reader shows the state as of the lock, and the changes are
+///   committed atomically and durably before `write` returns. When the body throws, or the commit
+///   fails, nothing is applied. A non-empty commit increases ``LedgerReader/version`` by exactly one.
+/// - ``read(_:)`` gives a consistent snapshot: a body never sees half of another process's commit.
 /// - Rows are replaced by key (transaction ID, account name, device name, original transaction ID,
 ///   meta key); feed and outbox entries are appended in sequence order and never rewritten, except that
 ///   feed entries are marked delivered and removed with their transactions.
-/// - ``load()`` returns exactly what the commits so far left, or `nil` for storage that holds no store.
-/// - Calls come from one store at a time; implementations must still be safe to call from any thread.
+/// - Readers answer by index: the cost of a lookup depends on the rows it returns, not on the size
+///   of the ledger.
 public protocol LedgerStorage: Sendable {
-    /// Everything the storage holds, or `nil` when it holds no store yet.
-    func load() throws(AppStoreError) -> LedgerSnapshot?
+    /// Runs `body` on a consistent snapshot of the ledger.
+    func read<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> Result) throws(AppStoreError) -> Result
 
-    /// Persists a change set atomically and durably.
-    func commit(_ changes: LedgerChanges) throws(AppStoreError)
+    /// Runs `body` under the write lock and commits the changes it returns, atomically and durably.
+    func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result
+
+    /// Runs `body` while holding the store's lifecycle lease: the right to play time-driven work
+    /// (renewals, expiries) that no two processes may play at once.
+    ///
+    /// The lease is held by at most one process at a time and is released when the body returns or
+    /// the process dies. With `wait` false, returns `nil` at once when another process holds it.
+    func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result?
 
     /// Outbox notifications after `sequence`, oldest first, at most `limit`.
     func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord]
@@ -28,17 +42,115 @@ public protocol LedgerStorage: Sendable {
     func integrityProblems() throws(AppStoreError) -> [String]
 }
 
-/// Everything a store persists, as loaded.
-public struct LedgerSnapshot: Sendable {
-    public var meta: [String: String] = [:]
-    public var accounts: [StoreAccount] = []
-    public var devices: [StoreDevice] = []
-    public var transactions: [LedgerTransaction] = []
-    public var subscriptions: [SubscriptionRecord] = []
-    /// Feed entries not yet delivered, in sequence order.
-    public var pendingUpdates: [LedgerUpdate] = []
+/// What a unit of work reads: the ledger as of the start of its transaction, by key or by index.
+///
+/// Readers do not throw, so the engine's rules read like the rules they are. A storage failure
+/// while reading (an I/O error, a record that cannot be decoded) is kept in ``failure``: the unit of
+/// work reports it and commits nothing, whatever the body did with the empty answer it got.
+public protocol LedgerReader {
+    /// The first storage failure met by this reader, if any.
+    var failure: AppStoreError? { get }
+    /// The ledger's change counter: it grows by one with every committed write, in any process.
+    var version: Int64 { get }
 
-    public init() {}
+    func meta(_ key: String) -> String?
+    func account(_ name: String) -> StoreAccount?
+    /// Every account, by name; at most `limit` after `name`.
+    func accounts(after name: String?, limit: Int) -> [StoreAccount]
+    /// The accounts in a Family Sharing group, by name.
+    func accounts(familyGroup: String) -> [StoreAccount]
+    func device(_ name: String) -> StoreDevice?
+    /// The devices signed in to an account, by name.
+    func devices(account: String) -> [StoreDevice]
+    /// Every device, by name; at most `limit` after `name`.
+    func devices(after name: String?, limit: Int) -> [StoreDevice]
+    func transaction(_ id: UInt64) -> LedgerTransaction?
+    /// The transactions a query selects, in identifier order (descending with ``TransactionQuery/newestFirst``).
+    func transactions(_ query: TransactionQuery) -> [LedgerTransaction]
+    func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord?
+    /// The subscription records a query selects, by original transaction identifier.
+    func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord]
+    /// The earliest lifecycle event date after `after` (exclusive, when given) and not after `limit`.
+    func nextEventDate(after: Date?, notAfter limit: Date) -> Date?
+    /// The subscriptions whose next lifecycle event is exactly at `date`, by original transaction identifier.
+    func subscriptions(dueAt date: Date) -> [SubscriptionRecord]
+    /// Undelivered entries of one channel of a device's feed, in sequence order, at most `limit`.
+    func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate]
+}
+
+/// Which transactions to read; unset fields do not filter. Every query names an account, an
+/// original transaction, a family source or a range of identifiers, so it is answered by an index.
+public struct TransactionQuery: Hashable, Sendable {
+    public var account: String?
+    public var productID: String?
+    public var originalID: UInt64?
+    public var familySourceID: UInt64?
+    public var subscriptionGroupID: String?
+    /// Only transactions that can be entitlements: everything but consumables.
+    public var entitlementCandidatesOnly = false
+    /// Only completed (purchased) transactions the app has not finished.
+    public var unfinishedOnly = false
+    /// Only completed transactions, leaving out finished consumables (`Transaction.all` without
+    /// `SKIncludeConsumableInAppPurchaseHistory`).
+    public var historyOnly = false
+    /// Only identifiers after this one (before it, with ``newestFirst``): the next page.
+    public var afterID: UInt64?
+    public var newestFirst = false
+    public var limit: Int = .max
+
+    public init(account: String? = nil, productID: String? = nil, originalID: UInt64? = nil, familySourceID: UInt64? = nil,
+                subscriptionGroupID: String? = nil, entitlementCandidatesOnly: Bool = false, unfinishedOnly: Bool = false,
+                historyOnly: Bool = false, afterID: UInt64? = nil, newestFirst: Bool = false, limit: Int = .max) {
+        self.account = account
+        self.productID = productID
+        self.originalID = originalID
+        self.familySourceID = familySourceID
+        self.subscriptionGroupID = subscriptionGroupID
+        self.entitlementCandidatesOnly = entitlementCandidatesOnly
+        self.unfinishedOnly = unfinishedOnly
+        self.historyOnly = historyOnly
+        self.afterID = afterID
+        self.newestFirst = newestFirst
+        self.limit = limit
+    }
+
+    /// Whether a transaction passes the query's filters (identifier paging and limit aside).
+    public func matches(_ transaction: LedgerTransaction) -> Bool {
+        if let account, transaction.account != account { return false }
+        if let productID, transaction.productID != productID { return false }
+        if let originalID, transaction.originalID != originalID { return false }
+        if let familySourceID, transaction.familySourceID != familySourceID { return false }
+        if let subscriptionGroupID, transaction.subscriptionGroupID != subscriptionGroupID { return false }
+        if entitlementCandidatesOnly, transaction.productKind == .consumable { return false }
+        if unfinishedOnly, !transaction.isPurchased || transaction.isFinished { return false }
+        if historyOnly, !transaction.isPurchased || (transaction.productKind == .consumable && transaction.isFinished) { return false }
+        return true
+    }
+}
+
+/// Which subscription records to read; unset fields do not filter.
+public struct SubscriptionQuery: Hashable, Sendable {
+    public var account: String?
+    public var groupID: String?
+    public var familySourceID: UInt64?
+    /// Only identifiers after this one: the next page.
+    public var afterID: UInt64?
+    public var limit: Int = .max
+
+    public init(account: String? = nil, groupID: String? = nil, familySourceID: UInt64? = nil, afterID: UInt64? = nil, limit: Int = .max) {
+        self.account = account
+        self.groupID = groupID
+        self.familySourceID = familySourceID
+        self.afterID = afterID
+        self.limit = limit
+    }
+
+    public func matches(_ record: SubscriptionRecord) -> Bool {
+        if let account, record.account != account { return false }
+        if let groupID, record.groupID != groupID { return false }
+        if let familySourceID, record.familySourceID != familySourceID { return false }
+        return true
+    }
 }
 
 /// One atomic change to the ledger.
@@ -48,6 +160,8 @@ public struct LedgerChanges: Sendable {
     public var devices: [String: StoreDevice] = [:]
     public var transactions: [UInt64: LedgerTransaction] = [:]
     public var deletedTransactions: Set<UInt64> = []
+    /// Deletes every transaction and subscription, with their waiting feed entries (accounts and devices stay).
+    public var deletesEveryTransaction = false
     public var subscriptions: [UInt64: SubscriptionRecord] = [:]
     public var deletedSubscriptions: Set<UInt64> = []
     public var appendedUpdates: [LedgerUpdate] = []
@@ -57,7 +171,7 @@ public struct LedgerChanges: Sendable {
     public init() {}
 
     public var isEmpty: Bool {
-        meta.isEmpty && accounts.isEmpty && devices.isEmpty && transactions.isEmpty && deletedTransactions.isEmpty
+        meta.isEmpty && accounts.isEmpty && devices.isEmpty && transactions.isEmpty && deletedTransactions.isEmpty && !deletesEveryTransaction
             && subscriptions.isEmpty && deletedSubscriptions.isEmpty && appendedUpdates.isEmpty
             && deliveredUpdates.isEmpty && appendedNotifications.isEmpty
     }

@@ -31,18 +31,16 @@ extension SimulatedAppStore {
 
     /// Changes settings at runtime; what is set stays until ``resetToDefaultState()``.
     public func updateSettings(_ body: (inout SettingsOverrides) -> Void) throws(AppStoreError) {
-        var overrides = self.overrides
-        body(&overrides)
-        var change = beginChange()
-        change.overrides = overrides
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in
+            var overrides = self.overrides
+            body(&overrides)
+            change.overrides = overrides
+        }
     }
 
     /// Drops every runtime setting, back to the `.storekit` file's values.
     public func resetToDefaultState() throws(AppStoreError) {
-        var change = beginChange()
-        change.overrides = SettingsOverrides()
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in change.overrides = SettingsOverrides() }
     }
 
     /// Takes a product off sale, or puts it back: unavailable products cannot be bought and their
@@ -69,52 +67,56 @@ extension SimulatedAppStore {
     }
 
     /// The failure an API currently throws.
-    public func simulatedError(forAPI api: FailableAPI) -> SimulatedFailure? {
-        settings.simulatedErrors[api]
+    public func simulatedError(forAPI api: FailableAPI) throws(AppStoreError) -> SimulatedFailure? {
+        try reading { settings.simulatedErrors[api] }
     }
 
     /// Throws the simulated failure of `api`, if one is set; clients call it for the APIs that are
     /// theirs alone (`AppStore.sync()`, the manage-subscriptions and offer-code sheets).
     public func checkSimulatedFailure(_ api: FailableAPI) throws(AppStoreError) {
-        if let failure = settings.simulatedErrors[api] { throw failure.error(for: api) }
+        try reading { () throws(AppStoreError) in
+            if let failure = settings.simulatedErrors[api] { throw failure.error(for: api) }
+        }
     }
 
     // MARK: Ask to Buy and interrupted purchases
 
     /// A parent approves a pending Ask to Buy purchase; it arrives through every device's updates.
     public func approveAskToBuyTransaction(_ id: UInt64) throws(AppStoreError) {
-        try complete(id, expecting: .pendingApproval, kind: .approval)
+        try writing { (change) throws(AppStoreError) in try complete(id, expecting: .pendingApproval, kind: .approval, change: &change) }
     }
 
     /// A parent declines a pending Ask to Buy purchase; no transaction ever appears.
     public func declineAskToBuyTransaction(_ id: UInt64) throws(AppStoreError) {
-        guard var transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
-        guard transaction.state == .pendingApproval else {
-            throw .control(.invalidAction, "transaction \(id) is not waiting for Ask to Buy approval")
+        try writing { (change) throws(AppStoreError) in
+            guard var transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            guard transaction.state == .pendingApproval else {
+                throw .control(.invalidAction, "transaction \(id) is not waiting for Ask to Buy approval")
+            }
+            transaction.state = .declined
+            change.record(transaction)
         }
-        transaction.state = .declined
-        var change = beginChange()
-        change.record(transaction)
-        try commit(change)
     }
 
     /// Resolves the issue of an interrupted purchase (or a billing problem of a subscription).
     public func resolveIssueForTransaction(_ id: UInt64) throws(AppStoreError) {
-        guard let transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
-        if transaction.state == .interrupted {
-            try complete(id, expecting: .interrupted, kind: .resolution)
-        } else {
-            try resolveBillingIssue(originalTransactionID: transaction.originalID)
+        try writing { (change) throws(AppStoreError) in
+            guard let transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            if transaction.state == .interrupted {
+                try complete(id, expecting: .interrupted, kind: .resolution, change: &change)
+            } else {
+                try resolveBillingIssue(originalTransactionID: transaction.originalID, change: &change)
+            }
         }
     }
 
-    private func complete(_ id: UInt64, expecting state: LedgerTransaction.State, kind: LedgerUpdate.Kind) throws(AppStoreError) {
-        guard var transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
+    private func complete(_ id: UInt64, expecting state: LedgerTransaction.State, kind: LedgerUpdate.Kind,
+                          change: inout Change) throws(AppStoreError) {
+        guard var transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
         guard transaction.state == state else {
             throw .control(.invalidAction, "transaction \(id) is not \(state == .pendingApproval ? "waiting for Ask to Buy approval" : "interrupted")")
         }
         let now = clock.now()
-        var change = beginChange()
         transaction.state = .purchased
         transaction.purchaseDate = now
         transaction.originalPurchaseDate = now
@@ -126,7 +128,6 @@ extension SimulatedAppStore {
             try shareWithFamily(transaction, at: now, change: &change)
             try appendNotification(.oneTimeCharge, subtype: nil, transaction: transaction, at: now, change: &change)
         }
-        try commit(change)
     }
 
     // MARK: Refunds, deletion
@@ -136,13 +137,11 @@ extension SimulatedAppStore {
     /// The transaction gets its revocation date and reason and arrives again through every device's
     /// updates; family copies are revoked; the outbox gets `REFUND` (and `REVOKE` per family copy).
     public func refundTransaction(_ id: UInt64, reason: RevocationReason = .refundedForOtherReason) throws(AppStoreError) {
-        var change = beginChange()
-        try refund(id, reason: reason, change: &change)
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in try refund(id, reason: reason, change: &change) }
     }
 
     func refund(_ id: UInt64, reason: RevocationReason, change: inout Change) throws(AppStoreError) {
-        guard var transaction = change.ledger.transactions[id] ?? transactions[id] else {
+        guard var transaction = storedTransaction(id, in: change) else {
             throw .control(.noTransactionFound, "no transaction \(id)")
         }
         guard transaction.isPurchased else { throw .control(.invalidAction, "transaction \(id) was never completed") }
@@ -165,117 +164,132 @@ extension SimulatedAppStore {
     /// A refund the customer asks for in the app (`beginRefundRequest`): approved at once in the test
     /// environment. Consumables and subscriptions first send `CONSUMPTION_REQUEST`.
     public func requestRefund(_ id: UInt64, reason: ConsumptionRequestReason = .unintendedPurchase) throws(AppStoreError) {
-        try checkSimulatedFailure(.refundRequest)
-        guard let transaction = transactions[id] else { throw .refundRequest(.failed, "no transaction \(id)") }
-        guard !transaction.isRevoked else { throw .refundRequest(.duplicateRequest, "transaction \(id) is already refunded") }
-        var change = beginChange()
-        if transaction.productKind == .consumable || transaction.productKind == .autoRenewable {
-            try appendNotification(.consumptionRequest, subtype: nil, transaction: transaction,
-                                   consumptionRequestReason: reason, at: clock.now(), change: &change)
+        try writing { (change) throws(AppStoreError) in
+            try checkSimulatedFailure(.refundRequest)
+            guard let transaction = ledger.transaction(id) else { throw .refundRequest(.failed, "no transaction \(id)") }
+            guard !transaction.isRevoked else { throw .refundRequest(.duplicateRequest, "transaction \(id) is already refunded") }
+            if transaction.productKind == .consumable || transaction.productKind == .autoRenewable {
+                try appendNotification(.consumptionRequest, subtype: nil, transaction: transaction,
+                                       consumptionRequestReason: reason, at: clock.now(), change: &change)
+            }
+            let revocationReason: RevocationReason = reason == .fulfillmentIssue ? .refundedDueToIssue : .refundedForOtherReason
+            try refund(id, reason: revocationReason, change: &change)
         }
-        let revocationReason: RevocationReason = reason == .fulfillmentIssue ? .refundedDueToIssue : .refundedForOtherReason
-        try refund(id, reason: revocationReason, change: &change)
-        try commit(change)
     }
 
     /// Deletes a transaction as if it never happened, with its dependants: renewals of an original
     /// subscription purchase and family copies. Re-enables one-time purchases and intro offers.
     public func deleteTransaction(_ id: UInt64) throws(AppStoreError) {
-        guard let transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
-        var doomed: Set<UInt64> = [id]
-        if transaction.id == transaction.originalID {
-            for other in transactions.values where other.originalID == id { doomed.insert(other.id) }
+        try writing { (change) throws(AppStoreError) in
+            guard let transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            var doomed: Set<UInt64> = [id]
+            if transaction.id == transaction.originalID {
+                for other in ledger.transactions(TransactionQuery(originalID: id)) { doomed.insert(other.id) }
+            }
+            // Family copies of anything doomed (and copies of copies), found by index.
+            var frontier = Array(doomed)
+            while let source = frontier.popLast() {
+                for copy in ledger.transactions(TransactionQuery(familySourceID: source)) where doomed.insert(copy.id).inserted {
+                    frontier.append(copy.id)
+                }
+            }
+            change.ledger.deletedTransactions = doomed
+            for original in doomed where ledger.subscription(original) != nil { change.ledger.deletedSubscriptions.insert(original) }
         }
-        var grew = true
-        while grew {
-            let before = doomed.count
-            for other in transactions.values where other.familySourceID.map(doomed.contains) == true { doomed.insert(other.id) }
-            grew = doomed.count != before
-        }
-        var change = beginChange()
-        change.ledger.deletedTransactions = doomed
-        for original in doomed where subscriptions[original] != nil { change.ledger.deletedSubscriptions.insert(original) }
-        try commit(change)
     }
 
     /// Deletes every transaction; accounts and devices stay.
     public func clearTransactions() throws(AppStoreError) {
-        var change = beginChange()
-        change.ledger.deletedTransactions = Set(transactions.keys)
-        change.ledger.deletedSubscriptions = Set(subscriptions.keys)
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in change.ledger.deletesEveryTransaction = true }
     }
 
     /// Sends a `TEST` notification to the outbox, as the App Store Server API's request does.
     @discardableResult
     public func requestTestNotification() throws(AppStoreError) -> String {
-        var change = beginChange()
-        try appendNotification(.test, subtype: nil, transaction: nil, at: clock.now(), change: &change)
-        let uuid = change.ledger.appendedNotifications.last!.notificationUUID
-        try commit(change)
-        return uuid
+        try writing { (change) throws(AppStoreError) in
+            try appendNotification(.test, subtype: nil, transaction: nil, at: clock.now(), change: &change)
+            return change.ledger.appendedNotifications.last!.notificationUUID
+        }
     }
 
     // MARK: Accounts
 
     /// Adds or changes an account.
     public func configureAccount(_ name: String, storefront: String?? = nil, askToBuy: Bool? = nil) throws(AppStoreError) {
-        var change = beginChange()
-        var (account, _) = try register(account: name, device: nil, in: &change)
-        if let storefront {
-            if let code = storefront, Storefront(code: code) == nil { throw .control(.invalidAction, "unknown storefront \(code)") }
-            account.storefront = storefront?.uppercased()
+        try writing { (change) throws(AppStoreError) in
+            var (account, _) = try register(account: name, device: nil, in: &change)
+            if let storefront {
+                if let code = storefront, Storefront(code: code) == nil { throw .control(.invalidAction, "unknown storefront \(code)") }
+                account.storefront = storefront?.uppercased()
+            }
+            if let askToBuy { account.askToBuy = askToBuy }
+            change.ledger.accounts[name] = account
         }
-        if let askToBuy { account.askToBuy = askToBuy }
-        change.ledger.accounts[name] = account
-        try commit(change)
     }
 
     /// Adds a device signed in to an account.
     public func addDevice(_ name: String, account: String) throws(AppStoreError) {
-        var change = beginChange()
-        _ = try register(account: account, device: name, in: &change)
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in _ = try register(account: account, device: name, in: &change) }
     }
 
-    /// The accounts, by name.
+    /// An account by name, if registered.
+    public func account(named name: String) throws(AppStoreError) -> StoreAccount? {
+        try reading { ledger.account(name) }
+    }
+
+    /// The devices signed in to an account, by name.
+    public func devices(ofAccount name: String) throws(AppStoreError) -> [StoreDevice] {
+        try reading { ledger.devices(account: name) }
+    }
+
     /// A device by name, if registered.
-    public func device(named name: String) -> StoreDevice? { devices[name] }
+    public func device(named name: String) throws(AppStoreError) -> StoreDevice? {
+        try reading { ledger.device(name) }
+    }
 
     /// The storefront an account buys in: its own, or the store's setting.
-    public func storefront(forAccount name: String) -> Storefront {
-        accounts[name].map { storefront(of: $0) } ?? Storefront(code: settings.storefront) ?? .unitedStates
+    public func storefront(forAccount name: String) throws(AppStoreError) -> Storefront {
+        try reading { ledger.account(name).map { storefront(of: $0) } ?? Storefront(code: settings.storefront) ?? .unitedStates }
     }
 
     /// The settings changed at runtime, without the configuration's defaults.
-    public var settingsOverrides: SettingsOverrides { overrides }
+    public func settingsOverrides() throws(AppStoreError) -> SettingsOverrides {
+        try reading { overrides }
+    }
 
-    public var allAccounts: [StoreAccount] { accounts.values.sorted { $0.name < $1.name } }
+    /// The accounts, by name: at most `limit` after the name `after` (the previous page's last).
+    public func allAccounts(after: String? = nil, limit: Int = .max) throws(AppStoreError) -> [StoreAccount] {
+        try reading { ledger.accounts(after: after, limit: limit) }
+    }
 
-    /// The devices, by name.
-    public var allDevices: [StoreDevice] { devices.values.sorted { $0.name < $1.name } }
+    /// The devices, by name: at most `limit` after the name `after`.
+    public func allDevices(after: String? = nil, limit: Int = .max) throws(AppStoreError) -> [StoreDevice] {
+        try reading { ledger.devices(after: after, limit: limit) }
+    }
 
     // MARK: The transaction manager's view
 
     /// Every transaction in the store, pending and declined ones included, as `SKTestSession.allTransactions()`.
-    public func allTestTransactions() -> [TestTransaction] {
-        transactions.values.sorted { $0.id < $1.id }.map { transaction in
-            let subscription = subscriptions[transaction.originalID]
-            let state: TestTransaction.State
-            switch transaction.state {
-            case .purchased: state = .purchased
-            case .pendingApproval: state = .deferred
-            case .interrupted: state = .failed
-            case .declined: state = .failed
-            }
-            return TestTransaction(
-                identifier: transaction.id, originalTransactionIdentifier: transaction.originalID,
-                productIdentifier: transaction.productID, state: state, purchaseDate: transaction.purchaseDate,
-                cancelDate: transaction.revocation?.date, expirationDate: transaction.expirationDate,
-                autoRenewingEnabled: subscription?.autoRenewEnabled ?? false, hasPurchaseIssue: transaction.state == .interrupted,
-                isPendingPriceIncreaseConsent: subscription?.isPendingPriceIncreaseConsent ?? false,
-                pendingAskToBuyConfirmation: transaction.state == .pendingApproval, isFinished: transaction.isFinished,
-                account: transaction.account)
+    public func allTestTransactions(account: String? = nil, after: UInt64? = nil, limit: Int = .max) throws(AppStoreError) -> [TestTransaction] {
+        try reading { ledger.transactions(TransactionQuery(account: account, afterID: after, limit: limit)).map(testTransaction) }
+    }
+
+    private func testTransaction(_ transaction: LedgerTransaction) -> TestTransaction {
+        let subscription = ledger.subscription(transaction.originalID)
+        let state: TestTransaction.State
+        switch transaction.state {
+        case .purchased: state = .purchased
+        case .pendingApproval: state = .deferred
+        case .interrupted: state = .failed
+        case .declined: state = .failed
         }
+        return TestTransaction(
+            identifier: transaction.id, originalTransactionIdentifier: transaction.originalID,
+            productIdentifier: transaction.productID, state: state, purchaseDate: transaction.purchaseDate,
+            cancelDate: transaction.revocation?.date, expirationDate: transaction.expirationDate,
+            autoRenewingEnabled: subscription?.autoRenewEnabled ?? false, hasPurchaseIssue: transaction.state == .interrupted,
+            isPendingPriceIncreaseConsent: subscription?.isPendingPriceIncreaseConsent ?? false,
+            pendingAskToBuyConfirmation: transaction.state == .pendingApproval, isFinished: transaction.isFinished,
+            account: transaction.account)
     }
 }

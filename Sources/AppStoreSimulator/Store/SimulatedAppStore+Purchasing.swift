@@ -11,13 +11,15 @@ extension SimulatedAppStore {
     /// does, without a new transaction. Everything the purchase changes (the transaction, family
     /// copies, other devices' updates, the `ONE_TIME_CHARGE` notification) is one durable commit.
     public func purchase(_ request: PurchaseRequest) throws(AppStoreError) -> PurchaseOutcome {
-        let settings = self.settings
-        if let failure = settings.simulatedErrors[.purchase] {
-            if failure == .generic(.userCancelled) { return .userCancelled }
-            throw failure.error(for: .purchase)
+        try writing { (change) throws(AppStoreError) in
+            let settings = self.settings
+            if let failure = settings.simulatedErrors[.purchase] {
+                if failure == .generic(.userCancelled) { return .userCancelled }
+                throw failure.error(for: .purchase)
+            }
+            if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
+            return try buy(request, inApp: true, change: &change)
         }
-        if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
-        return try buy(request, inApp: true)
     }
 
     /// Buys a product outside the app (`SKTestSession.buyProduct`, the transaction manager): no sheet,
@@ -28,14 +30,14 @@ extension SimulatedAppStore {
                            renewalBehavior: RenewalBehavior = .renewUntilNow) throws(AppStoreError) -> LedgerTransaction {
         let request = PurchaseRequest(productID: productID, account: account, device: nil, quantity: quantity, appAccountToken: appAccountToken,
                                       offer: offer, purchaseDate: purchaseDate, renewalBehavior: renewalBehavior)
-        guard case .success(let signed) = try buy(request, inApp: false) else {
+        let outcome = try writing { (change) throws(AppStoreError) in try buy(request, inApp: false, change: &change) }
+        guard case .success(let signed) = outcome else {
             throw .control(.invalidAction, "the purchase did not complete")
         }
         return signed.transaction
     }
 
-    private func buy(_ request: PurchaseRequest, inApp: Bool) throws(AppStoreError) -> PurchaseOutcome {
-        var change = beginChange()
+    private func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
         let (account, device) = try register(account: request.account, device: request.device, in: &change)
         let storefront = self.storefront(of: account)
         guard let product = catalog(storefront: storefront.countryCode).product(id: request.productID) else {
@@ -49,13 +51,10 @@ extension SimulatedAppStore {
             throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")
         }
         guard product.kind != .autoRenewable else {
-            let outcome = try subscribe(request, product: product, account: account, device: device, storefront: storefront,
-                                        inApp: inApp, change: &change)
-            try commit(change)
-            return outcome
+            return try subscribe(request, product: product, account: account, device: device, storefront: storefront,
+                                 inApp: inApp, change: &change)
         }
         if product.kind == .nonConsumable, let owned = ownedTransaction(productID: product.id, account: account.name) {
-            try commit(change)
             return .success(try signed(owned, for: device))
         }
         let now = clock.now()
@@ -69,13 +68,11 @@ extension SimulatedAppStore {
         transaction.appTransactionID = account.appTransactionID
         change.record(transaction)
         guard state == .purchased else {
-            try commit(change)
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
         }
         let deviceJWS = try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
         let jws: String
         if let existing = deviceJWS { jws = existing } else { jws = try sign(transaction, for: nil, at: now) }
-        try commit(change)
         return .success(SignedTransaction(transaction: transaction, jws: jws, simulatedVerificationFailure: verificationFailure))
     }
 
@@ -113,8 +110,8 @@ extension SimulatedAppStore {
 
     /// The account's current purchase of a non-consumable, its own or a family member's, if not revoked.
     func ownedTransaction(productID: String, account: String) -> LedgerTransaction? {
-        (transactionIDsByAccount[account] ?? []).reversed().lazy.compactMap { self.transactions[$0] }.first {
-            $0.productID == productID && $0.isPurchased && !$0.isRevoked
+        ledger.transactions(TransactionQuery(account: account, productID: productID, newestFirst: true)).first {
+            $0.isPurchased && !$0.isRevoked
         }
     }
 
@@ -135,7 +132,7 @@ extension SimulatedAppStore {
     func register(account name: String, device deviceName: String?, in change: inout Change) throws(AppStoreError) -> (StoreAccount, StoreDevice?) {
         guard !name.isEmpty else { throw .control(.invalidAction, "an account needs a name") }
         let account: StoreAccount
-        if let existing = change.ledger.accounts[name] ?? accounts[name] {
+        if let existing = storedAccount(name, in: change) {
             account = existing
         } else {
             account = StoreAccount(name: name, appTransactionID: change.takeAppTransactionID(), originalPurchaseDate: clock.now(),
@@ -144,7 +141,7 @@ extension SimulatedAppStore {
         }
         guard let deviceName else { return (account, nil) }
         guard !deviceName.isEmpty else { throw .control(.invalidAction, "a device needs a name") }
-        if let device = change.ledger.devices[deviceName] ?? devices[deviceName] {
+        if let device = storedDevice(deviceName, in: change) {
             guard device.account == name else {
                 throw .control(.invalidAction, "device \(deviceName) is signed in to account \(device.account), not \(name)")
             }
@@ -157,7 +154,7 @@ extension SimulatedAppStore {
 
     /// The devices of an account, counting ones registered in `change`.
     func devices(of account: String, including change: Change) -> [StoreDevice] {
-        var all = devices
+        var all = Dictionary(ledger.devices(account: account).map { ($0.name, $0) }, uniquingKeysWith: { $1 })
         for (name, device) in change.ledger.devices { all[name] = device }
         return all.values.filter { $0.account == account }.sorted { $0.name < $1.name }
     }

@@ -5,11 +5,11 @@ import StoreKitCatalog
 extension SimulatedAppStore {
     /// The transactions of an account that count: completed ones, in identifier order.
     func completedTransactions(of account: String) -> [LedgerTransaction] {
-        (transactionIDsByAccount[account] ?? []).compactMap { transactions[$0] }.filter(\.isPurchased)
+        ledger.transactions(TransactionQuery(account: account)).filter(\.isPurchased)
     }
 
     func requireDevice(_ name: String) throws(AppStoreError) -> StoreDevice {
-        guard let device = devices[name] else { throw .control(.invalidAction, "no device \(name)") }
+        guard let device = ledger.device(name) else { throw .control(.invalidAction, "no device \(name)") }
         return device
     }
 
@@ -31,11 +31,12 @@ extension SimulatedAppStore {
     /// Finished consumables are left out unless ``StoreSettings/includesConsumablesInHistory`` is on,
     /// as `SKIncludeConsumableInAppPurchaseHistory` does.
     public func allTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        let (accountName, device) = try self.account(device: device, account: account)
-        let keepsConsumables = settings.includesConsumablesInHistory
-        return try completedTransactions(of: accountName)
-            .filter { $0.productKind != .consumable || !$0.isFinished || keepsConsumables }
-            .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        try reading { () throws(AppStoreError) in
+            let (accountName, device) = try self.account(device: device, account: account)
+            let history = settings.includesConsumablesInHistory ? completedTransactions(of: accountName)
+                : ledger.transactions(TransactionQuery(account: accountName, historyOnly: true))
+            return try history.map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        }
     }
 
     /// `Transaction.currentEntitlements`: what the account is entitled to now.
@@ -45,16 +46,22 @@ extension SimulatedAppStore {
     /// auto-renewable subscription that is subscribed or in its grace period. Never consumables, never
     /// refunded or revoked transactions, never upgraded-away subscriptions.
     public func currentEntitlements(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        let (accountName, device) = try self.account(device: device, account: account)
-        return try entitledTransactions(of: accountName).map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        try reading { () throws(AppStoreError) in
+            let (accountName, device) = try self.account(device: device, account: account)
+            return try currentEntitledTransactions(of: accountName).map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        }
     }
 
     /// The ledger transactions behind ``currentEntitlements(device:account:)``, unsigned.
-    public func entitledTransactions(of account: String) -> [LedgerTransaction] {
+    public func entitledTransactions(of account: String) throws(AppStoreError) -> [LedgerTransaction] {
+        try reading { currentEntitledTransactions(of: account) }
+    }
+
+    func currentEntitledTransactions(of account: String) -> [LedgerTransaction] {
         var latestByProduct: [String: LedgerTransaction] = [:]
         var result: [LedgerTransaction] = []
-        for id in entitlementCandidatesByAccount[account] ?? [] {
-            guard let transaction = transactions[id], transaction.isPurchased, !transaction.isRevoked else { continue }
+        for transaction in ledger.transactions(TransactionQuery(account: account, entitlementCandidatesOnly: true)) {
+            guard transaction.isPurchased, !transaction.isRevoked else { continue }
             switch transaction.productKind {
             case .consumable:
                 continue
@@ -74,61 +81,72 @@ extension SimulatedAppStore {
 
     /// `Transaction.unfinished`: completed transactions the app has not finished.
     public func unfinishedTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        let (accountName, device) = try self.account(device: device, account: account)
-        return try completedTransactions(of: accountName).filter { !$0.isFinished }
-            .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        try reading { () throws(AppStoreError) in
+            let (accountName, device) = try self.account(device: device, account: account)
+            return try ledger.transactions(TransactionQuery(account: accountName, unfinishedOnly: true))
+                .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
+        }
     }
 
     /// `Transaction.latest(for:)`: the most recent transaction of a product, refunded or not.
     public func latestTransaction(for productID: String, device: String? = nil, account: String? = nil) throws(AppStoreError) -> SignedTransaction? {
-        let (accountName, device) = try self.account(device: device, account: account)
-        guard let latest = completedTransactions(of: accountName).filter({ $0.productID == productID })
-            .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) })
-        else { return nil }
-        return try signed(latest, for: device)
+        try reading { () throws(AppStoreError) -> SignedTransaction? in
+            let (accountName, device) = try self.account(device: device, account: account)
+            guard let latest = ledger.transactions(TransactionQuery(account: accountName, productID: productID)).filter(\.isPurchased)
+                .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) })
+            else { return nil }
+            return try signed(latest, for: device)
+        }
     }
 
     /// One transaction by identifier, signed for a device or in server form.
     public func transaction(_ id: UInt64, device: String? = nil) throws(AppStoreError) -> SignedTransaction {
-        guard let transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
-        return try signed(transaction, for: device.map { (name) throws(AppStoreError) in try requireDevice(name) })
+        try reading { () throws(AppStoreError) in
+            guard let transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            return try signed(transaction, for: device.map { (name) throws(AppStoreError) in try requireDevice(name) })
+        }
     }
 
     /// The ledger record of a transaction.
-    public func ledgerTransaction(_ id: UInt64) -> LedgerTransaction? {
-        transactions[id]
+    public func ledgerTransaction(_ id: UInt64) throws(AppStoreError) -> LedgerTransaction? {
+        try reading { ledger.transaction(id) }
     }
 
-    /// Every transaction of the store, or of one account, in identifier order (the transaction manager's list).
-    public func ledgerTransactions(account: String? = nil) -> [LedgerTransaction] {
-        if let account { return (transactionIDsByAccount[account] ?? []).compactMap { transactions[$0] } }
-        return transactions.values.sorted { $0.id < $1.id }
+    /// The transactions of the store, or of one account, in identifier order (the transaction manager's
+    /// list): at most `limit`, after the identifier `after` (the previous page's last).
+    public func ledgerTransactions(account: String? = nil, after: UInt64? = nil, limit: Int = .max) throws(AppStoreError) -> [LedgerTransaction] {
+        try reading { ledger.transactions(TransactionQuery(account: account, afterID: after, limit: limit)) }
     }
 
     /// `Product.products(for:)`: the products with these identifiers, presented in the account's
     /// storefront; unknown identifiers are simply absent.
     public func products(for ids: some Sequence<String>, account: String? = nil) throws(AppStoreError) -> [CatalogProduct] {
-        try checkSimulatedFailure(.loadProducts)
-        let storefront = account.flatMap { accounts[$0] }.map { self.storefront(of: $0).countryCode }
-        return catalog(storefront: storefront).products(for: ids)
+        try reading { () throws(AppStoreError) in
+            try checkSimulatedFailure(.loadProducts)
+            let storefront = account.flatMap { ledger.account($0) }.map { self.storefront(of: $0).countryCode }
+            return catalog(storefront: storefront).products(for: ids)
+        }
     }
 
     /// Marks a transaction finished, as `transaction.finish()` does; finishing twice is harmless.
     public func finish(_ id: UInt64) throws(AppStoreError) {
-        guard var transaction = transactions[id] else { throw .control(.noTransactionFound, "no transaction \(id)") }
-        guard transaction.isPurchased else { throw .control(.invalidAction, "transaction \(id) is not complete") }
-        guard !transaction.isFinished else { return }
-        transaction.finishedDate = clock.now()
-        var change = beginChange()
-        change.record(transaction)
-        try commit(change)
+        try writing { (change) throws(AppStoreError) in
+            guard var transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            guard transaction.isPurchased else { throw .control(.invalidAction, "transaction \(id) is not complete") }
+            guard !transaction.isFinished else { return }
+            transaction.finishedDate = clock.now()
+            change.record(transaction)
+        }
     }
 
     /// `AppTransaction.shared`: the account's purchase of the app, signed for the device.
     public func appTransaction(device name: String) throws(AppStoreError) -> (payload: AppTransaction, jws: String) {
-        try checkSimulatedFailure(.appTransaction)
-        let device = try requireDevice(name)
-        guard let account = accounts[device.account] else { throw .control(.invalidAction, "no account \(device.account)") }
+        let (device, account) = try reading { () throws(AppStoreError) -> (StoreDevice, StoreAccount) in
+            try checkSimulatedFailure(.appTransaction)
+            let device = try requireDevice(name)
+            guard let account = ledger.account(device.account) else { throw .control(.invalidAction, "no account \(device.account)") }
+            return (device, account)
+        }
         let now = clock.now()
         let nonce = identifiers()
         var payload = AppTransaction()

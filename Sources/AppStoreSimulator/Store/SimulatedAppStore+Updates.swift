@@ -7,48 +7,54 @@ extension SimulatedAppStore {
     /// - Returns: How many transactions were queued.
     @discardableResult
     public func launch(device name: String, account: String? = nil) throws(AppStoreError) -> Int {
-        var change = beginChange()
-        let device: StoreDevice
-        if let existing = devices[name] {
-            device = existing
-        } else if let account {
-            device = try register(account: account, device: name, in: &change).1!
-        } else {
-            throw .control(.invalidAction, "no device \(name); name its account to register it")
+        try writing { (change) throws(AppStoreError) in
+            let device: StoreDevice
+            if let existing = ledger.device(name) {
+                device = existing
+            } else if let account {
+                device = try register(account: account, device: name, in: &change).1!
+            } else {
+                throw .control(.invalidAction, "no device \(name); name its account to register it")
+            }
+            var launched = device
+            launched.launchCount += 1
+            change.ledger.devices[name] = launched
+            let waiting = Set(ledger.waitingUpdates(device: name, channel: .transactions, limit: .max).map(\.transactionID))
+            let now = clock.now()
+            var queued = 0
+            for transaction in ledger.transactions(TransactionQuery(account: device.account, unfinishedOnly: true))
+            where !waiting.contains(transaction.id) {
+                try enqueueUpdate(transaction, for: launched, kind: .unfinished, at: now, change: &change)
+                queued += 1
+            }
+            return queued
         }
-        var launched = device
-        launched.launchCount += 1
-        change.ledger.devices[name] = launched
-        let waiting = Set((pendingUpdates[name] ?? []).filter { $0.channel == .transactions }.map(\.transactionID))
-        let now = clock.now()
-        var queued = 0
-        for transaction in completedTransactions(of: device.account) where !transaction.isFinished && !waiting.contains(transaction.id) {
-            try enqueueUpdate(transaction, for: launched, kind: .unfinished, at: now, change: &change)
-            queued += 1
-        }
-        try commit(change)
-        return queued
     }
 
     /// Takes the waiting entries of one channel of a device's feed, marking them delivered in the same commit.
     public func takeUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions, limit: Int = .max) throws(AppStoreError) -> [LedgerUpdate] {
-        let waiting = Array((pendingUpdates[name] ?? []).filter { $0.channel == channel }.prefix(limit))
-        guard !waiting.isEmpty else { return [] }
-        var change = beginChange()
-        change.ledger.deliveredUpdates = waiting.map(\.sequence)
-        try commit(change)
-        return waiting
+        try writing { (change) throws(AppStoreError) in
+            let waiting = ledger.waitingUpdates(device: name, channel: channel, limit: limit)
+            change.ledger.deliveredUpdates = waiting.map(\.sequence)
+            return waiting
+        }
     }
 
     /// The entries waiting in a device's feed, without taking them.
-    public func waitingUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions) -> [LedgerUpdate] {
-        (pendingUpdates[name] ?? []).filter { $0.channel == channel }
+    public func waitingUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions) throws(AppStoreError) -> [LedgerUpdate] {
+        try reading { ledger.waitingUpdates(device: name, channel: channel, limit: .max) }
     }
 
     /// Suspends until a channel of a device's feed has an entry (returns at once if it has one) or
     /// the task is cancelled.
     public func waitForUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions) async {
-        guard !(pendingUpdates[name] ?? []).contains(where: { $0.channel == channel }) else { return }
+        // A storage failure returns at once too: the next take reports it.
+        guard let waiting = try? reading({ ledger.waitingUpdates(device: name, channel: channel, limit: 1) }), waiting.isEmpty else { return }
+        // Another process may add to the feed; look again after a while even if nothing here commits.
+        Task { [weak self] in
+            try? await Task.sleep(for: .milliseconds(250))
+            await self?.wakeWaiters(device: name)
+        }
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 if Task.isCancelled {

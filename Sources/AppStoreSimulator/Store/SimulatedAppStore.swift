@@ -26,29 +26,22 @@ public actor SimulatedAppStore {
     nonisolated let identifiers: IdentifierGenerator
     nonisolated let signer: JWSSigner
 
-    var configuration: StoreKitConfiguration
+    let configuration: StoreKitConfiguration
     let defaults: StoreSettings
+    /// The runtime settings and the settings in force, as of the ledger version last read
+    /// (``knownVersion``); refreshed at the start of every unit of work that finds a newer version.
     var overrides: SettingsOverrides
-    /// The settings in force: the file's defaults with the runtime overrides applied; kept with
-    /// ``overrides`` so purchases do not rebuild it on every check.
-    public private(set) var settings: StoreSettings
-    var counters: LedgerCounters
-    var accounts: [String: StoreAccount] = [:]
-    var devices: [String: StoreDevice] = [:]
-    var transactions: [UInt64: LedgerTransaction] = [:]
-    /// Transaction identifiers per account, ascending.
-    var transactionIDsByAccount: [String: [UInt64]] = [:]
-    /// The identifiers of an account's transactions that can be entitlements (all but consumables),
-    /// ascending, so `currentEntitlements` does not scan a long consumable history.
-    var entitlementCandidatesByAccount: [String: [UInt64]] = [:]
-    var subscriptions: [UInt64: SubscriptionRecord] = [:]
-    /// Undelivered feed entries per device, in sequence order.
-    var pendingUpdates: [String: [LedgerUpdate]] = [:]
+    var settings: StoreSettings
+    /// The identifier counters as of ``knownVersion``; a write takes identifiers from them and commits
+    /// the advanced counters with the rows that use them.
+    var counters = LedgerCounters()
+    /// The ledger version the cached meta values (settings, counters, clock) were read at.
+    var knownVersion: Int64 = -1
     var catalogCache: [String: Catalog] = [:]
-    /// The subscriptions' next lifecycle events.
-    var eventQueue = EventQueue()
-    /// The manual clock time last written to the ledger, so unchanged time is not rewritten.
+    /// The manual clock time the ledger holds, so unchanged time is not rewritten.
     var recordedClockTime: Int64?
+    /// The reader of the unit of work in progress (see ``reading(_:)`` and ``writing(_:)``).
+    var currentReader: (any LedgerReader)?
     var updateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
 
     /// The meta keys of the ledger.
@@ -62,7 +55,7 @@ public actor SimulatedAppStore {
     }
 
     /// The ledger format this code writes.
-    public static let schemaVersion = 1
+    public static let schemaVersion = 2
 
     // MARK: Opening
 
@@ -72,44 +65,54 @@ public actor SimulatedAppStore {
     public static func create(configuration: StoreKitConfiguration, identity: StoreIdentity, authority: CertificateAuthority,
                               storage: any LedgerStorage, clock: any StoreClock,
                               identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
-        guard try storage.load() == nil else { throw .storage("the storage already holds a store") }
-        var changes = LedgerChanges()
-        changes.meta[MetaKey.schema] = String(schemaVersion)
-        changes.meta[MetaKey.identity] = try encode(identity)
-        changes.meta[MetaKey.configuration] = String(decoding: configuration.jsonData(), as: UTF8.self)
-        changes.meta[MetaKey.overrides] = try encode(SettingsOverrides())
-        changes.meta[MetaKey.counters] = try encode(LedgerCounters())
-        changes.meta[MetaKey.clock] = String(AppStoreJSON.milliseconds(from: clock.now()))
-        try storage.commit(changes)
+        let configurationText = String(decoding: configuration.jsonData(), as: UTF8.self)
+        let meta: [String: String] = [
+            MetaKey.schema: String(schemaVersion),
+            MetaKey.identity: try encode(identity),
+            MetaKey.configuration: configurationText,
+            MetaKey.overrides: try encode(SettingsOverrides()),
+            MetaKey.counters: try encode(LedgerCounters()),
+            MetaKey.clock: String(AppStoreJSON.milliseconds(from: clock.now())),
+        ]
+        try storage.write { (reader) throws(AppStoreError) -> (LedgerChanges, Void) in
+            guard reader.meta(MetaKey.identity) == nil else { throw .storage("the storage already holds a store") }
+            var changes = LedgerChanges()
+            changes.meta = meta
+            return (changes, ())
+        }
         return try open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)
     }
 
     /// Opens the store in `storage`.
     ///
-    /// A ``ManualStoreClock`` is moved to the time the store last recorded, so simulated time
-    /// survives restarts.
+    /// Opening reads the store's identity, configuration and settings, nothing else: the ledger stays
+    /// in the storage and each operation reads the rows it concerns. A ``ManualStoreClock`` is moved to
+    /// the time the store last recorded, so simulated time survives restarts.
     public static func open(storage: any LedgerStorage, authority: CertificateAuthority, clock: any StoreClock,
                             identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
-        guard let snapshot = try storage.load() else { throw .storage("the storage holds no store") }
-        return try SimulatedAppStore(snapshot: snapshot, storage: storage, authority: authority, clock: clock, identifiers: identifiers)
-    }
-
-    private init(snapshot: LedgerSnapshot, storage: any LedgerStorage, authority: CertificateAuthority,
-                 clock: any StoreClock, identifiers: IdentifierGenerator) throws(AppStoreError) {
-        func meta(_ key: String) throws(AppStoreError) -> String {
-            guard let value = snapshot.meta[key] else { throw .storage("the ledger has no \(key) record; it is not a store or it is damaged") }
-            return value
+        let (identityText, configurationText, meta) = try storage.read { (reader) throws(AppStoreError) -> (String, String, LedgerMeta) in
+            guard let identity = reader.meta(MetaKey.identity) else { throw .storage("the storage holds no store") }
+            guard let schema = reader.meta(MetaKey.schema).flatMap({ Int($0) }), schema <= Self.schemaVersion else {
+                throw .storage("the ledger was written by a newer version of OpenStoreKit")
+            }
+            guard let configuration = reader.meta(MetaKey.configuration) else {
+                throw .storage("the ledger has no configuration record; it is not a store or it is damaged")
+            }
+            return (identity, configuration, try LedgerMeta(reader))
         }
-        guard let schema = Int(try meta(MetaKey.schema)), schema <= Self.schemaVersion else {
-            throw .storage("the ledger was written by a newer version of OpenStoreKit")
-        }
-        let identity = try Self.decode(StoreIdentity.self, try meta(MetaKey.identity))
+        let identity = try decode(StoreIdentity.self, identityText)
         let configuration: StoreKitConfiguration
         do {
-            configuration = try StoreKitConfiguration.read(Data(try meta(MetaKey.configuration).utf8), fileName: "stored configuration").configuration
+            configuration = try StoreKitConfiguration.read(Data(configurationText.utf8), fileName: "stored configuration").configuration
         } catch {
             throw .storage("the stored configuration is damaged: \(error)")
         }
+        return try SimulatedAppStore(identity: identity, configuration: configuration, meta: meta, storage: storage, authority: authority,
+                                     clock: clock, identifiers: identifiers)
+    }
+
+    private init(identity: StoreIdentity, configuration: StoreKitConfiguration, meta: LedgerMeta, storage: any LedgerStorage,
+                 authority: CertificateAuthority, clock: any StoreClock, identifiers: IdentifierGenerator) throws(AppStoreError) {
         self.identity = identity
         self.rootCertificate = authority.rootCertificate
         self.storage = storage
@@ -118,27 +121,14 @@ public actor SimulatedAppStore {
         do { self.signer = try authority.makeSigner() } catch { throw .storage("cannot sign with the store's authority: \(error)") }
         self.configuration = configuration
         self.defaults = StoreSettings(configuration: configuration)
-        self.overrides = try Self.decode(SettingsOverrides.self, try meta(MetaKey.overrides))
-        self.settings = overrides.applied(to: defaults)
-        self.counters = try Self.decode(LedgerCounters.self, try meta(MetaKey.counters))
-        if let manual = clock as? ManualStoreClock, let milliseconds = Int64(try meta(MetaKey.clock)) {
-            manual.set(to: AppStoreJSON.date(fromMilliseconds: milliseconds))
+        self.overrides = meta.overrides
+        self.settings = meta.overrides.applied(to: defaults)
+        self.counters = meta.counters
+        self.knownVersion = meta.version
+        if let manual = clock as? ManualStoreClock {
+            manual.set(to: AppStoreJSON.date(fromMilliseconds: meta.clockTime))
             self.recordedClockTime = AppStoreJSON.milliseconds(from: manual.now())
         }
-        self.accounts = Dictionary(snapshot.accounts.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
-        self.devices = Dictionary(snapshot.devices.map { ($0.name, $0) }, uniquingKeysWith: { $1 })
-        self.transactions = Dictionary(snapshot.transactions.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
-        var byAccount: [String: [UInt64]] = [:]
-        var candidates: [String: [UInt64]] = [:]
-        for transaction in snapshot.transactions.sorted(by: { $0.id < $1.id }) {
-            byAccount[transaction.account, default: []].append(transaction.id)
-            if transaction.productKind != .consumable { candidates[transaction.account, default: []].append(transaction.id) }
-        }
-        self.transactionIDsByAccount = byAccount
-        self.entitlementCandidatesByAccount = candidates
-        self.subscriptions = Dictionary(snapshot.subscriptions.map { ($0.originalTransactionID, $0) }, uniquingKeysWith: { $1 })
-        self.eventQueue = Self.eventQueue(for: self.subscriptions)
-        self.pendingUpdates = Dictionary(grouping: snapshot.pendingUpdates.sorted { $0.sequence < $1.sequence }, by: \.device)
     }
 
     // MARK: Settings and catalog
@@ -162,10 +152,101 @@ public actor SimulatedAppStore {
         account.storefront.flatMap { Storefront(code: $0) } ?? Storefront(code: settings.storefront) ?? .unitedStates
     }
 
-    /// The current time of the store's clock.
+    /// The current time of the store's clock, as of the last unit of work (see ``currentTime()``).
     public var now: Date { clock.now() }
 
-    // MARK: Committing
+    /// The store's current time as the ledger has it now: another process may have advanced a manual clock.
+    public func currentTime() throws(AppStoreError) -> Date {
+        try reading { clock.now() }
+    }
+
+    /// The settings in force now: the file's defaults with the runtime overrides the ledger holds.
+    public func currentSettings() throws(AppStoreError) -> StoreSettings {
+        try reading { settings }
+    }
+
+    // MARK: Units of work
+
+    /// The meta values every unit of work needs, as of one ledger version.
+    struct LedgerMeta {
+        var version: Int64
+        var overrides: SettingsOverrides
+        var counters: LedgerCounters
+        var clockTime: Int64
+
+        init(_ reader: any LedgerReader) throws(AppStoreError) {
+            func value(_ key: String) throws(AppStoreError) -> String {
+                guard let value = reader.meta(key) else {
+                    throw reader.failure ?? .storage("the ledger has no \(key) record; it is not a store or it is damaged")
+                }
+                return value
+            }
+            version = reader.version
+            overrides = try SimulatedAppStore.decode(SettingsOverrides.self, try value(MetaKey.overrides))
+            counters = try SimulatedAppStore.decode(LedgerCounters.self, try value(MetaKey.counters))
+            let clockText = try value(MetaKey.clock)
+            guard let clockTime = Int64(clockText) else {
+                throw .storage("the ledger's clock record is damaged: \"\(clockText)\" is not a whole number of milliseconds")
+            }
+            self.clockTime = clockTime
+        }
+    }
+
+    /// The ledger of the unit of work in progress.
+    var ledger: any LedgerReader {
+        guard let currentReader else { preconditionFailure("the ledger is read inside reading(_:) or writing(_:)") }
+        return currentReader
+    }
+
+    /// Brings the cached meta values (settings, counters, the manual clock) to the reader's version.
+    private func refresh(from reader: any LedgerReader) throws(AppStoreError) {
+        guard reader.version != knownVersion else { return }
+        let meta = try LedgerMeta(reader)
+        if meta.overrides != overrides {
+            overrides = meta.overrides
+            settings = overrides.applied(to: defaults)
+            catalogCache = [:]
+        }
+        counters = meta.counters
+        if let manual = clock as? ManualStoreClock {
+            manual.set(to: AppStoreJSON.date(fromMilliseconds: meta.clockTime))
+            recordedClockTime = meta.clockTime
+        }
+        knownVersion = meta.version
+    }
+
+    /// Runs a view on one consistent snapshot of the ledger (or inside the unit of work in progress).
+    func reading<Result>(_ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result {
+        if currentReader != nil { return try body() }
+        return try storage.read { (reader) throws(AppStoreError) -> Result in
+            currentReader = reader
+            defer { currentReader = nil }
+            try refresh(from: reader)
+            do throws(AppStoreError) { return try body() } catch { throw reader.failure ?? error }
+        }
+    }
+
+    /// Runs an operation as one unit of work: under the storage's write lock it reads what it needs,
+    /// prepares a ``Change`` and commits it; only then does the store acknowledge it (wake listeners,
+    /// remember the new counters). When the body or the commit throws, nothing changed.
+    func writing<Result>(_ body: (inout Change) throws(AppStoreError) -> Result) throws(AppStoreError) -> Result {
+        precondition(currentReader == nil, "units of work do not nest")
+        var committed: (change: Change, ledger: LedgerChanges, version: Int64)?
+        let result = try storage.write { (reader) throws(AppStoreError) -> (LedgerChanges, Result) in
+            currentReader = reader
+            defer { currentReader = nil }
+            try refresh(from: reader)
+            var change = Change(counters: counters)
+            let result: Result
+            do throws(AppStoreError) { result = try body(&change) } catch { throw reader.failure ?? error }
+            if let failure = reader.failure { throw failure }
+            let ledger = try finalize(change)
+            committed = (change, ledger, reader.version)
+            return (ledger, result)
+        }
+        if let committed, !committed.ledger.isEmpty { didCommit(committed.change, committed.ledger, version: committed.version + 1) }
+        return result
+    }
 
     /// A change being prepared: ledger changes plus the counters it consumed.
     struct Change {
@@ -192,93 +273,65 @@ public actor SimulatedAppStore {
         mutating func record(_ transaction: LedgerTransaction) {
             ledger.transactions[transaction.id] = transaction
         }
+
+        mutating func record(_ subscription: SubscriptionRecord) {
+            ledger.subscriptions[subscription.originalTransactionID] = subscription
+        }
     }
 
-    func beginChange() -> Change {
-        Change(counters: counters)
-    }
-
-    /// Persists a change durably, then makes it the store's state; on failure nothing changes.
-    func commit(_ change: Change) throws(AppStoreError) {
+    /// The ledger changes of a prepared change, with the meta values it moved.
+    private func finalize(_ change: Change) throws(AppStoreError) -> LedgerChanges {
         var ledger = change.ledger
         if change.counters != counters { ledger.meta[MetaKey.counters] = try Self.encode(change.counters) }
         if let overrides = change.overrides { ledger.meta[MetaKey.overrides] = try Self.encode(overrides) }
-        let clockTime = clock is ManualStoreClock ? AppStoreJSON.milliseconds(from: clock.now()) : nil
-        if let clockTime, clockTime != recordedClockTime { ledger.meta[MetaKey.clock] = String(clockTime) }
-        guard !ledger.isEmpty else { return }
-        do {
-            try storage.commit(ledger)
-        } catch {
-            // Events taken off the queue for this change must be found again.
-            rebuildEventQueue()
-            throw error
+        if clock is ManualStoreClock {
+            let clockTime = AppStoreJSON.milliseconds(from: clock.now())
+            // The clock only moves forward and was brought to the ledger's time when the unit began.
+            if clockTime != recordedClockTime { ledger.meta[MetaKey.clock] = String(clockTime) }
         }
+        return ledger
+    }
+
+    /// What the store remembers once a change is committed: the counters and settings it wrote, and
+    /// the listeners of the devices whose feeds grew.
+    private func didCommit(_ change: Change, _ ledger: LedgerChanges, version: Int64) {
         counters = change.counters
-        if let clockTime { recordedClockTime = clockTime }
-        if let overrides = change.overrides {
+        knownVersion = version
+        if let clockTime = ledger.meta[MetaKey.clock].flatMap({ Int64($0) }) { recordedClockTime = clockTime }
+        if let overrides = change.overrides, overrides != self.overrides {
             self.overrides = overrides
             settings = overrides.applied(to: defaults)
             catalogCache = [:]
         }
-        apply(ledger)
-    }
-
-    /// Makes committed changes the in-memory state.
-    private func apply(_ ledger: LedgerChanges) {
-        for (name, account) in ledger.accounts { accounts[name] = account }
-        for (name, device) in ledger.devices { devices[name] = device }
-        for id in ledger.deletedTransactions {
-            guard let removed = transactions.removeValue(forKey: id) else { continue }
-            transactionIDsByAccount[removed.account]?.removeAll { $0 == id }
-            entitlementCandidatesByAccount[removed.account]?.removeAll { $0 == id }
-        }
-        for transaction in ledger.transactions.values.sorted(by: { $0.id < $1.id }) { index(transaction) }
-        for id in ledger.deletedSubscriptions { subscriptions[id] = nil }
-        for (id, subscription) in ledger.subscriptions {
-            subscriptions[id] = subscription
-            if let date = subscription.nextEventDate { eventQueue.push(date, id) }
-        }
-        if !ledger.deliveredUpdates.isEmpty || !ledger.deletedTransactions.isEmpty {
-            let delivered = Set(ledger.deliveredUpdates)
-            for device in pendingUpdates.keys {
-                pendingUpdates[device]?.removeAll { delivered.contains($0.sequence) || ledger.deletedTransactions.contains($0.transactionID) }
-            }
-        }
-        for update in ledger.appendedUpdates {
-            pendingUpdates[update.device, default: []].append(update)
-        }
-        let touchedDevices = Set(ledger.appendedUpdates.map(\.device))
-        for device in touchedDevices {
+        for device in Set(ledger.appendedUpdates.map(\.device)) {
             for waiter in updateWaiters.removeValue(forKey: device) ?? [] { waiter.resume() }
         }
     }
 
-    func rebuildEventQueue() {
-        eventQueue = Self.eventQueue(for: subscriptions)
+    // MARK: Reading rows, with the change in progress laid over the ledger
+
+    func storedTransaction(_ id: UInt64, in change: Change? = nil) -> LedgerTransaction? {
+        if let change {
+            if let pending = change.ledger.transactions[id] { return pending }
+            if change.ledger.deletedTransactions.contains(id) { return nil }
+        }
+        return ledger.transaction(id)
     }
 
-    private static func eventQueue(for subscriptions: [UInt64: SubscriptionRecord]) -> EventQueue {
-        var queue = EventQueue()
-        for (id, subscription) in subscriptions {
-            if let date = subscription.nextEventDate { queue.push(date, id) }
+    func storedSubscription(_ id: UInt64, in change: Change? = nil) -> SubscriptionRecord? {
+        if let change {
+            if let pending = change.ledger.subscriptions[id] { return pending }
+            if change.ledger.deletedSubscriptions.contains(id) { return nil }
         }
-        return queue
+        return ledger.subscription(id)
     }
 
-    private func index(_ transaction: LedgerTransaction) {
-        guard transactions.updateValue(transaction, forKey: transaction.id) == nil else { return }
-        Self.insertSorted(transaction.id, into: &transactionIDsByAccount[transaction.account, default: []])
-        if transaction.productKind != .consumable {
-            Self.insertSorted(transaction.id, into: &entitlementCandidatesByAccount[transaction.account, default: []])
-        }
+    func storedAccount(_ name: String, in change: Change? = nil) -> StoreAccount? {
+        change?.ledger.accounts[name] ?? ledger.account(name)
     }
 
-    private static func insertSorted(_ id: UInt64, into ids: inout [UInt64]) {
-        if let last = ids.last, last > id {
-            ids.insert(id, at: ids.firstIndex { $0 > id } ?? ids.endIndex)
-        } else {
-            ids.append(id)
-        }
+    func storedDevice(_ name: String, in change: Change? = nil) -> StoreDevice? {
+        change?.ledger.devices[name] ?? ledger.device(name)
     }
 
     // MARK: Signing

@@ -7,54 +7,89 @@ extension SimulatedAppStore {
 
     /// Moves the manual clock forward and plays every lifecycle event that falls due, in order.
     ///
-    /// Events due at the same instant are committed together; each batch is committed at its own
-    /// time, so transactions carry the dates they would have had. Advancing a year of a monthly
-    /// plan renews it twelve times.
+    /// Each event is played at its own time, so transactions carry the dates they would have had.
+    /// Advancing a year of a monthly plan renews it twelve times. The interval is measured from the
+    /// clock as the ledger has it once this process holds the lifecycle lease, so two advances at
+    /// once add up instead of one undoing the other.
     ///
     /// - Returns: How many events were played.
     @discardableResult
     public func advanceTime(by interval: TimeInterval) throws(AppStoreError) -> Int {
         guard interval >= 0 else { throw .control(.invalidAction, "time only moves forward") }
-        return try advanceTime(to: clock.now().addingTimeInterval(interval))
+        return try advanceTime { $0.addingTimeInterval(interval) }
     }
 
-    /// Moves the manual clock to `date`, playing every event due until then.
+    /// Moves the manual clock to `date`, playing every event due until then; a date in the past
+    /// leaves the clock where it is.
     @discardableResult
     public func advanceTime(to date: Date) throws(AppStoreError) -> Int {
+        try advanceTime { _ in date }
+    }
+
+    /// Moves the manual clock to the date `target` computes from the ledger's current time.
+    @discardableResult
+    public func advanceTime(computingTarget target: (Date) -> Date) throws(AppStoreError) -> Int {
         guard let manual = clock as? ManualStoreClock else {
             throw .control(.invalidAction, "the store runs on the real clock; only a manual clock can be advanced")
         }
-        let played = try processDueEvents(upTo: date) { manual.set(to: $0) }
-        manual.set(to: date)
-        try commit(beginChange())
-        return played
+        let played = try storage.withLifecycleLease(wait: true) { () throws(AppStoreError) -> Int in
+            let date = target(try currentTime())
+            let played = try processDueEvents(upTo: date) { manual.set(to: $0) }
+            try writing { _ in manual.set(to: date) }
+            return played
+        }
+        return played ?? 0
     }
 
     /// Plays every event due by now (for stores on the real clock; cheap when nothing is due).
+    ///
+    /// Only the process holding the store's lifecycle lease plays events: when another one holds it
+    /// (a server, another command), this returns 0 at once and leaves the work to it.
     @discardableResult
     public func processDueEvents() throws(AppStoreError) -> Int {
-        try processDueEvents(upTo: clock.now()) { _ in }
+        try storage.withLifecycleLease(wait: false) { () throws(AppStoreError) -> Int in
+            try processDueEvents(upTo: clock.now()) { _ in }
+        } ?? 0
     }
 
+    /// How many lifecycle events one commit plays at most; an advance over many subscribers commits
+    /// in chunks, each event keeping its own date.
+    static let eventsPerCommit = 512
+
+    /// Plays the events due until `limit` in order of their dates, in chunks of one commit each.
+    /// The caller holds the lifecycle lease.
     private func processDueEvents(upTo limit: Date, moveClock: (Date) -> Void) throws(AppStoreError) -> Int {
         var played = 0
-        while let (date, _) = eventQueue.first, date <= limit {
-            var batch: [UInt64] = []
-            while let next = eventQueue.first, next.date == date {
-                _ = eventQueue.pop()
-                if subscriptions[next.id]?.nextEventDate == date, !batch.contains(next.id) { batch.append(next.id) }
+        while true {
+            let chunk = try writing { (change) throws(AppStoreError) -> Int in
+                var chunk = 0
+                var last: Date?
+                func isAt(_ date: Date) -> (Date) -> Bool {
+                    { AppStoreJSON.milliseconds(from: $0) == AppStoreJSON.milliseconds(from: date) }
+                }
+                while chunk < Self.eventsPerCommit {
+                    // The next instant is the ledger's, or one this chunk scheduled: records it changed are
+                    // laid over the ledger until the commit.
+                    let scheduled = change.ledger.subscriptions.values.compactMap(\.nextEventDate)
+                        .filter { date in date <= limit && last.map { date > $0 } ?? true }
+                    guard let date = (scheduled + [ledger.nextEventDate(after: last, notAfter: limit)].compactMap { $0 }).min() else { break }
+                    var due = Set(ledger.subscriptions(dueAt: date).map(\.originalTransactionID))
+                    for record in change.ledger.subscriptions.values where record.nextEventDate.map(isAt(date)) == true {
+                        due.insert(record.originalTransactionID)
+                    }
+                    moveClock(date)
+                    for id in due.sorted() {
+                        guard let record = storedSubscription(id, in: change), record.nextEventDate.map(isAt(date)) == true else { continue }
+                        try playEvent(of: record, at: date, change: &change)
+                        chunk += 1
+                    }
+                    last = date
+                }
+                return chunk
             }
-            guard !batch.isEmpty else { continue }
-            moveClock(date)
-            var change = beginChange()
-            for id in batch.sorted() {
-                guard let record = change.ledger.subscriptions[id] ?? subscriptions[id], record.nextEventDate == date else { continue }
-                try playEvent(of: record, at: date, change: &change)
-                played += 1
-            }
-            try commit(change)
+            played += chunk
+            if chunk == 0 { return played }
         }
-        return played
     }
 
     private func playEvent(of record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
@@ -100,7 +135,7 @@ extension SimulatedAppStore {
                        recovery: Bool = false, change: inout Change) throws(AppStoreError) {
         var record = record
         guard let product = catalog().product(id: record.autoRenewProductID), let info = product.subscription,
-              let previous = change.ledger.transactions[record.latestTransactionID] ?? transactions[record.latestTransactionID]
+              let previous = storedTransaction(record.latestTransactionID, in: change)
         else { throw .control(.noSubscriptionFound, "subscription \(record.originalTransactionID) has no current transaction") }
         var offer = record.currentOffer
         if var continuing = offer, continuing.remainingPeriods > 1 {
@@ -202,11 +237,14 @@ extension SimulatedAppStore {
     /// Resolves a billing issue: a new renewal transaction and `DID_RENEW` `BILLING_RECOVERY`.
     /// Recovery during grace keeps the billing cycle; recovery from billing retry restarts it now.
     public func resolveBillingIssue(originalTransactionID: UInt64) throws(AppStoreError) {
-        guard let record = subscriptions[originalTransactionID] else {
+        try writing { (change) throws(AppStoreError) in try resolveBillingIssue(originalTransactionID: originalTransactionID, change: &change) }
+    }
+
+    func resolveBillingIssue(originalTransactionID: UInt64, change: inout Change) throws(AppStoreError) {
+        guard let record = ledger.subscription(originalTransactionID) else {
             throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription with a billing issue")
         }
         let now = clock.now()
-        var change = beginChange()
         switch record.state {
         case .inGracePeriod:
             try recordRenewal(record, chargedAt: now, periodStart: record.expirationDate, restartCycle: false, recovery: true, change: &change)
@@ -215,12 +253,11 @@ extension SimulatedAppStore {
         default:
             throw .control(.invalidAction, "subscription \(originalTransactionID) has no billing issue to resolve (it is \(record.state.rawValue))")
         }
-        try commit(change)
     }
 
     /// A refund of a subscription transaction: the current period's refund revokes the subscription.
     func refundSubscriptionPeriod(_ transaction: LedgerTransaction, at now: Date, change: inout Change) throws(AppStoreError) {
-        guard var record = change.ledger.subscriptions[transaction.originalID] ?? subscriptions[transaction.originalID] else {
+        guard var record = storedSubscription(transaction.originalID, in: change) else {
             try appendNotification(.refund, subtype: nil, transaction: transaction, at: now, change: &change)
             return
         }
@@ -251,7 +288,7 @@ extension SimulatedAppStore {
     }
 
     func latestTransaction(of record: SubscriptionRecord, in change: Change) -> LedgerTransaction? {
-        change.ledger.transactions[record.latestTransactionID] ?? transactions[record.latestTransactionID]
+        storedTransaction(record.latestTransactionID, in: change)
     }
 
     // MARK: Family
@@ -260,12 +297,12 @@ extension SimulatedAppStore {
     func syncFamily(_ source: SubscriptionRecord, newTransaction: LedgerTransaction?, change: inout Change) throws(AppStoreError) {
         guard source.familySourceID == nil, let latest = newTransaction ?? latestTransaction(of: source, in: change),
               isFamilyShareable(latest),
-              let group = (change.ledger.accounts[source.account] ?? accounts[source.account])?.familyGroup
+              let group = storedAccount(source.account, in: change)?.familyGroup
         else { return }
         let now = clock.now()
         for member in familyMembers(of: group, including: change) where member.name != source.account {
             var memberRecord = (change.ledger.subscriptions.values.first { $0.familySourceID == source.originalTransactionID && $0.account == member.name })
-                ?? subscriptions.values.first { $0.familySourceID == source.originalTransactionID && $0.account == member.name }
+                ?? ledger.subscriptions(SubscriptionQuery(account: member.name, familySourceID: source.originalTransactionID)).first
             if let newTransaction {
                 let id = change.takeTransactionID()
                 var copy = newTransaction

@@ -15,19 +15,24 @@ extension SimulatedAppStore {
         if let change, let pending = change.ledger.subscriptions.values.first(where: {
             $0.account == account && $0.groupID == group && $0.familySourceID == nil
         }) { return pending }
-        return subscriptions.values.first { $0.account == account && $0.groupID == group && $0.familySourceID == nil }
+        return ledger.subscriptions(SubscriptionQuery(account: account, groupID: group)).first { $0.familySourceID == nil }
     }
 
     /// Whether the account may have the introductory offer of a group: only if it never subscribed
     /// to any product of the group, so an introductory offer is used at most once per group.
-    public func isEligibleForIntroOffer(groupID: String, account: String) -> Bool {
-        !completedTransactions(of: account).contains { $0.subscriptionGroupID == groupID && $0.ownership == .purchased }
-            && !(transactionIDsByAccount[account] ?? []).contains { transactions[$0]?.subscriptionGroupID == groupID && transactions[$0]?.state == .pendingApproval }
+    public func isEligibleForIntroOffer(groupID: String, account: String) throws(AppStoreError) -> Bool {
+        try reading { introOfferEligibility(groupID: groupID, account: account) }
+    }
+
+    func introOfferEligibility(groupID: String, account: String) -> Bool {
+        !ledger.transactions(TransactionQuery(account: account, subscriptionGroupID: groupID)).contains {
+            ($0.isPurchased && $0.ownership == .purchased) || $0.state == .pendingApproval
+        }
     }
 
     /// Whether an auto-renewable transaction is the entitled current period of its subscription.
     func isEntitled(_ transaction: LedgerTransaction) -> Bool {
-        guard let record = subscriptions[transaction.originalID] else { return false }
+        guard let record = ledger.subscription(transaction.originalID) else { return false }
         return record.latestTransactionID == transaction.id && record.state.isEntitled
     }
 
@@ -90,7 +95,7 @@ extension SimulatedAppStore {
         let periods = offer.map { $0.offer.discountType == .payAsYouGo ? 1 : $0.remainingPeriods } ?? 1
         let expiration = schedule.end(of: anchorPeriod, count: periods, from: start)
         transaction.originalID = previous?.originalTransactionID ?? transaction.originalID
-        if let previous, let original = transactions[previous.originalTransactionID] {
+        if let previous, let original = ledger.transaction(previous.originalTransactionID) {
             transaction.originalPurchaseDate = original.originalPurchaseDate
         }
         transaction.expirationDate = expiration
@@ -144,7 +149,7 @@ extension SimulatedAppStore {
                                device: StoreDevice?, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
         var record = record
         let now = clock.now()
-        guard let current = transactions[record.latestTransactionID],
+        guard let current = ledger.transaction(record.latestTransactionID),
               let currentProduct = catalog().product(id: record.productID)?.subscription, let newInfo = product.subscription
         else { throw .control(.invalidAction, "the subscription's current transaction is missing") }
         var offer: SubscriptionRecord.ActiveOffer?
@@ -229,7 +234,7 @@ extension SimulatedAppStore {
     private func resolveOffer(_ requested: PurchaseOffer?, for product: CatalogProduct, account: String, lapsed: Bool, inApp: Bool,
                               appAccountToken: UUID?) throws(AppStoreError) -> (SubscriptionRecord.ActiveOffer?, SubscriptionRecord.ActiveOffer?) {
         let info = product.subscription!
-        let introEligible = isEligibleForIntroOffer(groupID: info.groupID, account: account)
+        let introEligible = introOfferEligibility(groupID: info.groupID, account: account)
         let intro = try info.introductoryOffer.flatMap { (offer) throws(AppStoreError) in try activeOffer(for: offer, product: product) }
         switch requested {
         case nil:

@@ -34,7 +34,7 @@ extension SimulatedAppStore {
         info.recentSubscriptionStartDate = record.recentSubscriptionStartDate
         if record.autoRenewEnabled, record.state != .expired, record.state != .revoked { info.renewalDate = record.expirationDate }
         let product = catalog().product(id: record.autoRenewProductID)
-        let latest = transactions[record.latestTransactionID]
+        let latest = ledger.transaction(record.latestTransactionID)
         info.currency = latest?.currency ?? product?.currency
         let next = nextOffer(of: record)
         info.renewalPrice = next?.price ?? product?.priceInMilliunits
@@ -47,7 +47,7 @@ extension SimulatedAppStore {
             if !eligible.isEmpty { info.eligibleWinBackOfferIds = eligible }
         }
         info.appAccountToken = record.appAccountToken
-        info.appTransactionId = accounts[record.account]?.appTransactionID
+        info.appTransactionId = ledger.account(record.account)?.appTransactionID
         if let device {
             let nonce = identifiers()
             info.deviceVerificationNonce = nonce
@@ -97,24 +97,26 @@ extension SimulatedAppStore {
     /// `Product.SubscriptionInfo.status(for:)`: every subscription of a group the account has,
     /// its own and family-shared ones, with state, transaction and renewal info.
     public func subscriptionStatuses(groupID: String, device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SubscriptionStatus] {
-        try checkSimulatedFailure(.subscriptionStatus)
-        let (accountName, device) = try self.account(device: device, account: account)
-        let now = clock.now()
-        let records = subscriptions.values.filter { $0.account == accountName && $0.groupID == groupID }
-            .sorted { ($0.familySourceID != nil ? 1 : 0, $0.originalTransactionID) < ($1.familySourceID != nil ? 1 : 0, $1.originalTransactionID) }
-        var statuses: [SubscriptionStatus] = []
-        for record in records {
-            guard let transaction = transactions[record.latestTransactionID] else { continue }
-            let (info, jws) = try signedRenewalInfo(for: record, device: device, at: now)
-            statuses.append(SubscriptionStatus(state: record.state, transaction: try signed(transaction, for: device), renewalInfo: info,
-                                               signedRenewalInfo: jws, record: record))
+        try reading { () throws(AppStoreError) in
+            try checkSimulatedFailure(.subscriptionStatus)
+            let (accountName, device) = try self.account(device: device, account: account)
+            let now = clock.now()
+            let records = ledger.subscriptions(SubscriptionQuery(account: accountName, groupID: groupID))
+                .sorted { ($0.familySourceID != nil ? 1 : 0, $0.originalTransactionID) < ($1.familySourceID != nil ? 1 : 0, $1.originalTransactionID) }
+            var statuses: [SubscriptionStatus] = []
+            for record in records {
+                guard let transaction = ledger.transaction(record.latestTransactionID) else { continue }
+                let (info, jws) = try signedRenewalInfo(for: record, device: device, at: now)
+                statuses.append(SubscriptionStatus(state: record.state, transaction: try signed(transaction, for: device), renewalInfo: info,
+                                                   signedRenewalInfo: jws, record: record))
+            }
+            return statuses
         }
-        return statuses
     }
 
     /// The subscription records of an account, or of the whole store.
-    public func subscriptionRecords(account: String? = nil) -> [SubscriptionRecord] {
-        subscriptions.values.filter { account == nil || $0.account == account }.sorted { $0.originalTransactionID < $1.originalTransactionID }
+    public func subscriptionRecords(account: String? = nil, after: UInt64? = nil, limit: Int = .max) throws(AppStoreError) -> [SubscriptionRecord] {
+        try reading { ledger.subscriptions(SubscriptionQuery(account: account, afterID: after, limit: limit)) }
     }
 
     /// The account's own subscription to a product's group whose current product is `productID`.
@@ -134,75 +136,75 @@ extension SimulatedAppStore {
     /// Turns automatic renewal on or off (`enableAutoRenewForTransaction` / `disableAutoRenewForTransaction`),
     /// with `DID_CHANGE_RENEWAL_STATUS`.
     public func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) throws(AppStoreError) {
-        guard var record = subscriptions[ownOriginal(originalTransactionID)] else {
-            throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
+        try writing { (change) throws(AppStoreError) in
+            guard var record = ledger.subscription(ownOriginal(originalTransactionID)) else {
+                throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
+            }
+            guard record.state != .expired, record.state != .revoked else {
+                throw .control(.invalidAction, "subscription \(record.originalTransactionID) has \(record.state.rawValue)")
+            }
+            guard record.autoRenewEnabled != enabled else { return }
+            record.autoRenewEnabled = enabled
+            if enabled, record.priceIncrease == .declined { record.priceIncrease = nil }
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: enabled ? .autoRenewEnabled : .autoRenewDisabled, record: record,
+                                               transaction: latestTransaction(of: record, in: change), change: &change)
+            try enqueueStatusUpdates(record, change: &change)
+            try syncFamily(record, newTransaction: nil, change: &change)
         }
-        guard record.state != .expired, record.state != .revoked else {
-            throw .control(.invalidAction, "subscription \(record.originalTransactionID) has \(record.state.rawValue)")
-        }
-        guard record.autoRenewEnabled != enabled else { return }
-        record.autoRenewEnabled = enabled
-        if enabled, record.priceIncrease == .declined { record.priceIncrease = nil }
-        var change = beginChange()
-        change.ledger.subscriptions[record.originalTransactionID] = record
-        try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: enabled ? .autoRenewEnabled : .autoRenewDisabled, record: record,
-                                           transaction: latestTransaction(of: record, in: change), change: &change)
-        try enqueueStatusUpdates(record, change: &change)
-        try syncFamily(record, newTransaction: nil, change: &change)
-        try commit(change)
     }
 
     /// The record a transaction identifier refers to: an original, or any transaction of a subscription.
     func ownOriginal(_ id: UInt64) -> UInt64 {
-        if subscriptions[id] != nil { return id }
-        return transactions[id]?.originalID ?? id
+        if ledger.subscription(id) != nil { return id }
+        return ledger.transaction(id)?.originalID ?? id
     }
 
     /// Expires a subscription now (`expireSubscription`): automatic renewal off, the period ends now,
     /// `EXPIRED` `VOLUNTARY`.
     public func expireSubscription(productID: String, account: String = "default") throws(AppStoreError) {
-        var record = try subscription(productID: productID, account: account)
-        guard record.state != .expired, record.state != .revoked else {
-            throw .control(.invalidAction, "the subscription to \(productID) has already \(record.state.rawValue)")
+        try writing { (change) throws(AppStoreError) in
+            var record = try subscription(productID: productID, account: account)
+            guard record.state != .expired, record.state != .revoked else {
+                throw .control(.invalidAction, "the subscription to \(productID) has already \(record.state.rawValue)")
+            }
+            let now = clock.now()
+            if record.autoRenewEnabled {
+                record.autoRenewEnabled = false
+                try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record,
+                                                   transaction: latestTransaction(of: record, in: change), change: &change)
+            }
+            record.expirationDate = now
+            if var latest = latestTransaction(of: record, in: change), (latest.expirationDate ?? now) > now {
+                latest.expirationDate = now
+                change.record(latest)
+                try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
+            }
+            try expire(record, intent: .customerCancelled, subtype: .voluntary, at: now, change: &change)
         }
-        let now = clock.now()
-        var change = beginChange()
-        if record.autoRenewEnabled {
-            record.autoRenewEnabled = false
-            try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record,
-                                               transaction: latestTransaction(of: record, in: change), change: &change)
-        }
-        record.expirationDate = now
-        if var latest = latestTransaction(of: record, in: change), (latest.expirationDate ?? now) > now {
-            latest.expirationDate = now
-            change.record(latest)
-            try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
-        }
-        try expire(record, intent: .customerCancelled, subtype: .voluntary, at: now, change: &change)
-        try commit(change)
     }
 
     /// Ends the current period now and renews (`forceRenewalOfSubscription`): automatic renewal back
     /// on, a pending price increase cleared; with billing retry on, the renewal fails as any would.
     public func forceRenewalOfSubscription(productID: String, account: String = "default") throws(AppStoreError) {
-        var record = try subscription(productID: productID, account: account)
-        guard record.state == .subscribed else {
-            throw .control(.invalidAction, "the subscription to \(productID) is \(record.state.rawValue), not subscribed")
+        try writing { (change) throws(AppStoreError) in
+            var record = try subscription(productID: productID, account: account)
+            guard record.state == .subscribed else {
+                throw .control(.invalidAction, "the subscription to \(productID) is \(record.state.rawValue), not subscribed")
+            }
+            let now = clock.now()
+            record.autoRenewEnabled = true
+            record.priceIncrease = nil
+            if var latest = latestTransaction(of: record, in: change), (latest.expirationDate ?? now) > now {
+                latest.expirationDate = now
+                change.record(latest)
+            }
+            record.expirationDate = now
+            record.anchorDate = now
+            record.periodsSinceAnchor = 0
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            try renew(record, at: now, change: &change)
         }
-        let now = clock.now()
-        var change = beginChange()
-        record.autoRenewEnabled = true
-        record.priceIncrease = nil
-        if var latest = latestTransaction(of: record, in: change), (latest.expirationDate ?? now) > now {
-            latest.expirationDate = now
-            change.record(latest)
-        }
-        record.expirationDate = now
-        record.anchorDate = now
-        record.periodsSinceAnchor = 0
-        change.ledger.subscriptions[record.originalTransactionID] = record
-        try renew(record, at: now, change: &change)
-        try commit(change)
     }
 
     /// Asks the customer to agree to a price increase (`PRICE_INCREASE` `PENDING`); sent again on every request.
@@ -222,54 +224,54 @@ extension SimulatedAppStore {
     }
 
     private func changePriceIncrease(_ id: UInt64, to status: SubscriptionRecord.PriceIncrease, notify subtype: Subtype?) throws(AppStoreError) {
-        guard var record = subscriptions[ownOriginal(id)], record.familySourceID == nil else {
-            throw .control(.noSubscriptionFound, "transaction \(id) has no subscription")
+        try writing { (change) throws(AppStoreError) in
+            guard var record = ledger.subscription(ownOriginal(id)), record.familySourceID == nil else {
+                throw .control(.noSubscriptionFound, "transaction \(id) has no subscription")
+            }
+            guard record.state == .subscribed || record.state == .inGracePeriod || record.state == .inBillingRetryPeriod else {
+                throw .control(.invalidAction, "subscription \(record.originalTransactionID) has \(record.state.rawValue)")
+            }
+            if status != .pending, record.priceIncrease != .pending {
+                throw .control(.invalidAction, "subscription \(record.originalTransactionID) has no price increase waiting for consent")
+            }
+            record.priceIncrease = status
+            let latest = latestTransaction(of: record, in: change)
+            if status == .declined, record.autoRenewEnabled {
+                record.autoRenewEnabled = false
+                try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record, transaction: latest, change: &change)
+            }
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            if let subtype { try appendSubscriptionNotification(.priceIncrease, subtype: subtype, record: record, transaction: latest, change: &change) }
+            try enqueueStatusUpdates(record, change: &change)
         }
-        guard record.state == .subscribed || record.state == .inGracePeriod || record.state == .inBillingRetryPeriod else {
-            throw .control(.invalidAction, "subscription \(record.originalTransactionID) has \(record.state.rawValue)")
-        }
-        if status != .pending, record.priceIncrease != .pending {
-            throw .control(.invalidAction, "subscription \(record.originalTransactionID) has no price increase waiting for consent")
-        }
-        var change = beginChange()
-        record.priceIncrease = status
-        let latest = latestTransaction(of: record, in: change)
-        if status == .declined, record.autoRenewEnabled {
-            record.autoRenewEnabled = false
-            try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record, transaction: latest, change: &change)
-        }
-        change.ledger.subscriptions[record.originalTransactionID] = record
-        if let subtype { try appendSubscriptionNotification(.priceIncrease, subtype: subtype, record: record, transaction: latest, change: &change) }
-        try enqueueStatusUpdates(record, change: &change)
-        try commit(change)
     }
 
     /// Extends a subscription's renewal date by whole days, as the App Store Server API does
     /// (`RENEWAL_EXTENDED`); at most 90 days per request.
     public func extendRenewalDate(originalTransactionID: UInt64, days: Int) throws(AppStoreError) {
-        guard (1...90).contains(days) else { throw .control(.invalidAction, "an extension is 1 to 90 days, not \(days)") }
-        guard var record = subscriptions[ownOriginal(originalTransactionID)], record.familySourceID == nil else {
-            throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
+        try writing { (change) throws(AppStoreError) in
+            guard (1...90).contains(days) else { throw .control(.invalidAction, "an extension is 1 to 90 days, not \(days)") }
+            guard var record = ledger.subscription(ownOriginal(originalTransactionID)), record.familySourceID == nil else {
+                throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
+            }
+            guard record.state == .subscribed else {
+                throw .control(.invalidAction, "only an active subscription can be extended; this one is \(record.state.rawValue)")
+            }
+            let now = clock.now()
+            let extended = SubscriptionPeriod.days(days).date(byAdding: 1, to: record.expirationDate)
+            let shift = extended.timeIntervalSince(record.expirationDate)
+            record.expirationDate = extended
+            record.anchorDate = record.anchorDate.addingTimeInterval(shift)
+            if var latest = latestTransaction(of: record, in: change) {
+                latest.expirationDate = extended
+                change.record(latest)
+                try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
+            }
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            try appendSubscriptionNotification(.renewalExtended, subtype: nil, record: record, transaction: latestTransaction(of: record, in: change),
+                                               change: &change)
+            try enqueueStatusUpdates(record, change: &change)
+            try syncFamily(record, newTransaction: nil, change: &change)
         }
-        guard record.state == .subscribed else {
-            throw .control(.invalidAction, "only an active subscription can be extended; this one is \(record.state.rawValue)")
-        }
-        let now = clock.now()
-        var change = beginChange()
-        let extended = SubscriptionPeriod.days(days).date(byAdding: 1, to: record.expirationDate)
-        let shift = extended.timeIntervalSince(record.expirationDate)
-        record.expirationDate = extended
-        record.anchorDate = record.anchorDate.addingTimeInterval(shift)
-        if var latest = latestTransaction(of: record, in: change) {
-            latest.expirationDate = extended
-            change.record(latest)
-            try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
-        }
-        change.ledger.subscriptions[record.originalTransactionID] = record
-        try appendSubscriptionNotification(.renewalExtended, subtype: nil, record: record, transaction: latestTransaction(of: record, in: change),
-                                           change: &change)
-        try enqueueStatusUpdates(record, change: &change)
-        try syncFamily(record, newTransaction: nil, change: &change)
-        try commit(change)
     }
 }

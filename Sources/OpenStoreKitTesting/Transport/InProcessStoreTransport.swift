@@ -45,7 +45,7 @@ public struct InProcessStoreTransport: StoreTransport {
     }
 
     private func account(of device: String) async throws(AppStoreError) -> String {
-        guard let record = await store.device(named: device) else {
+        guard let record = try await store.device(named: device) else {
             throw .storeKit(.unknown, "no device \(device) in the store; connect through TestSession.client(device:account:)")
         }
         return record.account
@@ -53,7 +53,7 @@ public struct InProcessStoreTransport: StoreTransport {
 
     /// The verification failure the store's session simulates, as the client names it.
     private func simulatedFailure() async -> String? {
-        if case .verification(let code)? = await store.simulatedError(forAPI: .verification) { return code.rawValue }
+        if case .verification(let code)? = try? await store.simulatedError(forAPI: .verification) { return code.rawValue }
         return nil
     }
 
@@ -63,7 +63,7 @@ public struct InProcessStoreTransport: StoreTransport {
 
     public func verificationContext(device: String) async throws -> VerificationContext {
         try await call { () throws(AppStoreError) in
-            guard let record = await store.device(named: device) else {
+            guard let record = try await store.device(named: device) else {
                 throw AppStoreError.storeKit(.unknown, "no device \(device) in the store")
             }
             return VerificationContext(rootCertificates: [store.rootCertificate.derRepresentation], bundleId: store.identity.bundleId,
@@ -103,7 +103,7 @@ public struct InProcessStoreTransport: StoreTransport {
             case .latest(let productID): signed = try await store.latestTransaction(for: productID, device: device).map { [$0] } ?? []
             case .transaction(let id):
                 let account = try await account(of: device)
-                guard await store.ledgerTransaction(id)?.account == account else { return [] }
+                guard try await store.ledgerTransaction(id)?.account == account else { return [] }
                 signed = [try await store.transaction(id, device: device)]
             }
             return signed.map(item)
@@ -113,7 +113,7 @@ public struct InProcessStoreTransport: StoreTransport {
     public func finish(transactionID: UInt64, device: String) async throws {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: device)
-            guard await store.ledgerTransaction(transactionID)?.account == account else {
+            guard try await store.ledgerTransaction(transactionID)?.account == account else {
                 throw AppStoreError.storeKit(.notEntitled, "transaction \(transactionID) does not belong to account \(account)")
             }
             try await store.finish(transactionID)
@@ -155,7 +155,7 @@ public struct InProcessStoreTransport: StoreTransport {
     public func isEligibleForIntroOffer(groupID: String, device: String) async throws -> Bool {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: device)
-            return await store.isEligibleForIntroOffer(groupID: groupID, account: account)
+            return try await store.isEligibleForIntroOffer(groupID: groupID, account: account)
         }
     }
 
@@ -169,7 +169,7 @@ public struct InProcessStoreTransport: StoreTransport {
     public func storefront(device: String) async throws -> StoreKitCatalog.Storefront {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: device)
-            return await store.storefront(forAccount: account)
+            return try await store.storefront(forAccount: account)
         }
     }
 
@@ -183,7 +183,7 @@ public struct InProcessStoreTransport: StoreTransport {
     public func requestRefund(transactionID: UInt64, device: String) async throws {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: device)
-            guard await store.ledgerTransaction(transactionID)?.account == account else {
+            guard try await store.ledgerTransaction(transactionID)?.account == account else {
                 throw AppStoreError.refundRequest(.failed, "transaction \(transactionID) does not belong to account \(account)")
             }
             try await store.requestRefund(transactionID)

@@ -82,9 +82,9 @@ struct BenchPurchase: Command {
                 _ = try await store.buyProduct(request.productID, account: "collector")
             }
         }
-        let probe = await store.entitledTransactions(of: "collector")
+        let probe = try await store.entitledTransactions(of: "collector")
         guard probe.count == 3 else { throw CommandFailure("expected 3 entitlements, found \(probe.count)") }
-        let unsigned = await store.measure(seconds: seconds / 2) { store in _ = store.entitledTransactions(of: "collector") }
+        let unsigned = try await store.measureThrowing(seconds: seconds / 2) { store in _ = try store.entitledTransactions(of: "collector") }
         let signed = try await store.measureThrowing(seconds: seconds / 2) { store in _ = try store.currentEntitlements(account: "collector") }
         return (unsigned, signed)
     }
@@ -92,10 +92,6 @@ struct BenchPurchase: Command {
 
 extension SimulatedAppStore {
     /// Microseconds per run of `body` on the store's own executor (so actor hops are not measured).
-    func measure(seconds: Double, _ body: @Sendable (isolated SimulatedAppStore) -> Void) -> Double {
-        BenchmarkTimer.microseconds(seconds: seconds) { body(self) }
-    }
-
     func measureThrowing(seconds: Double, _ body: @Sendable (isolated SimulatedAppStore) throws -> Void) throws -> Double {
         try BenchmarkTimer.microseconds(seconds: seconds) { try body(self) }
     }

@@ -30,7 +30,7 @@ struct SettingsCommand: Command {
         } else if let key, let value {
             try await apply(key: key, value: value, to: store)
         }
-        let settings = await store.settings
+        let settings = try await store.currentSettings()
         var lines = [
             "storefront                        \(settings.storefront)",
             "locale                            \(settings.locale)",

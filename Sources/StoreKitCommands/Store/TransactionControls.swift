@@ -112,8 +112,8 @@ struct AccountCommand: Command {
         try await store.configureAccount(account, storefront: storefront, askToBuy: askToBuy)
         if let family { try await store.setFamilyGroup(family, for: account) }
         for device in devices { try await store.addDevice(device, account: account) }
-        guard let record = await store.allAccounts.first(where: { $0.name == account }) else { return }
-        let deviceNames = await store.allDevices.filter { $0.account == account }.map(\.name)
+        guard let record = try await store.account(named: account) else { return }
+        let deviceNames = try await store.devices(ofAccount: account).map(\.name)
         console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), family \(record.familyGroup ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
     }
 }

@@ -5,40 +5,60 @@ import Foundation
 /// `storekit transactions`: the transaction manager's list.
 struct TransactionsCommand: Command {
     static let name = "transactions"
-    static let abstract = "List every transaction (pending, declined and revoked included), or one account's."
-    static let usage = "DIR [--account NAME] [--json]"
+    static let abstract = "List every transaction (pending, declined and revoked included), or one account's, a page at a time."
+    static let usage = "DIR [--account NAME] [--after ID] [--limit N] [--json]"
+
+    /// How many rows are read from the ledger at a time; the listing streams page by page.
+    static let pageSize = 500
 
     var directory: String
     var account: String?
+    var after: UInt64?
+    var limit: Int
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         account = try arguments.value("--account")
+        after = try arguments.value("--after", expected: "a transaction ID") { UInt64($0) }
+        limit = try arguments.value("--limit", expected: "a positive number of transactions") { Int($0).flatMap { $0 > 0 ? $0 : nil } } ?? .max
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
     }
 
     func run(console: Console) async throws {
         let store = try await StoreAccess.open(directory)
-        let transactions = await store.ledgerTransactions(account: account)
-        if json {
-            var objects: [[String: Any]] = []
-            for transaction in transactions {
-                let signed = try await store.transaction(transaction.id)
-                let state: String
-                switch transaction.state {
-                case .purchased: state = "purchased"
-                case .pendingApproval: state = "pendingAskToBuy"
-                case .interrupted: state = "interrupted"
-                case .declined: state = "declined"
-                }
-                objects.append(["account": transaction.account, "state": state, "finished": transaction.isFinished,
-                                "transaction": StoreAccess.payloadObject(signed.jws)])
+        var objects: [[String: Any]] = []
+        var cursor = after
+        var listed = 0
+        while listed < limit {
+            let page = try await store.ledgerTransactions(account: account, after: cursor, limit: min(Self.pageSize, limit - listed))
+            guard let last = page.last else { break }
+            cursor = last.id
+            listed += page.count
+            if json {
+                for transaction in page { objects.append(try await Self.object(transaction, in: store)) }
+            } else {
+                console.print(page.map(StoreAccess.line).joined(separator: "\n"))
             }
-            console.print(try PrettyJSON.string(from: objects))
-        } else {
-            console.print(transactions.isEmpty ? "no transactions" : transactions.map(StoreAccess.line).joined(separator: "\n"))
         }
+        if json {
+            console.print(try PrettyJSON.string(from: objects))
+        } else if listed == 0 {
+            console.print("no transactions")
+        }
+    }
+
+    private static func object(_ transaction: LedgerTransaction, in store: SimulatedAppStore) async throws -> [String: Any] {
+        let signed = try await store.transaction(transaction.id)
+        let state: String
+        switch transaction.state {
+        case .purchased: state = "purchased"
+        case .pendingApproval: state = "pendingAskToBuy"
+        case .interrupted: state = "interrupted"
+        case .declined: state = "declined"
+        }
+        return ["account": transaction.account, "state": state, "finished": transaction.isFinished,
+                "transaction": StoreAccess.payloadObject(signed.jws)]
     }
 }
 

@@ -1,0 +1,224 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import StoreKitCatalog
+
+extension SQLiteLedgerStorage {
+    /// Reads the ledger inside one SQLite transaction, by key and by index, through the row cache.
+    final class Reader: LedgerReader {
+        private let connection: SQLiteConnection
+        private let cache: RowCache
+        private let path: String
+        let version: Int64
+        private(set) var failure: AppStoreError?
+
+        init(connection: SQLiteConnection, cache: RowCache, version: Int64, path: String) {
+            self.connection = connection
+            self.cache = cache
+            self.version = version
+            self.path = path
+        }
+
+        // MARK: Plumbing
+
+        /// Runs a query, keeping the first failure instead of throwing (see ``LedgerReader``).
+        private func rows(_ sql: String, _ values: [SQLiteConnection.Value] = [], _ row: (SQLiteConnection.Row) -> Void) {
+            guard failure == nil else { return }
+            do throws(SQLiteError) {
+                try connection.query(sql, values, row: row)
+            } catch {
+                failure = .storage("reading the ledger failed in \(path): \(error.message)")
+            }
+        }
+
+        private func decode<T: Decodable>(_ type: T.Type, _ text: String?) -> T? {
+            guard let text else { return nil }
+            do {
+                return try AppStoreJSON.decode(type, from: Data(text.utf8))
+            } catch {
+                if failure == nil { failure = .storage("a \(type) record in \(path) cannot be read: \(error)") }
+                return nil
+            }
+        }
+
+        private func records<T: Decodable>(_ type: T.Type, _ sql: String, _ values: [SQLiteConnection.Value]) -> [T] {
+            var result: [T] = []
+            rows(sql, values) { row in if let record = decode(type, row.text(0)) { result.append(record) } }
+            return result
+        }
+
+        private static func limit(_ limit: Int) -> SQLiteConnection.Value { .integer(Int64(min(limit, Int(Int64.max)))) }
+
+        // MARK: Meta, accounts, devices
+
+        func meta(_ key: String) -> String? {
+            if let cached = cache.meta[key] { return cached }
+            var value: String?
+            rows("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { value = $0.text(0) }
+            if failure == nil { cache.meta[key] = .some(value) }
+            return value
+        }
+
+        func account(_ name: String) -> StoreAccount? {
+            if let cached = cache.accounts[name] { return cached }
+            let account = records(StoreAccount.self, "SELECT record FROM accounts WHERE name = ?1", [.text(name)]).first
+            if failure == nil { cache.accounts[name] = .some(account) }
+            return account
+        }
+
+        func accounts(after name: String?, limit: Int) -> [StoreAccount] {
+            records(StoreAccount.self, "SELECT record FROM accounts WHERE name > ?1 ORDER BY name LIMIT ?2", [.text(name ?? ""), Self.limit(limit)])
+        }
+
+        func accounts(familyGroup: String) -> [StoreAccount] {
+            records(StoreAccount.self, "SELECT record FROM accounts WHERE family_group = ?1 ORDER BY name", [.text(familyGroup)])
+        }
+
+        func device(_ name: String) -> StoreDevice? {
+            if let cached = cache.devices[name] { return cached }
+            let device = records(StoreDevice.self, "SELECT record FROM devices WHERE name = ?1", [.text(name)]).first
+            if failure == nil { cache.devices[name] = .some(device) }
+            return device
+        }
+
+        func devices(account: String) -> [StoreDevice] {
+            if let cached = cache.devicesByAccount[account] { return cached }
+            let devices = records(StoreDevice.self, "SELECT record FROM devices WHERE account = ?1 ORDER BY name", [.text(account)])
+            if failure == nil { cache.devicesByAccount[account] = devices }
+            return devices
+        }
+
+        func devices(after name: String?, limit: Int) -> [StoreDevice] {
+            records(StoreDevice.self, "SELECT record FROM devices WHERE name > ?1 ORDER BY name LIMIT ?2", [.text(name ?? ""), Self.limit(limit)])
+        }
+
+        // MARK: Transactions
+
+        func transaction(_ id: UInt64) -> LedgerTransaction? {
+            if let cached = cache.transactions[id] { return cached }
+            let transaction = records(LedgerTransaction.self, "SELECT record FROM transactions WHERE id = ?1", [.integer(Int64(id))]).first
+            if failure == nil { cache.remember(transaction, id: id) }
+            return transaction
+        }
+
+        func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
+            var conditions: [String] = []
+            var values: [SQLiteConnection.Value] = []
+            func add(_ condition: String, _ value: SQLiteConnection.Value) {
+                values.append(value)
+                conditions.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
+            }
+            if let account = query.account { add("account = ?", .text(account)) }
+            if let productID = query.productID { add("product_id = ?", .text(productID)) }
+            if let originalID = query.originalID { add("original_id = ?", .integer(Int64(originalID))) }
+            if let familySourceID = query.familySourceID { add("family_source_id = ?", .integer(Int64(familySourceID))) }
+            if let group = query.subscriptionGroupID { add("group_id = ?", .text(group)) }
+            // Written exactly as the partial indexes' conditions, so SQLite uses them.
+            if query.entitlementCandidatesOnly { conditions.append("product_kind <> 'consumable'") }
+            if query.unfinishedOnly { conditions.append("unfinished = 1") }
+            if query.historyOnly { conditions.append("history = 1") }
+            if let after = query.afterID { add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(after))) }
+            values.append(Self.limit(query.limit))
+            let sql = "SELECT id, record FROM transactions" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+                + " ORDER BY id \(query.newestFirst ? "DESC" : "ASC") LIMIT ?\(values.count)"
+            var result: [LedgerTransaction] = []
+            rows(sql, values) { row in
+                let id = UInt64(row.integer(0))
+                if let cached = cache.transactions[id], let cached {
+                    result.append(cached)
+                } else if let transaction = decode(LedgerTransaction.self, row.text(1)) {
+                    cache.remember(transaction, id: id)
+                    result.append(transaction)
+                }
+            }
+            return result
+        }
+
+        // MARK: Subscriptions
+
+        func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? {
+            if let cached = cache.subscriptions[originalTransactionID] { return cached }
+            let record = records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE original_id = ?1",
+                                 [.integer(Int64(originalTransactionID))]).first
+            if failure == nil { cache.remember(record, id: originalTransactionID) }
+            return record
+        }
+
+        func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
+            var conditions: [String] = []
+            var values: [SQLiteConnection.Value] = []
+            func add(_ condition: String, _ value: SQLiteConnection.Value) {
+                values.append(value)
+                conditions.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
+            }
+            if let account = query.account { add("account = ?", .text(account)) }
+            if let group = query.groupID { add("group_id = ?", .text(group)) }
+            if let source = query.familySourceID { add("family_source_id = ?", .integer(Int64(source))) }
+            if let after = query.afterID { add("original_id > ?", .integer(Int64(after))) }
+            values.append(Self.limit(query.limit))
+            let sql = "SELECT record FROM subscriptions" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+                + " ORDER BY original_id LIMIT ?\(values.count)"
+            return records(SubscriptionRecord.self, sql, values)
+        }
+
+        func nextEventDate(after: Date?, notAfter limit: Date) -> Date? {
+            var next: Int64?
+            rows("""
+                SELECT next_event_ms FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms > ?1 AND next_event_ms <= ?2
+                ORDER BY next_event_ms LIMIT 1
+                """, [.integer(after.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.min), .integer(AppStoreJSON.milliseconds(from: limit))]) {
+                next = $0.integer(0)
+            }
+            return next.map { AppStoreJSON.date(fromMilliseconds: $0) }
+        }
+
+        func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
+            records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
+                    [.integer(AppStoreJSON.milliseconds(from: date))])
+        }
+
+        // MARK: Feeds and outbox
+
+        func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate] {
+            var result: [LedgerUpdate] = []
+            rows("""
+                SELECT sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info, renewal_state,
+                       group_id, created_ms FROM updates WHERE device = ?1 AND channel = ?2 AND delivered = 0 ORDER BY sequence LIMIT ?3
+                """, [.text(device), .text(channel.rawValue), Self.limit(limit)]) { row in
+                guard let device = row.text(1), let channel = row.text(2).flatMap(LedgerUpdate.Channel.init(rawValue:)),
+                      let kind = row.text(4).flatMap(LedgerUpdate.Kind.init(rawValue:)), let signed = row.text(5)
+                else {
+                    if failure == nil { failure = .storage("feed entry \(row.integer(0)) in \(path) cannot be read") }
+                    return
+                }
+                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(row.integer(3)), kind: kind,
+                                          signedTransaction: signed, date: AppStoreJSON.date(fromMilliseconds: row.integer(9)))
+                update.channel = channel
+                update.signedRenewalInfo = row.text(6)
+                update.renewalState = row.text(7).flatMap(SubscriptionRecord.State.init(rawValue:))
+                update.subscriptionGroupID = row.text(8)
+                result.append(update)
+            }
+            return result
+        }
+
+        func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
+            var result: [NotificationRecord] = []
+            rows("""
+                SELECT sequence, uuid, type, subtype, transaction_id, body, created_ms FROM notifications
+                WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
+                """, [.integer(sequence), Self.limit(limit)]) { row in
+                guard let uuid = row.text(1), let type = row.text(2), let body = decode(NotificationRecord.Body.self, row.text(5)) else {
+                    if failure == nil { failure = .storage("notification \(row.integer(0)) in \(path) cannot be read") }
+                    return
+                }
+                result.append(NotificationRecord(
+                    sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
+                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(row.integer(4)),
+                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction))
+            }
+            if let failure { throw failure }
+            return result
+        }
+    }
+}
