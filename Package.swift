@@ -41,7 +41,8 @@ let package = Package(
         .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                            "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
-        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite"]),
+        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
+                                                      "OpenStoreKit"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.

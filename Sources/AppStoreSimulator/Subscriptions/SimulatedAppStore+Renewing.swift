@@ -28,7 +28,7 @@ extension SimulatedAppStore {
 
     /// Moves the manual clock to the date `target` computes from the ledger's current time.
     @discardableResult
-    public func advanceTime(computingTarget target: (Date) -> Date) throws(AppStoreError) -> Int {
+    public func advanceTime(_ target: (Date) -> Date) throws(AppStoreError) -> Int {
         guard let manual = clock as? ManualStoreClock else {
             throw .control(.invalidAction, "the store runs on the real clock; only a manual clock can be advanced")
         }

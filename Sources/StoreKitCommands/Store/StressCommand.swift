@@ -6,7 +6,7 @@ import Foundation
 /// the ledger exactly once.
 struct StressPurchaseCommand: Command {
     static let name = "stress purchase"
-    static let abstract = "Buy PRODUCT_ID in a loop, printing each transaction ID once it is durable (for crash tests)."
+    static let abstract = "Buy PRODUCT_ID in a loop, printing each transaction ID (completed or pending) once it is durable (for crash and concurrency tests)."
     static let usage = "DIR PRODUCT_ID [--count N] [--account NAME] [--device NAME]"
 
     var directory: String
@@ -27,11 +27,13 @@ struct StressPurchaseCommand: Command {
         let store = try await StoreAccess.open(directory)
         let request = PurchaseRequest(productID: productID, account: account, device: device)
         for _ in 0..<count {
-            guard case .success(let signed) = try await store.purchase(request) else {
-                throw CommandFailure("a purchase did not complete; stress purchases need Ask to Buy and interruptions off")
+            // Printed only after the commit returned: an acknowledged purchase (a pending Ask to Buy or
+            // interrupted purchase is acknowledged too: it is in the ledger, waiting).
+            switch try await store.purchase(request) {
+            case .success(let signed): console.print(String(signed.transaction.id))
+            case .pending(let id, _): console.print(String(id))
+            case .userCancelled: throw CommandFailure("a purchase was cancelled; stress purchases need the purchase API's simulated error off")
             }
-            // Printed only after the commit returned: an acknowledged purchase.
-            console.print(String(signed.transaction.id))
         }
     }
 }

@@ -19,9 +19,11 @@ struct AdvanceCommand: Command {
 
     func run(console: Console) async throws {
         let store = try await StoreAccess.open(directory)
-        let target = step.date(after: await store.now)
-        let played = try await store.advanceTime(to: target)
-        console.print("now \(StoreAccess.iso(target)); \(played) event\(played == 1 ? "" : "s") played")
+        // The step is taken from the clock as the ledger has it once this process may move it, so
+        // two advances at once add up.
+        let step = self.step
+        let played = try await store.advanceTime { step.date(after: $0) }
+        console.print("now \(StoreAccess.iso(try await store.currentTime())); \(played) event\(played == 1 ? "" : "s") played")
     }
 }
 
