@@ -1,0 +1,79 @@
+import AppStoreModels
+import AppStoreSimulator
+@testable import AppStoreSimulatorSQLite
+import Foundation
+import Testing
+import TestSupport
+
+/// Stores written with table layout 1 (records as JSON only, every view computed in memory) open
+/// with this version: converted once, atomically, seeing exactly what they held.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
+struct LedgerMigrationTests {
+    /// Turns a layout-2 database back into layout 1, as the previous version wrote it.
+    static func downgradeToLayoutOne(_ path: String) throws {
+        let connection = try SQLiteConnection(path: path, create: false)
+        var indexes: [String] = []
+        try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") { row in indexes.append(row.text(0)!) }
+        for index in indexes { try connection.execute("DROP INDEX \(index)") }
+        let added = ["accounts": ["family_group"], "devices": ["account"],
+                     "transactions": ["original_id", "product_id", "product_kind", "group_id", "family_source_id", "unfinished", "history"],
+                     "subscriptions": ["account", "group_id", "family_source_id", "next_event_ms"]]
+        for (table, columns) in added {
+            for column in columns { try connection.execute("ALTER TABLE \(table) DROP COLUMN \(column)") }
+        }
+        try connection.execute("""
+            CREATE INDEX updates_waiting ON updates(delivered, sequence);
+            DELETE FROM meta WHERE key IN ('layout', 'version');
+            UPDATE meta SET value = '1' WHERE key = 'schema';
+            """)
+    }
+
+    /// What a store shows: its transactions, subscriptions, an account's entitlements and a device's feed.
+    static func views(_ store: SimulatedAppStore) async throws -> [String] {
+        let transactions = try await store.ledgerTransactions()
+        let subscriptions = try await store.subscriptionRecords()
+        let entitled = try await store.entitledTransactions(of: "alice").map(\.id)
+        let waiting = try await store.waitingUpdates(device: "tablet").map(\.sequence)
+        return [String(decoding: try AppStoreJSON.encode(transactions), as: UTF8.self),
+                String(decoding: try AppStoreJSON.encode(subscriptions), as: UTF8.self), "\(entitled)", "\(waiting)"]
+    }
+
+    @Test("a layout-1 store opens converted, with the same ledger; parallel first openers convert it once")
+    func convertsLayoutOne() async throws {
+        let scratch = try TemporaryDirectory()
+        let directory = scratch.url.appendingPathComponent("store")
+        let store = try StoreDirectory.create(at: directory, configuration: try StoreKitConfigurationFixture.shop(),
+                                              identity: StoreIdentity(bundleId: "com.example.shop"), clockMode: .manual,
+                                              start: ConcurrentProcessTests.start)
+        try await store.addDevice("tablet", account: "alice")
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.basicWeekly, account: "alice", device: "phone"))
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "bob", device: "laptop"))
+        try await store.setFamilyGroup("smiths", for: "alice")
+        try await store.setFamilyGroup("smiths", for: "bob")
+        try await store.advanceTime(by: 10 * 86_400)
+        let before = try await Self.views(store)
+        // A copy left in layout 2 shows what the converted store must do next.
+        let control = scratch.url.appendingPathComponent("control")
+        try FileManager.default.copyItem(at: directory, to: control)
+        let database = StoreDirectory.databaseURL(in: directory).path
+        try Self.downgradeToLayoutOne(database)
+
+        let opens = try await StoreProcess.parallel(Array(repeating: ["transactions", directory.path], count: 4))
+        ConcurrentProcessTests.expectAllSucceeded(opens)
+        #expect(Set(opens.map(\.standardOutput)).count == 1)
+        let reopened = try StoreDirectory.open(at: directory)
+        #expect(try await Self.views(reopened) == before)
+        var layout: String?
+        try SQLiteConnection(path: database, create: false).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
+        #expect(layout == "2")
+        #expect(try await reopened.integrityProblems().isEmpty)
+        // Renewals are found by the new index: a month later the converted store has played what the
+        // copy that was never converted plays.
+        let controlStore = try StoreDirectory.open(at: control)
+        let played = try await reopened.advanceTime(by: 30 * 86_400)
+        #expect(played >= 4)
+        #expect(try await controlStore.advanceTime(by: 30 * 86_400) == played)
+        #expect(try await Self.views(reopened) == Self.views(controlStore))
+    }
+}
