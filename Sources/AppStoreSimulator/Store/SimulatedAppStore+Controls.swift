@@ -293,3 +293,50 @@ extension SimulatedAppStore {
             account: transaction.account)
     }
 }
+
+extension SimulatedAppStore {
+    /// Appends a long history to an account: `count` completed, finished purchases of a product, made
+    /// `spacing` apart ending now, in large commits and without feed entries or notifications.
+    ///
+    /// For benchmarks and for load-testing a backend against a store with months of history; the
+    /// transactions are ordinary ledger rows, with identifiers taken from the ledger's counters.
+    ///
+    /// - Returns: The identifiers of the first and last imported transaction.
+    @discardableResult
+    public func importHistory(productID: String, account: String, count: Int, spacing: TimeInterval = 60,
+                              commitSize: Int = 50_000) throws(AppStoreError) -> ClosedRange<UInt64>? {
+        guard count > 0 else { return nil }
+        var first: UInt64?
+        var last: UInt64 = 0
+        var imported = 0
+        while imported < count {
+            let size = min(commitSize, count - imported)
+            try writing { (change) throws(AppStoreError) in
+                let (owner, _) = try register(account: account, device: nil, in: &change)
+                guard let product = catalog(storefront: storefront(of: owner).countryCode).product(id: productID) else {
+                    throw .control(.invalidProductIdentifier, "no product \(productID)")
+                }
+                guard product.kind != .autoRenewable else {
+                    throw .control(.invalidProductType, "a history is imported for one-time purchases, not subscriptions")
+                }
+                let now = clock.now()
+                for offset in imported..<(imported + size) {
+                    let id = change.takeTransactionID()
+                    let date = now.addingTimeInterval(-spacing * Double(count - offset))
+                    var transaction = LedgerTransaction(
+                        id: id, originalID: id, account: account, device: nil, productID: product.id, productKind: product.kind,
+                        subscriptionGroupID: nil, purchaseDate: date, originalPurchaseDate: date, expirationDate: nil, quantity: 1,
+                        ownership: .purchased, familySourceID: nil, webOrderLineItemID: nil, appAccountToken: nil,
+                        storefront: storefront(of: owner), price: product.priceInMilliunits, reason: .purchase, offer: nil, state: .purchased)
+                    transaction.appTransactionID = owner.appTransactionID
+                    transaction.finishedDate = date
+                    change.record(transaction)
+                    if first == nil { first = id }
+                    last = id
+                }
+            }
+            imported += size
+        }
+        return first.map { $0...last }
+    }
+}
