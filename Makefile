@@ -25,6 +25,7 @@ bench: bootstrap
 	.build/release/storekit bench catalog
 	.build/release/storekit bench purchase
 	.build/release/storekit bench renewals
+	.build/release/storekit bench ledger
 
 bootstrap:
 	scripts/bootstrap

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import StoreKitCatalog
 import Synchronization
 
 /// A ledger storage that keeps everything in memory: fast, isolated, gone with the process.
@@ -88,6 +89,11 @@ extension InMemoryLedgerStorage {
         var transactionsByAccount: [String: [UInt64]] = [:]
         var transactionsByOriginal: [UInt64: [UInt64]] = [:]
         var transactionsByFamilySource: [UInt64: [UInt64]] = [:]
+        /// Per account: everything but consumables, the unfinished ones, and per product (the SQLite
+        /// storage's partial indexes).
+        var entitlementCandidatesByAccount: [String: [UInt64]] = [:]
+        var unfinishedByAccount: [String: [UInt64]] = [:]
+        var transactionsByAccountProduct: [String: [UInt64]] = [:]
         var subscriptionsByAccount: [String: Set<UInt64>] = [:]
         var subscriptionsByFamilySource: [UInt64: Set<UInt64>] = [:]
         /// Subscriptions by the millisecond of their next lifecycle event, and those instants in order.
@@ -122,17 +128,30 @@ extension InMemoryLedgerStorage {
         }
 
         private mutating func putTransaction(_ transaction: LedgerTransaction) {
-            guard transactions.updateValue(transaction, forKey: transaction.id) == nil else { return }
-            Self.insert(transaction.id, into: &transactionsByAccount[transaction.account, default: []])
-            Self.insert(transaction.id, into: &transactionsByOriginal[transaction.originalID, default: []])
-            if let source = transaction.familySourceID { Self.insert(transaction.id, into: &transactionsByFamilySource[source, default: []]) }
+            removeTransaction(transaction.id)
+            transactions[transaction.id] = transaction
+            let id = transaction.id
+            Self.insert(id, into: &transactionsByAccount[transaction.account, default: []])
+            Self.insert(id, into: &transactionsByOriginal[transaction.originalID, default: []])
+            Self.insert(id, into: &transactionsByAccountProduct[transaction.account + "\u{0}" + transaction.productID, default: []])
+            if let source = transaction.familySourceID { Self.insert(id, into: &transactionsByFamilySource[source, default: []]) }
+            if transaction.productKind != .consumable { Self.insert(id, into: &entitlementCandidatesByAccount[transaction.account, default: []]) }
+            if transaction.isPurchased, !transaction.isFinished { Self.insert(id, into: &unfinishedByAccount[transaction.account, default: []]) }
         }
 
         private mutating func removeTransaction(_ id: UInt64) {
             guard let removed = transactions.removeValue(forKey: id) else { return }
-            transactionsByAccount[removed.account]?.removeAll { $0 == id }
-            transactionsByOriginal[removed.originalID]?.removeAll { $0 == id }
-            if let source = removed.familySourceID { transactionsByFamilySource[source]?.removeAll { $0 == id } }
+            Self.remove(id, from: &transactionsByAccount[removed.account])
+            Self.remove(id, from: &transactionsByOriginal[removed.originalID])
+            Self.remove(id, from: &transactionsByAccountProduct[removed.account + "\u{0}" + removed.productID])
+            if let source = removed.familySourceID { Self.remove(id, from: &transactionsByFamilySource[source]) }
+            Self.remove(id, from: &entitlementCandidatesByAccount[removed.account])
+            Self.remove(id, from: &unfinishedByAccount[removed.account])
+        }
+
+        static func remove(_ id: UInt64, from ids: inout [UInt64]?) {
+            guard let index = ids?.partitioningIndex(where: { $0 >= id }), index < ids!.count, ids![index] == id else { return }
+            ids!.remove(at: index)
         }
 
         private mutating func putSubscription(_ record: SubscriptionRecord) {
@@ -213,6 +232,12 @@ extension InMemoryLedgerStorage {
                 candidates = contents.transactionsByOriginal[original] ?? []
             } else if let source = query.familySourceID {
                 candidates = contents.transactionsByFamilySource[source] ?? []
+            } else if let account = query.account, query.entitlementCandidatesOnly {
+                candidates = contents.entitlementCandidatesByAccount[account] ?? []
+            } else if let account = query.account, query.unfinishedOnly {
+                candidates = contents.unfinishedByAccount[account] ?? []
+            } else if let account = query.account, let product = query.productID {
+                candidates = contents.transactionsByAccountProduct[account + "\u{0}" + product] ?? []
             } else if let account = query.account {
                 candidates = contents.transactionsByAccount[account] ?? []
             } else {

@@ -56,10 +56,10 @@ enum StoreAccess {
         return parts.joined(separator: "  ")
     }
 
+    /// An instant as ISO 8601 in UTC (`2026-01-31T10:00:00Z`); the format style is a value, so a long
+    /// listing does not build a formatter per line.
     static func iso(_ date: Date) -> String {
-        let formatter = ISO8601DateFormatter()
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        return formatter.string(from: date)
+        date.formatted(.iso8601)
     }
 
     /// Parses an instant: ISO 8601 (`2026-01-31T10:00:00Z`) or a date (`2026-01-31`, midnight UTC).
