@@ -102,25 +102,19 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
-            var conditions: [String] = []
-            var values: [SQLiteConnection.Value] = []
-            func add(_ condition: String, _ value: SQLiteConnection.Value) {
-                values.append(value)
-                conditions.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
-            }
-            if let account = query.account { add("account = ?", .text(account)) }
-            if let productID = query.productID { add("product_id = ?", .text(productID)) }
-            if let originalID = query.originalID { add("original_id = ?", .integer(Int64(originalID))) }
-            if let familySourceID = query.familySourceID { add("family_source_id = ?", .integer(Int64(familySourceID))) }
-            if let group = query.subscriptionGroupID { add("group_id = ?", .text(group)) }
+            var conditions = Conditions()
+            if let account = query.account { conditions.add("account = ?", .text(account)) }
+            if let productID = query.productID { conditions.add("product_id = ?", .text(productID)) }
+            if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(originalID))) }
+            if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(familySourceID))) }
+            if let group = query.subscriptionGroupID { conditions.add("group_id = ?", .text(group)) }
             // Written exactly as the partial indexes' conditions, so SQLite uses them.
-            if query.entitlementCandidatesOnly { conditions.append("product_kind <> 'consumable'") }
-            if query.unfinishedOnly { conditions.append("unfinished = 1") }
-            if query.historyOnly { conditions.append("history = 1") }
-            if let after = query.afterID { add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(after))) }
-            values.append(Self.limit(query.limit))
-            let sql = "SELECT id, record FROM transactions" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-                + " ORDER BY id \(query.newestFirst ? "DESC" : "ASC") LIMIT ?\(values.count)"
+            if query.entitlementCandidatesOnly { conditions.add("product_kind <> 'consumable'") }
+            if query.unfinishedOnly { conditions.add("unfinished = 1") }
+            if query.historyOnly { conditions.add("history = 1") }
+            if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(after))) }
+            let (sql, values) = conditions.select("id, record", from: "transactions", orderBy: "id \(query.newestFirst ? "DESC" : "ASC")",
+                                                  limit: query.limit)
             var result: [LedgerTransaction] = []
             rows(sql, values) { row in
                 let id = UInt64(row.integer(0))
@@ -145,19 +139,12 @@ extension SQLiteLedgerStorage {
         }
 
         func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
-            var conditions: [String] = []
-            var values: [SQLiteConnection.Value] = []
-            func add(_ condition: String, _ value: SQLiteConnection.Value) {
-                values.append(value)
-                conditions.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
-            }
-            if let account = query.account { add("account = ?", .text(account)) }
-            if let group = query.groupID { add("group_id = ?", .text(group)) }
-            if let source = query.familySourceID { add("family_source_id = ?", .integer(Int64(source))) }
-            if let after = query.afterID { add("original_id > ?", .integer(Int64(after))) }
-            values.append(Self.limit(query.limit))
-            let sql = "SELECT record FROM subscriptions" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-                + " ORDER BY original_id LIMIT ?\(values.count)"
+            var conditions = Conditions()
+            if let account = query.account { conditions.add("account = ?", .text(account)) }
+            if let group = query.groupID { conditions.add("group_id = ?", .text(group)) }
+            if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(source))) }
+            if let after = query.afterID { conditions.add("original_id > ?", .integer(Int64(after))) }
+            let (sql, values) = conditions.select("record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
             return records(SubscriptionRecord.self, sql, values)
         }
 
@@ -219,6 +206,28 @@ extension SQLiteLedgerStorage {
             }
             if let failure { throw failure }
             return result
+        }
+    }
+}
+
+extension SQLiteLedgerStorage.Reader {
+    /// A query's conditions and their bound values, numbered in the order they are added.
+    struct Conditions {
+        private var terms: [String] = []
+        private var values: [SQLiteConnection.Value] = []
+
+        mutating func add(_ condition: String, _ value: SQLiteConnection.Value) {
+            values.append(value)
+            terms.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
+        }
+
+        mutating func add(_ condition: String) { terms.append(condition) }
+
+        /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT …` with its values.
+        func select(_ columns: String, from table: String, orderBy: String, limit: Int) -> (String, [SQLiteConnection.Value]) {
+            let values = self.values + [.integer(Int64(min(limit, Int(Int64.max))))]
+            let filter = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
+            return ("SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT ?\(values.count)", values)
         }
     }
 }
