@@ -14,6 +14,7 @@ let package = Package(
         .library(name: "StoreKitCatalog", targets: ["StoreKitCatalog"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
+        .library(name: "HTTPService", targets: ["HTTPService"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
         .executable(name: "storekit", targets: ["storekit"]),
@@ -35,14 +36,19 @@ let package = Package(
         .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
         // The default, durable ledger storage; the only importer of CSQLite.
         .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "CSQLite"]),
+        // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
+        .target(name: "HTTPService", dependencies: ["CMicroHTTPD"]),
         // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
         .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
         // The test kit: an in-process store connection and the `SKTestSession` surface with a manual clock.
         .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                            "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
+        // A local App Store as a network service: the device API and the admin API over HTTP.
+        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
+                                                    "StoreKitCatalog"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                      "OpenStoreKit"]),
+                                                      "OpenStoreKit", "StoreService", "HTTPService"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.

@@ -3,7 +3,7 @@ import Foundation
 
 /// An exclusive advisory lock on a file (`flock`), held by one process at a time and released by the
 /// kernel when the process ends, however it ends.
-final class FileLock {
+final class FileLock: LifecycleLease {
     private let descriptor: Int32
     let path: String
 
@@ -29,4 +29,6 @@ final class FileLock {
     func unlock() {
         flock(descriptor, LOCK_UN)
     }
+
+    func release() { unlock() }
 }

@@ -124,11 +124,12 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     // MARK: The lifecycle lease
 
-    public func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result? {
-        let lease = try FileLock(path: path + "-lifecycle.lock")
-        guard try lease.lock(wait: wait) else { return nil }
-        defer { lease.unlock() }
-        return try body()
+    /// The lease is an `flock` on `store.sqlite-lifecycle.lock`: exclusive across processes and across
+    /// holders in one process, and released by the kernel when its process dies.
+    public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
+        let lock = try FileLock(path: path + "-lifecycle.lock")
+        guard try lock.lock(wait: wait) else { return nil }
+        return lock
     }
 
     // MARK: Outbox and checks

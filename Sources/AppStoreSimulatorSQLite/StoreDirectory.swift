@@ -82,7 +82,11 @@ public enum StoreDirectory {
     /// A directory that does not exist, lacks a ledger or whose ledger is damaged is reported as
     /// ``AppStoreError/storage(_:)`` and left untouched. For a store on the real clock, call
     /// `processDueEvents()` next to play the lifecycle events that fell due while nothing ran.
-    public static func open(at directory: URL, identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+    ///
+    /// - Parameter clockMode: Runs the store on this clock instead of the one it was created with
+    ///   (`storekit serve --clock`); time on a manual clock never runs backwards.
+    public static func open(at directory: URL, clockMode override: ClockMode? = nil,
+                            identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .storage("\(directory.path) does not exist or is not a directory")
@@ -92,7 +96,8 @@ public enum StoreDirectory {
             throw .storage("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`")
         }
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
-        let mode = try clockMode(in: storage)
+        let recorded = try clockMode(in: storage)
+        let mode = override ?? recorded
         let authority: CertificateAuthority
         do { authority = try CertificateAuthority.load(from: authorityURL(in: directory)) } catch {
             throw .storage("the store's certificate authority is damaged: \(error)")

@@ -10,7 +10,7 @@ import TestSupport
 /// A transport that hands out what another transport signed, after changing it: to prove the client
 /// checks everything itself.
 struct TamperingTransport: StoreTransport {
-    let base: InProcessStoreTransport
+    let base: any StoreTransport
     /// Which device's signed data to hand out instead of the asking device's.
     var impersonatedDevice: String?
     var tamper: @Sendable (String) -> String = { $0 }

@@ -45,13 +45,25 @@ public final class InMemoryLedgerStorage: LedgerStorage {
         }
     }
 
-    public func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result? {
+    public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
         while !lease.withLock({ held in held ? false : { held = true; return true }() }) {
             guard wait else { return nil }
             usleep(1_000)
         }
-        defer { lease.withLock { $0 = false } }
-        return try body()
+        return Lease(storage: self)
+    }
+
+    /// The in-memory lease: a flag, cleared once.
+    final class Lease: LifecycleLease {
+        private let storage: Mutex<InMemoryLedgerStorage?>
+        init(storage: InMemoryLedgerStorage) { self.storage = Mutex(storage) }
+        func release() {
+            storage.withLock { storage in
+                storage?.lease.withLock { $0 = false }
+                storage = nil
+            }
+        }
+        deinit { release() }
     }
 
     public func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {

@@ -28,18 +28,24 @@ public protocol LedgerStorage: Sendable {
     /// Runs `body` under the write lock and commits the changes it returns, atomically and durably.
     func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result
 
-    /// Runs `body` while holding the store's lifecycle lease: the right to play time-driven work
-    /// (renewals, expiries) that no two processes may play at once.
+    /// Takes the store's lifecycle lease: the right to play time-driven work (renewals, expiries) that
+    /// no two holders may play at once.
     ///
-    /// The lease is held by at most one process at a time and is released when the body returns or
-    /// the process dies. With `wait` false, returns `nil` at once when another process holds it.
-    func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result?
+    /// The lease is held by at most one holder at a time (across processes, and within one) until it is
+    /// released or its process dies. With `wait` false, returns `nil` at once when another holds it.
+    func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)?
 
     /// Outbox notifications after `sequence`, oldest first, at most `limit`.
     func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord]
 
     /// Problems a consistency check finds; empty when the storage is sound.
     func integrityProblems() throws(AppStoreError) -> [String]
+}
+
+/// A held lifecycle lease (see ``LedgerStorage/acquireLifecycleLease(wait:)``).
+public protocol LifecycleLease: AnyObject, Sendable {
+    /// Gives the lease up; releasing twice is harmless.
+    func release()
 }
 
 /// What a unit of work reads: the ledger as of the start of its transaction, by key or by index.

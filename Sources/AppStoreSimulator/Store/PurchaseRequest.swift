@@ -70,6 +70,12 @@ public struct SignedTransaction: Hashable, Sendable {
     /// Set when the test session simulates a verification failure: clients must treat the
     /// transaction as unverified with this error.
     public let simulatedVerificationFailure: VerificationErrorCode?
+
+    public init(transaction: LedgerTransaction, jws: String, simulatedVerificationFailure: VerificationErrorCode?) {
+        self.transaction = transaction
+        self.jws = jws
+        self.simulatedVerificationFailure = simulatedVerificationFailure
+    }
 }
 
 /// How a purchase ended.

@@ -3,9 +3,9 @@ import Foundation
 import StoreKitCatalog
 
 /// A transaction as `SKTestSession.allTransactions()` describes it.
-public struct TestTransaction: Hashable, Sendable {
+public struct TestTransaction: Hashable, Sendable, Codable {
     /// The states of `SKPaymentTransactionState`.
-    public enum State: String, Hashable, Sendable {
+    public enum State: String, Hashable, Sendable, Codable {
         case purchasing, purchased, failed, restored, deferred
     }
 
@@ -36,6 +36,11 @@ extension SimulatedAppStore {
             body(&overrides)
             change.overrides = overrides
         }
+    }
+
+    /// Replaces every runtime setting at once (a test session's properties, applied together).
+    public func replaceSettingsOverrides(_ overrides: SettingsOverrides) throws(AppStoreError) {
+        try updateSettings { $0 = overrides }
     }
 
     /// Drops every runtime setting, back to the `.storekit` file's values.

@@ -92,3 +92,18 @@ extension SimulatedAppStore {
         }
     }
 }
+
+extension SimulatedAppStore {
+    /// Marks a channel's entries up to `sequence` delivered: a client acknowledging what it received,
+    /// so an entry whose response was lost on the way is handed out again instead of vanishing.
+    ///
+    /// - Returns: How many entries were marked.
+    @discardableResult
+    public func acknowledgeUpdates(device name: String, channel: LedgerUpdate.Channel, through sequence: Int64) throws(AppStoreError) -> Int {
+        try writing { (change) throws(AppStoreError) in
+            let received = ledger.waitingUpdates(device: name, channel: channel, limit: .max).filter { $0.sequence <= sequence }
+            change.ledger.deliveredUpdates = received.map(\.sequence)
+            return received.count
+        }
+    }
+}

@@ -43,6 +43,8 @@ public actor SimulatedAppStore {
     /// The reader of the unit of work in progress (see ``reading(_:)`` and ``writing(_:)``).
     var currentReader: (any LedgerReader)?
     var updateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// The lifecycle lease this store holds for good, if any (see ``holdLifecycleLease(wait:)``).
+    var heldLease: (any LifecycleLease)?
 
     /// The meta keys of the ledger.
     enum MetaKey {

@@ -32,7 +32,7 @@ extension SimulatedAppStore {
         guard let manual = clock as? ManualStoreClock else {
             throw .control(.invalidAction, "the store runs on the real clock; only a manual clock can be advanced")
         }
-        let played = try storage.withLifecycleLease(wait: true) { () throws(AppStoreError) -> Int in
+        let played = try withLifecycleLease(wait: true) { () throws(AppStoreError) -> Int in
             let date = target(try currentTime())
             let played = try processDueEvents(upTo: date) { manual.set(to: $0) }
             try writing { _ in manual.set(to: date) }
@@ -47,9 +47,35 @@ extension SimulatedAppStore {
     /// (a server, another command), this returns 0 at once and leaves the work to it.
     @discardableResult
     public func processDueEvents() throws(AppStoreError) -> Int {
-        try storage.withLifecycleLease(wait: false) { () throws(AppStoreError) -> Int in
+        try withLifecycleLease(wait: false) { () throws(AppStoreError) -> Int in
             try processDueEvents(upTo: clock.now()) { _ in }
         } ?? 0
+    }
+
+    /// Runs `body` holding the lifecycle lease: the one this store holds for good (a server), or one
+    /// taken for the call. Returns `nil` when, without `wait`, another holder has it.
+    private func withLifecycleLease<Result>(wait: Bool, _ body: () throws(AppStoreError) -> Result) throws(AppStoreError) -> Result? {
+        if heldLease != nil { return try body() }
+        guard let lease = try storage.acquireLifecycleLease(wait: wait) else { return nil }
+        defer { lease.release() }
+        return try body()
+    }
+
+    /// Takes the lifecycle lease for as long as this store lives (or until ``releaseLifecycleLease()``),
+    /// as a server does that plays a real-clock store's renewals: other processes then leave
+    /// lifecycle work to it.
+    ///
+    /// - Returns: Whether the lease is held; with `wait` false, `false` when another holder has it.
+    @discardableResult
+    public func holdLifecycleLease(wait: Bool) throws(AppStoreError) -> Bool {
+        if heldLease == nil { heldLease = try storage.acquireLifecycleLease(wait: wait) }
+        return heldLease != nil
+    }
+
+    /// Gives up a lease taken with ``holdLifecycleLease(wait:)``.
+    public func releaseLifecycleLease() {
+        heldLease?.release()
+        heldLease = nil
     }
 
     /// How many lifecycle events one commit plays at most; an advance over many subscribers commits

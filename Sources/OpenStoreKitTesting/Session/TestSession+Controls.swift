@@ -36,68 +36,69 @@ extension TestSession {
     public func buyProduct(identifier productID: String, options: Set<Product.PurchaseOption> = [], account: String = "default") async throws -> Transaction {
         let request = try TransportPurchaseRequest(productID: productID, device: "", options: options)
         let signed = try await control { () throws(AppStoreError) in
-            let bought = try await store.buyProduct(productID, account: account, quantity: request.quantity,
+            let bought = try await controls.buyProduct(productID, account: stored(account), quantity: request.quantity,
                                                     appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init),
                                                     purchaseDate: request.purchaseDate,
                                                     renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow)
-            return try await store.transaction(bought.id, device: nil)
+            return try await controls.transaction(bought.id, device: nil)
         }
         return try Transaction(unverifiedJWS: signed.jws)
     }
 
     /// Every transaction in the store, of every account.
-    public func allTransactions() async -> [SKTestTransaction] {
-        // The session's own store is in memory or a local file; a failure to read it shows as no transactions.
-        ((try? await store.allTestTransactions()) ?? []).map {
+    public func allTransactions() async -> [SKTestTransaction] {        // SKTestSession's call does not throw: a store that cannot be read shows no transactions.
+        let all = (try? await controls.allTestTransactions(account: nil, after: nil, limit: .max)) ?? []
+        return all.filter { $0.account.hasPrefix(namespace) }.map {
             SKTestTransaction(identifier: $0.identifier, originalTransactionIdentifier: $0.originalTransactionIdentifier,
                               productIdentifier: $0.productIdentifier, state: SKPaymentTransactionState(testState: $0.state),
                               purchaseDate: $0.purchaseDate, cancelDate: $0.cancelDate, expirationDate: $0.expirationDate,
                               autoRenewingEnabled: $0.autoRenewingEnabled, hasPurchaseIssue: $0.hasPurchaseIssue,
                               isPendingPriceIncreaseConsent: $0.isPendingPriceIncreaseConsent,
-                              pendingAskToBuyConfirmation: $0.pendingAskToBuyConfirmation, isFinished: $0.isFinished, account: $0.account)
+                              pendingAskToBuyConfirmation: $0.pendingAskToBuyConfirmation, isFinished: $0.isFinished,
+                              account: String($0.account.dropFirst(namespace.count)))
         }
     }
 
     /// Deletes a transaction as if it never happened (with its renewals and family copies).
     public func deleteTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.deleteTransaction(UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.deleteTransaction(UInt64(identifier)) }
     }
 
     /// Deletes every transaction.
     public func clearTransactions() async throws {
-        try await control { () throws(AppStoreError) in try await store.clearTransactions() }
+        try await control { () throws(AppStoreError) in try await controls.clearTransactions() }
     }
 
     /// Refunds a transaction outside the app; the revoked transaction reaches devices through `Transaction.updates`.
     public func refundTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.refundTransaction(UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.refundTransaction(UInt64(identifier), reason: .refundedForOtherReason) }
     }
 
     /// Approves a pending Ask to Buy purchase; it arrives through `Transaction.updates`.
     public func approveAskToBuyTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.approveAskToBuyTransaction(UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.approveAskToBuyTransaction(UInt64(identifier)) }
     }
 
     /// Declines a pending Ask to Buy purchase; no transaction results.
     public func declineAskToBuyTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.declineAskToBuyTransaction(UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.declineAskToBuyTransaction(UInt64(identifier)) }
     }
 
     /// Resolves an interrupted purchase (it then arrives through `Transaction.updates`) or a billing-retry state.
     public func resolveIssueForTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.resolveIssueForTransaction(UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.resolveIssueForTransaction(UInt64(identifier)) }
     }
 
     // MARK: Subscriptions
 
     /// Turns automatic renewal off and ends the current period now.
     public func expireSubscription(productIdentifier: String, account: String = "default") async throws {
-        try await control { () throws(AppStoreError) in try await store.expireSubscription(productID: productIdentifier, account: account) }
+        try await control { () throws(AppStoreError) in try await controls.expireSubscription(productID: productIdentifier, account: stored(account)) }
     }
 
     /// Ends the current period now and renews.
     public func forceRenewalOfSubscription(productIdentifier: String, account: String = "default") async throws {
-        try await control { () throws(AppStoreError) in try await store.forceRenewalOfSubscription(productID: productIdentifier, account: account) }
+        try await control { () throws(AppStoreError) in try await controls.forceRenewalOfSubscription(productID: productIdentifier, account: stored(account)) }
     }
 
     /// Turns automatic renewal on for the subscription of a transaction.
@@ -112,26 +113,26 @@ extension TestSession {
 
     private func setAutoRenew(identifier: UInt64, enabled: Bool) async throws {
         try await control { () throws(AppStoreError) in
-            guard let transaction = try await store.ledgerTransaction(identifier) else {
+            guard let transaction = try await controls.ledgerTransaction(identifier) else {
                 throw AppStoreError.control(.noTransactionFound, "no transaction \(identifier)")
             }
-            try await store.setAutoRenew(originalTransactionID: transaction.originalID, enabled: enabled)
+            try await controls.setAutoRenew(originalTransactionID: transaction.originalID, enabled: enabled)
         }
     }
 
     /// Asks the customer to consent to a price increase of the subscription.
     public func requestPriceIncreaseConsentForTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.requestPriceIncreaseConsent(transactionID: UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.requestPriceIncreaseConsent(transactionID: UInt64(identifier)) }
     }
 
     /// The customer consents to a price increase.
     public func consentToPriceIncreaseForTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.consentToPriceIncrease(transactionID: UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.consentToPriceIncrease(transactionID: UInt64(identifier)) }
     }
 
     /// The customer declines a price increase: automatic renewal turns off.
     public func declinePriceIncreaseForTransaction(identifier: some BinaryInteger) async throws {
-        try await control { () throws(AppStoreError) in try await store.declinePriceIncrease(transactionID: UInt64(identifier)) }
+        try await control { () throws(AppStoreError) in try await controls.declinePriceIncrease(transactionID: UInt64(identifier)) }
     }
 
     // MARK: Accounts
@@ -139,14 +140,14 @@ extension TestSession {
     /// Sets up an account: its storefront, whether a parent approves its purchases, its family group.
     public func configureAccount(_ name: String, storefront: String? = nil, askToBuy: Bool? = nil, familyGroup: String? = nil) async throws {
         try await control { () throws(AppStoreError) in
-            try await store.configureAccount(name, storefront: storefront.map { .some($0) }, askToBuy: askToBuy)
-            if let familyGroup { try await store.setFamilyGroup(familyGroup, for: name) }
+            try await controls.configureAccount(stored(name), storefront: storefront.map { .some($0) }, askToBuy: askToBuy)
+            if let familyGroup { try await controls.setFamilyGroup(stored(familyGroup), for: stored(name)) }
         }
     }
 
     /// The App Store Server Notifications the store sent, oldest first.
     public func notifications() async throws -> [StoredNotification] {
-        try await control { () throws(AppStoreError) in try await store.notifications() }
+        try await control { () throws(AppStoreError) in try await controls.notifications(after: 0, limit: .max) }
     }
 }
 

@@ -21,14 +21,20 @@ import Synchronization
 /// `SKTestSession`'s; a change takes effect at the next call to the store (from a client or a
 /// control), in order. Controls are `async` because the store is an actor.
 public final class TestSession: Sendable {
-    /// The local App Store behind the session.
-    public let store: SimulatedAppStore
-    /// The session's clock; move it with ``advance(by:)`` so subscriptions follow.
+    /// The store the session drives: in this process, or served over HTTP (``init(server:namespace:)``).
+    public let controls: any StoreControls
+    /// The local App Store behind the session, when it runs in this process.
+    public var store: SimulatedAppStore? { controls as? SimulatedAppStore }
+    /// The session's clock; move it with ``advance(by:)`` so subscriptions follow. For a served
+    /// store it mirrors the server's clock as of the last control.
     public let clock: ManualStoreClock
-    /// The certificate authority the store signs with (servers trust its root).
-    public let authority: CertificateAuthority
+    /// The certificate authority the store signs with, when the store runs in this process.
+    public let authority: CertificateAuthority?
     /// The connection clients of this session use.
-    public let transport: InProcessStoreTransport
+    public let transport: any StoreTransport
+    /// What device and account names are prefixed with at the store: empty for a session's own
+    /// store, a run's own prefix on a shared, served one.
+    public let namespace: String
 
     private let defaults: StoreSettings
     private let state: PendingSettings
@@ -67,24 +73,60 @@ public final class TestSession: Sendable {
         let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: bundleID),
                                                  authority: authority, storage: storage, clock: clock,
                                                  identifiers: .sequential())
-        self.store = store
+        self.controls = store
         self.clock = clock
         self.authority = authority
+        self.namespace = ""
         self.defaults = StoreSettings(configuration: configuration)
         let state = PendingSettings()
         self.state = state
         self.transport = InProcessStoreTransport(store: store, prepare: { try await TestSession.flush(state, to: store) })
     }
 
+    /// A session on a store served by `storekit serve` at `server`: clients connect over HTTP
+    /// (``HTTPStoreTransport``) and controls go through the admin API.
+    ///
+    /// A served store is shared, so the session keeps to its own devices and accounts: their names
+    /// get `namespace` in front at the store (a fresh one per session unless given). Settings and the
+    /// clock are the store's own and change for everyone.
+    public init(server: URL, namespace: String? = nil, cacheDirectory: URL? = nil) async throws {
+        let controls = RemoteStoreControls(server: server)
+        self.controls = controls
+        self.authority = nil
+        self.namespace = namespace ?? "run-\(UUID().uuidString.prefix(8).lowercased())."
+        do {
+            self.clock = ManualStoreClock(startingAt: try await controls.currentTime())
+            let configurationData = try await Self.fetch(server.appendingPathComponent("/v1/store/configuration"))
+            self.defaults = StoreSettings(configuration: try StoreKitConfiguration.read(configurationData, fileName: "\(server)").configuration)
+        } catch let error as AppStoreError {
+            throw SKTestError(error)
+        }
+        let state = PendingSettings()
+        self.state = state
+        self.transport = PreparedTransport(base: HTTPStoreTransport(server: server, cacheDirectory: cacheDirectory),
+                                           prepare: { try await TestSession.flush(state, to: controls) })
+    }
+
+    private static func fetch(_ url: URL) async throws -> Data {
+        do {
+            return try Data(contentsOf: url)
+        } catch {
+            throw SKTestError(code: .serviceUnavailable, message: "cannot reach the store at \(url): \(error.localizedDescription)")
+        }
+    }
+
+    /// A device or account name as the store knows it.
+    func stored(_ name: String) -> String { namespace + name }
+
     /// Applies property changes made since the last store call.
-    private static func flush(_ state: PendingSettings, to store: SimulatedAppStore) async throws {
+    private static func flush(_ state: PendingSettings, to controls: any StoreControls) async throws {
         guard let overrides = state.withLock({ pending -> SettingsOverrides? in
             guard pending.changed else { return nil }
             pending.changed = false
             return pending.overrides
         }) else { return }
         do {
-            try await store.updateSettings { $0 = overrides }
+            try await controls.replaceSettingsOverrides(overrides)
         } catch {
             state.withLock { $0.changed = true }
             throw SKTestError(error)
@@ -93,7 +135,7 @@ public final class TestSession: Sendable {
 
     /// Applies pending property changes now.
     public func applySettings() async throws {
-        try await Self.flush(state, to: store)
+        try await Self.flush(state, to: controls)
     }
 
     // MARK: Clients
@@ -102,11 +144,11 @@ public final class TestSession: Sendable {
     public func client(device: String = "device", account: String = "default") async throws -> StoreClient {
         try await applySettings()
         do {
-            try await store.addDevice(device, account: account)
+            try await controls.addDevice(stored(device), account: stored(account))
         } catch {
             throw SKTestError(error)
         }
-        return try await StoreClient.connect(to: transport, device: device)
+        return try await StoreClient.connect(to: transport, device: stored(device))
     }
 
     /// Connects the app on `device` and makes it the process-wide ``StoreClient/default``, so
@@ -234,7 +276,8 @@ public final class TestSession: Sendable {
     /// - Returns: How many lifecycle events ran.
     @discardableResult
     public func advance(by interval: TimeInterval) async throws -> Int {
-        try await control { () throws(AppStoreError) in try await store.advanceTime(by: interval) }
+        guard interval >= 0 else { throw SKTestError(code: .invalidAction, message: "time only moves forward") }
+        return try await advance(to: now.addingTimeInterval(interval))
     }
 
     /// Moves time forward by calendar days.
@@ -252,7 +295,11 @@ public final class TestSession: Sendable {
     /// Moves time forward to `date`.
     @discardableResult
     public func advance(to date: Date) async throws -> Int {
-        try await control { () throws(AppStoreError) in try await store.advanceTime(to: date) }
+        try await control { () throws(AppStoreError) in
+            let played = try await controls.advanceTime(to: date)
+            clock.set(to: try await controls.currentTime())
+            return played
+        }
     }
 
     private var calendar: Calendar {

@@ -200,7 +200,7 @@ public struct InProcessStoreTransport: StoreTransport {
 
 extension PurchaseOffer {
     /// The engine's form of an offer a client asked for.
-    init(_ offer: TransportOffer) {
+    public init(_ offer: TransportOffer) {
         switch offer {
         case .introductory: self = .introductory
         case .promotionalLegacy(let id, let keyID, let nonce, let timestamp, let signature):

@@ -9,8 +9,7 @@ struct SettingsCommand: Command {
     static let abstract = "Show the store's settings, change one (KEY VALUE), or reset them to the file's."
     static let usage = "DIR [KEY VALUE | reset]   (keys: \(SettingsCommand.keys.joined(separator: ", ")), simulatedError.API)"
 
-    static let keys = ["storefront", "locale", "timeRate", "askToBuyEnabled", "interruptedPurchasesEnabled", "shouldEnterBillingRetryOnRenewal",
-                       "billingGracePeriodIsEnabled", "failTransactionsEnabled", "disableDialogs", "includesConsumablesInHistory"]
+    static let keys = SettingAssignment.keys
 
     var directory: String
     var key: String?
@@ -50,42 +49,9 @@ struct SettingsCommand: Command {
     }
 
     private func apply(key: String, value: String, to store: SimulatedAppStore) async throws {
-        func flag() throws(ValidationError) -> Bool {
-            switch value {
-            case "true", "on", "yes", "1": return true
-            case "false", "off", "no", "0": return false
-            default: throw ValidationError("\(key) takes true or false, not \"\(value)\"")
-            }
-        }
-        if key.hasPrefix("simulatedError.") {
-            guard let api = FailableAPI(rawValue: String(key.dropFirst("simulatedError.".count))) else {
-                throw ValidationError("unknown API in \(key); expected one of \(FailableAPI.allCases.map(\.rawValue).joined(separator: ", "))")
-            }
-            guard value == "none" || SimulatedFailure(text: value) != nil else {
-                throw ValidationError("\(value) is not a failure such as generic.networkError, purchase.productUnavailable or none")
-            }
-            try await store.setSimulatedError(value == "none" ? nil : SimulatedFailure(text: value), forAPI: api)
-            return
-        }
-        switch key {
-        case "storefront":
-            guard Storefront(code: value) != nil else { throw ValidationError("unknown storefront \(value)") }
-            try await store.updateSettings { $0.storefront = value.uppercased() }
-        case "locale": try await store.updateSettings { $0.locale = value }
-        case "timeRate":
-            guard let rate = Int(value).flatMap(TimeRate.init(rawValue:)) else {
-                throw ValidationError("timeRate is one of \(TimeRate.allCases.map { String($0.rawValue) }.joined(separator: ", "))")
-            }
-            try await store.updateSettings { $0.timeRate = rate }
-        case "askToBuyEnabled": let on = try flag(); try await store.updateSettings { $0.askToBuyEnabled = on }
-        case "interruptedPurchasesEnabled": let on = try flag(); try await store.updateSettings { $0.interruptedPurchasesEnabled = on }
-        case "shouldEnterBillingRetryOnRenewal": let on = try flag(); try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = on }
-        case "billingGracePeriodIsEnabled": let on = try flag(); try await store.updateSettings { $0.billingGracePeriodIsEnabled = on }
-        case "failTransactionsEnabled": let on = try flag(); try await store.updateSettings { $0.failTransactionsEnabled = on }
-        case "disableDialogs": let on = try flag(); try await store.updateSettings { $0.disableDialogs = on }
-        case "includesConsumablesInHistory": let on = try flag(); try await store.updateSettings { $0.includesConsumablesInHistory = on }
-        default: throw ValidationError("unknown setting \(key); expected one of \(Self.keys.joined(separator: ", ")) or simulatedError.API")
-        }
+        let assignment: SettingAssignment
+        do { assignment = try SettingAssignment(key: key, value: value) } catch { throw ValidationError(error.message) }
+        try await store.apply([assignment])
     }
 }
 

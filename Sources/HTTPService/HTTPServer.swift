@@ -1,0 +1,103 @@
+import CMicroHTTPD
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A small HTTP/1.1 server on libmicrohttpd: one thread per connection, bodies buffered up to a
+/// limit, and an `async` handler per request.
+///
+/// The handler runs as a Swift task while the connection's thread waits for it, so handlers may
+/// await actors and take as long as a long poll needs. Bodies over ``maximumBodySize`` are answered
+/// `413` without being read; idle connections (a client that stops sending halfway) are closed after
+/// the idle timeout, so slow clients cannot hold the server.
+public final class HTTPServer: Sendable {
+    /// The handler every request goes to.
+    public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
+
+    let context: ServerContext
+    private let daemon: Mutex<DaemonHandle?>
+    /// The address the server listens on.
+    public let host: String
+    /// The port the server listens on (the one the system picked when asked for port 0).
+    public let port: UInt16
+
+    /// Starts listening on `host:port` (IPv4; `port` 0 picks a free one).
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 15,
+                connectionLimit: Int = 512, handler: @escaping Handler) throws(HTTPServerError) {
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = port.bigEndian
+        guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw HTTPServerError("\(host) is not an IPv4 address") }
+        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize)
+        let pointer = Unmanaged.passUnretained(context).toOpaque()
+        let started = withUnsafePointer(to: &address) { address in
+            address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                openstorekit_start_daemon(socketAddress, handleAccess, pointer, handleCompletion, UInt32(idleTimeout), UInt32(connectionLimit))
+            }
+        }
+        guard let started else { throw HTTPServerError("cannot listen on \(host):\(port) (in use, or not an address of this machine)") }
+        self.context = context
+        self.host = host
+        self.port = openstorekit_daemon_port(started)
+        self.daemon = Mutex(DaemonHandle(pointer: started))
+    }
+
+    deinit { stop() }
+
+    /// Stops accepting connections and ends the server; requests in progress finish first.
+    public func stop() {
+        guard let handle = daemon.withLock({ handle -> DaemonHandle? in defer { handle = nil }; return handle }) else { return }
+        MHD_stop_daemon(handle.pointer)
+    }
+
+    /// `http://host:port`.
+    public var url: URL { URL(string: "http://\(host):\(port)")! }
+}
+
+/// A failure to start a server.
+public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The daemon pointer; used only to stop it.
+struct DaemonHandle: @unchecked Sendable {
+    let pointer: OpaquePointer
+}
+
+/// What the C callbacks reach through their context pointer: immutable, so shared across threads.
+final class ServerContext: Sendable {
+    let handler: HTTPServer.Handler
+    let maximumBodySize: Int
+
+    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int) {
+        self.handler = handler
+        self.maximumBodySize = maximumBodySize
+    }
+
+    /// Runs the async handler and waits for it on this connection thread.
+    func respond(to request: HTTPRequest) -> HTTPResponse {
+        let result = ResponseSlot()
+        let done = DispatchSemaphore(value: 0)
+        let handler = self.handler
+        Task {
+            result.set(await handler(request))
+            done.signal()
+        }
+        done.wait()
+        return result.take()
+    }
+}
+
+/// A response handed from the handler's task to the waiting connection thread.
+final class ResponseSlot: Sendable {
+    private let value = Mutex<HTTPResponse?>(nil)
+    func set(_ response: HTTPResponse) { value.withLock { $0 = response } }
+    func take() -> HTTPResponse { value.withLock { $0 } ?? HTTPResponse(status: 500) }
+}
+
+/// One request being received on a connection thread.
+final class RequestState {
+    var body = Data()
+    var tooLarge = false
+}

@@ -1,0 +1,99 @@
+import CMicroHTTPD
+import Foundation
+
+// The C callbacks of the daemon. They are top-level functions (not closures) so that they carry no
+// actor isolation: libmicrohttpd calls them on its own threads.
+
+/// Called several times per request: first with the headers, then with each piece of the body, then
+/// once with no data, when the response is queued. Answering on the first call would make
+/// libmicrohttpd close keep-alive connections, so even a GET is answered on the second call.
+func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
+                  _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
+                  _ uploadDataSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
+    guard let cls, let connection, let url, let method, let uploadDataSize, let requestContext else { return MHD_Result.NO }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    guard let statePointer = requestContext.pointee else {
+        let state = RequestState()
+        if let length = lookup(connection, MHD_ValueKind.HEADER_KIND, "Content-Length").flatMap({ Int($0) }), length > context.maximumBodySize {
+            state.tooLarge = true
+        }
+        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
+        return MHD_Result.YES
+    }
+    let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+    if uploadDataSize.pointee > 0 {
+        let size = uploadDataSize.pointee
+        if !state.tooLarge, state.body.count + size <= context.maximumBodySize, let uploadData {
+            state.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: size)
+        } else {
+            state.tooLarge = true
+            state.body = Data()
+        }
+        uploadDataSize.pointee = 0
+        return MHD_Result.YES
+    }
+    let response: HTTPResponse
+    if state.tooLarge {
+        response = .json(413, Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8))
+    } else {
+        let request = HTTPRequest(method: String(cString: method), path: String(cString: url),
+                                  query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND), headers: headers(connection), body: state.body)
+        response = context.respond(to: request)
+    }
+    return queue(response, on: connection)
+}
+
+/// Releases the request's state when libmicrohttpd is done with it.
+func handleCompletion(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                      _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
+    guard let requestContext, let pointer = requestContext.pointee else { return }
+    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    requestContext.pointee = nil
+}
+
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
+    let created = response.body.withUnsafeBytes { bytes in
+        MHD_create_response_from_buffer(bytes.count, UnsafeMutableRawPointer(mutating: bytes.baseAddress), MHD_ResponseMemoryMode.RESPMEM_MUST_COPY)
+    }
+    guard let created else { return MHD_Result.NO }
+    for header in response.headers { MHD_add_response_header(created, header.name, header.value) }
+    let result = MHD_queue_response(connection, UInt32(response.status), created)
+    MHD_destroy_response(created)
+    return result
+}
+
+private func lookup(_ connection: OpaquePointer, _ kind: MHD_ValueKind, _ key: String) -> String? {
+    MHD_lookup_connection_value(connection, kind, key).map { String(cString: $0) }
+}
+
+/// Collects key/value pairs of one kind through libmicrohttpd's iterator.
+private final class ValueCollector {
+    var pairs: [(String, String)] = []
+}
+
+private func collectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
+                          _ value: UnsafePointer<CChar>?) -> MHD_Result {
+    guard let cls, let key else { return MHD_Result.YES }
+    Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue().pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    return MHD_Result.YES
+}
+
+private func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(String, String)] {
+    let collector = ValueCollector()
+    withExtendedLifetime(collector) {
+        _ = MHD_get_connection_values(connection, kind, collectValue, Unmanaged.passUnretained(collector).toOpaque())
+    }
+    return collector.pairs
+}
+
+private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: [String]] {
+    var result: [String: [String]] = [:]
+    for (key, value) in pairs(connection, kind) { result[key, default: []].append(value) }
+    return result
+}
+
+private func headers(_ connection: OpaquePointer) -> [String: String] {
+    var result: [String: String] = [:]
+    for (key, value) in pairs(connection, MHD_ValueKind.HEADER_KIND) { result[key.lowercased()] = value }
+    return result
+}

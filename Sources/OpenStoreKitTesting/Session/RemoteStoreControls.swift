@@ -1,0 +1,241 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import OpenStoreKit
+
+/// The controls of a store served by `storekit serve`, through its admin API (`docs/admin-api.md`).
+///
+/// Answers decode into the engine's own types (ledger records are the App Store JSON of their
+/// types), and error bodies into ``AppStoreError`` with the store's codes, so a ``TestSession`` drives
+/// a served store exactly as it drives one in this process.
+public struct RemoteStoreControls: StoreControls {
+    /// The server, such as `http://127.0.0.1:8080`.
+    public let server: URL
+    private let session: URLSession
+
+    public init(server: URL) {
+        self.server = server
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.timeoutIntervalForRequest = 120
+        session = URLSession(configuration: configuration)
+    }
+
+    // MARK: Requests
+
+    private struct Empty: Codable {}
+
+    private func call<Response: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: [String: Any]? = nil,
+                                           encoded: Data? = nil, as type: Response.Type) async throws(AppStoreError) -> Response {
+        var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false)
+        if !query.isEmpty { components?.queryItems = query }
+        guard let url = components?.url else { throw .control(.invalidURL, "\(path) is not a path of \(server)") }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = try? JSONSerialization.data(withJSONObject: body)
+        } else if let encoded {
+            request.httpBody = encoded
+        }
+        if request.httpBody != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
+        let data: Data
+        let response: URLResponse
+        do {
+            (data, response) = try await session.data(for: request)
+        } catch {
+            throw .control(.serviceUnavailable, "cannot reach the store at \(server): \(error.localizedDescription)")
+        }
+        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+        guard (200..<300).contains(status) else {
+            guard let failure = try? JSONDecoder().decode(DeviceAPI.ErrorBody.self, from: data) else {
+                throw .control(.serviceUnavailable, "the store at \(server) answered HTTP \(status)")
+            }
+            throw Self.error(failure.error)
+        }
+        do {
+            return try AppStoreJSON.decode(type, from: data)
+        } catch {
+            throw .storage("the store at \(server) answered \(path) with a body that is not \(type): \(error)")
+        }
+    }
+
+    /// The store's error, from its family and code.
+    static func error(_ detail: DeviceAPI.ErrorBody.Detail) -> AppStoreError {
+        switch detail.family {
+        case "storeKit": return .storeKit(StoreKitErrorCode(rawValue: detail.code) ?? .unknown, detail.message)
+        case "purchase": return .purchase(PurchaseErrorCode(rawValue: detail.code) ?? .purchaseNotAllowed, detail.message)
+        case "refundRequest": return .refundRequest(RefundRequestErrorCode(rawValue: detail.code) ?? .failed, detail.message)
+        case "verification": return .verification(VerificationErrorCode(rawValue: detail.code) ?? .invalidSignature, detail.message)
+        case "control": return .control(ControlErrorCode(rawValue: detail.code) ?? .invalidAction, detail.message)
+        default: return detail.code == "storage" ? .storage(detail.message) : .control(.invalidAction, detail.message)
+        }
+    }
+
+    private struct TransactionBody: Decodable { var transaction: LedgerTransaction; var signedTransaction: String }
+    private struct TestTransactionsBody: Decodable { var transactions: [TestTransaction] }
+    private struct ClockBody: Decodable { var now: Int64 }
+    private struct NotificationsBody: Decodable { var notifications: [NotificationBody] }
+    private struct NotificationBody: Decodable {
+        var sequence: Int64
+        var notificationUUID: String
+        var notificationType: String
+        var subtype: String?
+        var transactionId: String?
+        var signedDate: Date
+        var signedPayload: String
+    }
+
+    private static func segment(_ text: String) -> String {
+        text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text
+    }
+
+    // MARK: StoreControls
+
+    public func addDevice(_ name: String, account: String) async throws(AppStoreError) {
+        _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(account))", body: ["devices": [name]], as: Empty.self)
+    }
+
+    public func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?) async throws(AppStoreError) {
+        var body: [String: Any] = [:]
+        if let storefront { body["storefront"] = storefront ?? "default" }
+        if let askToBuy { body["askToBuy"] = askToBuy }
+        _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(name))", body: body, as: Empty.self)
+    }
+
+    public func setFamilyGroup(_ group: String?, for account: String) async throws(AppStoreError) {
+        _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(account))", body: ["familyGroup": group ?? "none"], as: Empty.self)
+    }
+
+    public func currentTime() async throws(AppStoreError) -> Date {
+        AppStoreJSON.date(fromMilliseconds: try await call("GET", "/v1/admin/clock", as: ClockBody.self).now)
+    }
+
+    public func advanceTime(to date: Date) async throws(AppStoreError) -> Int {
+        struct Advanced: Decodable { var eventsPlayed: Int }
+        return try await call("POST", "/v1/admin/clock/advance", body: ["to": AppStoreJSON.milliseconds(from: date)], as: Advanced.self).eventsPlayed
+    }
+
+    public func replaceSettingsOverrides(_ overrides: SettingsOverrides) async throws(AppStoreError) {
+        let encoded: Data
+        do { encoded = try AppStoreJSON.encode(overrides) } catch { throw .storage("cannot encode settings: \(error)") }
+        _ = try await call("PUT", "/v1/admin/settings/overrides", encoded: encoded, as: Empty.self)
+    }
+
+    public func buyProduct(_ productID: String, account: String, quantity: Int, appAccountToken: UUID?, offer: PurchaseOffer?, purchaseDate: Date?,
+                           renewalBehavior: RenewalBehavior) async throws(AppStoreError) -> LedgerTransaction {
+        var body: [String: Any] = ["productID": productID, "account": account, "quantity": quantity,
+                                   "renewal": renewalBehavior == .cancelImmediately ? "cancelImmediately" : "untilNow"]
+        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
+        if let purchaseDate { body["purchaseDate"] = AppStoreJSON.milliseconds(from: purchaseDate) }
+        if let offer {
+            guard let encoded = try? JSONEncoder().encode(DeviceAPI.OfferBody(TransportOffer(offer))),
+                  let object = try? JSONSerialization.jsonObject(with: encoded) else { throw .control(.invalidAction, "cannot send the offer \(offer)") }
+            body["offer"] = object
+        }
+        return try await call("POST", "/v1/admin/purchases", body: body, as: TransactionBody.self).transaction
+    }
+
+    public func transaction(_ id: UInt64, device: String?) async throws(AppStoreError) -> SignedTransaction {
+        let body = try await call("GET", "/v1/admin/transactions/\(id)", as: TransactionBody.self)
+        return SignedTransaction(transaction: body.transaction, jws: body.signedTransaction, simulatedVerificationFailure: nil)
+    }
+
+    public func ledgerTransaction(_ id: UInt64) async throws(AppStoreError) -> LedgerTransaction? {
+        do {
+            return try await call("GET", "/v1/admin/transactions/\(id)", as: TransactionBody.self).transaction
+        } catch .control(.noTransactionFound, _) {
+            return nil
+        }
+    }
+
+    public func allTestTransactions(account: String?, after: UInt64?, limit: Int) async throws(AppStoreError) -> [TestTransaction] {
+        var all: [TestTransaction] = []
+        var cursor = after
+        while all.count < limit {
+            var query = [URLQueryItem(name: "limit", value: String(min(1_000, limit - all.count)))]
+            if let account { query.append(URLQueryItem(name: "account", value: account)) }
+            if let cursor { query.append(URLQueryItem(name: "after", value: String(cursor))) }
+            let page = try await call("GET", "/v1/admin/test-transactions", query: query, as: TestTransactionsBody.self).transactions
+            all += page
+            guard let last = page.last, page.count == min(1_000, limit - (all.count - page.count)) else { break }
+            cursor = last.identifier
+        }
+        return all
+    }
+
+    public func deleteTransaction(_ id: UInt64) async throws(AppStoreError) {
+        _ = try await call("DELETE", "/v1/admin/transactions/\(id)", as: Empty.self)
+    }
+
+    public func clearTransactions() async throws(AppStoreError) {
+        _ = try await call("DELETE", "/v1/admin/transactions", as: Empty.self)
+    }
+
+    public func refundTransaction(_ id: UInt64, reason: RevocationReason) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/transactions/\(id)/refund",
+                           body: ["reason": reason == .refundedDueToIssue ? "developerIssue" : "other"], as: Empty.self)
+    }
+
+    private func transactionAction(_ id: UInt64, _ action: String) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/transactions/\(id)/\(action)", as: Empty.self)
+    }
+
+    public func approveAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError) { try await transactionAction(id, "approve") }
+    public func declineAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError) { try await transactionAction(id, "decline") }
+    public func resolveIssueForTransaction(_ id: UInt64) async throws(AppStoreError) { try await transactionAction(id, "resolve") }
+
+    public func expireSubscription(productID: String, account: String) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/subscriptions/expire", body: ["productID": productID, "account": account], as: Empty.self)
+    }
+
+    public func forceRenewalOfSubscription(productID: String, account: String) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/subscriptions/force-renew", body: ["productID": productID, "account": account], as: Empty.self)
+    }
+
+    public func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/subscriptions/\(originalTransactionID)/renewal", body: ["enabled": enabled], as: Empty.self)
+    }
+
+    private func priceIncrease(_ id: UInt64, _ action: String) async throws(AppStoreError) {
+        _ = try await call("POST", "/v1/admin/subscriptions/\(id)/price-increase", body: ["action": action], as: Empty.self)
+    }
+
+    public func requestPriceIncreaseConsent(transactionID: UInt64) async throws(AppStoreError) { try await priceIncrease(transactionID, "request") }
+    public func consentToPriceIncrease(transactionID: UInt64) async throws(AppStoreError) { try await priceIncrease(transactionID, "accept") }
+    public func declinePriceIncrease(transactionID: UInt64) async throws(AppStoreError) { try await priceIncrease(transactionID, "decline") }
+
+    public func notifications(after sequence: Int64, limit: Int) async throws(AppStoreError) -> [StoredNotification] {
+        var all: [StoredNotification] = []
+        var cursor = sequence
+        while all.count < limit {
+            let page = try await call("GET", "/v1/admin/notifications", query: [URLQueryItem(name: "after", value: String(cursor)),
+                                                                               URLQueryItem(name: "limit", value: "1000")],
+                                      as: NotificationsBody.self).notifications
+            all += page.map {
+                StoredNotification(sequence: $0.sequence, notificationUUID: $0.notificationUUID, type: NotificationTypeV2(rawValue: $0.notificationType),
+                                   subtype: $0.subtype.map(Subtype.init(rawValue:)), transactionID: $0.transactionId.flatMap { UInt64($0) },
+                                   signedPayload: $0.signedPayload, date: $0.signedDate)
+            }
+            guard let last = page.last, page.count == 1_000 else { break }
+            cursor = last.sequence
+        }
+        return Array(all.prefix(limit))
+    }
+}
+
+extension TransportOffer {
+    /// The client's form of an engine offer (for sending it to a served store).
+    init(_ offer: PurchaseOffer) {
+        switch offer {
+        case .introductory: self = .introductory
+        case .promotional(let id, .legacy(let keyID, let nonce, let timestamp, let signature)?):
+            self = .promotionalLegacy(offerID: id, keyID: keyID, nonce: nonce, timestamp: timestamp, signature: signature)
+        case .promotional(let id, .jws(let jws)?): self = .promotionalJWS(offerID: id, jws: jws)
+        case .promotional(let id, nil): self = .promotionalUnsigned(offerID: id)
+        case .code(let reference): self = .code(referenceName: reference)
+        case .winBack(let id): self = .winBack(offerID: id)
+        }
+    }
+}

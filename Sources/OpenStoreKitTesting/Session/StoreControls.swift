@@ -1,0 +1,87 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import OpenStoreKit
+import StoreKitCatalog
+
+/// What a ``TestSession`` drives: the `SKTestSession` controls of a local App Store, either in this
+/// process (``SimulatedAppStore``) or served over HTTP (``RemoteStoreControls``, the admin API of
+/// `storekit serve`). Failures are the store's own ``AppStoreError``s in both cases.
+public protocol StoreControls: Sendable {
+    func addDevice(_ name: String, account: String) async throws(AppStoreError)
+    func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?) async throws(AppStoreError)
+    func setFamilyGroup(_ group: String?, for account: String) async throws(AppStoreError)
+    func currentTime() async throws(AppStoreError) -> Date
+    func advanceTime(to date: Date) async throws(AppStoreError) -> Int
+    func replaceSettingsOverrides(_ overrides: SettingsOverrides) async throws(AppStoreError)
+    func buyProduct(_ productID: String, account: String, quantity: Int, appAccountToken: UUID?, offer: PurchaseOffer?, purchaseDate: Date?,
+                    renewalBehavior: RenewalBehavior) async throws(AppStoreError) -> LedgerTransaction
+    func transaction(_ id: UInt64, device: String?) async throws(AppStoreError) -> SignedTransaction
+    func ledgerTransaction(_ id: UInt64) async throws(AppStoreError) -> LedgerTransaction?
+    func allTestTransactions(account: String?, after: UInt64?, limit: Int) async throws(AppStoreError) -> [TestTransaction]
+    func deleteTransaction(_ id: UInt64) async throws(AppStoreError)
+    func clearTransactions() async throws(AppStoreError)
+    func refundTransaction(_ id: UInt64, reason: RevocationReason) async throws(AppStoreError)
+    func approveAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError)
+    func declineAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError)
+    func resolveIssueForTransaction(_ id: UInt64) async throws(AppStoreError)
+    func expireSubscription(productID: String, account: String) async throws(AppStoreError)
+    func forceRenewalOfSubscription(productID: String, account: String) async throws(AppStoreError)
+    func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) async throws(AppStoreError)
+    func requestPriceIncreaseConsent(transactionID: UInt64) async throws(AppStoreError)
+    func consentToPriceIncrease(transactionID: UInt64) async throws(AppStoreError)
+    func declinePriceIncrease(transactionID: UInt64) async throws(AppStoreError)
+    func notifications(after sequence: Int64, limit: Int) async throws(AppStoreError) -> [StoredNotification]
+}
+
+extension SimulatedAppStore: StoreControls {}
+
+/// A ``StoreTransport`` that runs a step before every call (a test session applies its pending
+/// property changes there).
+struct PreparedTransport: StoreTransport {
+    let base: any StoreTransport
+    let prepare: @Sendable () async throws -> Void
+
+    func verificationContext(device: String) async throws -> VerificationContext {
+        try await prepare(); return try await base.verificationContext(device: device)
+    }
+    func products(for identifiers: [String], device: String) async throws -> [CatalogProduct] {
+        try await prepare(); return try await base.products(for: identifiers, device: device)
+    }
+    func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome {
+        try await prepare(); return try await base.purchase(request)
+    }
+    func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem] {
+        try await prepare(); return try await base.transactions(view, device: device)
+    }
+    func finish(transactionID: UInt64, device: String) async throws {
+        try await prepare(); try await base.finish(transactionID: transactionID, device: device)
+    }
+    func launch(device: String) async throws {
+        try await prepare(); try await base.launch(device: device)
+    }
+    func nextUpdates(device: String, channel: TransportUpdate.Channel) async throws -> [TransportUpdate] {
+        try await prepare(); return try await base.nextUpdates(device: device, channel: channel)
+    }
+    func subscriptionStatuses(groupID: String, device: String) async throws -> [TransportStatus] {
+        try await prepare(); return try await base.subscriptionStatuses(groupID: groupID, device: device)
+    }
+    func isEligibleForIntroOffer(groupID: String, device: String) async throws -> Bool {
+        try await prepare(); return try await base.isEligibleForIntroOffer(groupID: groupID, device: device)
+    }
+    func appTransaction(device: String) async throws -> SignedItem {
+        try await prepare(); return try await base.appTransaction(device: device)
+    }
+    func storefront(device: String) async throws -> StoreKitCatalog.Storefront {
+        try await prepare(); return try await base.storefront(device: device)
+    }
+    func sync(device: String) async throws {
+        try await prepare(); try await base.sync(device: device)
+    }
+    func requestRefund(transactionID: UInt64, device: String) async throws {
+        try await prepare(); try await base.requestRefund(transactionID: transactionID, device: device)
+    }
+    func checkAvailability(of api: String, device: String) async throws {
+        try await prepare(); try await base.checkAvailability(of: api, device: device)
+    }
+}

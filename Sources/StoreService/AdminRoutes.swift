@@ -1,0 +1,296 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import OpenStoreKit
+import OpenStoreKitTesting
+import StoreKitCatalog
+
+/// The admin API, `/v1/admin/…`: the Transaction Manager's and `SKTestSession`'s controls over HTTP.
+/// Ledger records are the App Store JSON of their types (dates in milliseconds). Documented, with one
+/// example per call, in `docs/admin-api.md`.
+struct AdminRoutes {
+    let store: SimulatedAppStore
+
+    func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
+        let route = Route(method: request.method, path: path)
+        // Transactions
+        if route.match("GET", "transactions") != nil {
+            let limit = try Self.number(request, "limit") ?? 100
+            let page = try await store.ledgerTransactions(account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init),
+                                                          limit: max(1, min(limit, 1_000)))
+            return try Self.json(TransactionsBody(transactions: page, nextAfter: page.count == max(1, min(limit, 1_000)) ? page.last?.id : nil))
+        }
+        if let captured = route.match("GET", "transactions", "*") {
+            let id = try DeviceRoutes.transactionID(captured[0])
+            
+            guard let transaction = try await store.ledgerTransaction(id) else { throw AppStoreError.control(.noTransactionFound, "no transaction \(id)") }
+            return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
+        }
+        if route.match("POST", "purchases") != nil {
+            let body = try APIResponse.decode(PurchaseBody.self, from: request)
+            let offer = try body.offer.map { (offer) throws(APIError) -> PurchaseOffer in
+                guard let parsed = offer.offer else { throw .badRequest("the purchase's offer is incomplete or of an unknown kind") }
+                return PurchaseOffer(parsed)
+            }
+            let renewal: RenewalBehavior
+            switch body.renewal ?? "untilNow" {
+            case "untilNow": renewal = .renewUntilNow
+            case "cancelImmediately": renewal = .cancelImmediately
+            case let other: throw APIError.badRequest("renewal is untilNow or cancelImmediately, not \(other)")
+            }
+            let transaction = try await store.buyProduct(body.productID, account: body.account ?? "default", quantity: body.quantity ?? 1,
+                                                          appAccountToken: body.appAccountToken, offer: offer,
+                                                          purchaseDate: body.purchaseDate.map { AppStoreJSON.date(fromMilliseconds: $0) },
+                                                          renewalBehavior: renewal)
+            return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(transaction.id).jws), status: 201)
+        }
+        if let captured = route.match("POST", "transactions", "*", "*") {
+            let id = try DeviceRoutes.transactionID(captured[0])
+            let action = captured[1]
+            
+            switch action {
+            case "refund":
+                let body = try APIResponse.decode(RefundBody.self, from: request)
+                let reason: RevocationReason
+                switch body.reason ?? "other" {
+                case "developerIssue": reason = .refundedDueToIssue
+                case "other": reason = .refundedForOtherReason
+                case let other: throw APIError.badRequest("reason is developerIssue or other, not \(other)")
+                }
+                try await store.refundTransaction(id, reason: reason)
+            case "approve": try await store.approveAskToBuyTransaction(id)
+            case "decline": try await store.declineAskToBuyTransaction(id)
+            case "resolve": try await store.resolveIssueForTransaction(id)
+            case "finish": try await store.finish(id)
+            case "stop-family-sharing": try await store.stopFamilySharing(transactionID: id)
+            default: throw APIError.notFound("no transaction action \(action)")
+            }
+            return try await transactionResponse(id)
+        }
+        if let captured = route.match("DELETE", "transactions", "*") {
+            let id = captured[0]
+            try await store.deleteTransaction(try DeviceRoutes.transactionID(id))
+            return try APIResponse.json(["deleted": true])
+        }
+        if route.match("DELETE", "transactions") != nil {
+            try await store.clearTransactions()
+            return try APIResponse.json(["deleted": true])
+
+        // Subscriptions
+        }
+        if route.match("GET", "subscriptions") != nil {
+            return try Self.json(SubscriptionsBody(subscriptions: try await store.subscriptionRecords(account: request.queryValue("account"))))
+        }
+        if route.match("POST", "subscriptions", "expire") != nil || route.match("POST", "subscriptions", "force-renew") != nil {
+            let body = try APIResponse.decode(ProductAccountBody.self, from: request)
+            if path[1] == "expire" {
+                try await store.expireSubscription(productID: body.productID, account: body.account ?? "default")
+            } else {
+                try await store.forceRenewalOfSubscription(productID: body.productID, account: body.account ?? "default")
+            }
+            return try Self.json(SubscriptionsBody(subscriptions: try await store.subscriptionRecords(account: body.account ?? "default")))
+        }
+        if let captured = route.match("POST", "subscriptions", "*", "*") {
+            let id = try DeviceRoutes.transactionID(captured[0])
+            let action = captured[1]
+            
+            switch action {
+            case "renewal":
+                let body = try APIResponse.decode(RenewalBody.self, from: request)
+                try await store.setAutoRenew(originalTransactionID: id, enabled: body.enabled)
+            case "price-increase":
+                let body = try APIResponse.decode(PriceIncreaseBody.self, from: request)
+                switch body.action {
+                case "request": try await store.requestPriceIncreaseConsent(transactionID: id)
+                case "accept": try await store.consentToPriceIncrease(transactionID: id)
+                case "decline": try await store.declinePriceIncrease(transactionID: id)
+                default: throw APIError.badRequest("action is request, accept or decline, not \(body.action)")
+                }
+            case "extend":
+                let body = try APIResponse.decode(ExtendBody.self, from: request)
+                try await store.extendRenewalDate(originalTransactionID: id, days: body.days)
+            case "resolve-billing":
+                try await store.resolveBillingIssue(originalTransactionID: id)
+            default: throw APIError.notFound("no subscription action \(action)")
+            }
+            return try await transactionResponse(id)
+
+        // Settings and products
+        }
+        if route.match("GET", "test-transactions") != nil {
+            let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
+            return try Self.json(TestTransactionsBody(transactions: try await store.allTestTransactions(
+                account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init), limit: limit)))
+        }
+        if route.match("PUT", "settings", "overrides") != nil {
+            let overrides: SettingsOverrides
+            do { overrides = try AppStoreJSON.decode(SettingsOverrides.self, from: request.body) } catch {
+                throw APIError.badRequest("the body is not a set of setting overrides: \(error)")
+            }
+            try await store.replaceSettingsOverrides(overrides)
+            return try Self.json(try await store.currentSettings())
+        }
+        if route.match("GET", "settings") != nil {
+            return try Self.json(try await store.currentSettings())
+        }
+        if route.match("PATCH", "settings") != nil {
+            let changes = try APIResponse.decode([String: SettingValue].self, from: request)
+            var assignments: [SettingAssignment] = []
+            for (key, value) in changes.sorted(by: { $0.key < $1.key }) { assignments.append(try SettingAssignment(key: key, value: value.text)) }
+            try await store.apply(assignments)
+            return try Self.json(try await store.currentSettings())
+        }
+        if route.match("POST", "settings", "reset") != nil {
+            try await store.resetToDefaultState()
+            return try Self.json(try await store.currentSettings())
+        }
+        if let captured = route.match("POST", "products", "*", "availability") {
+            let id = captured[0]
+            let body = try APIResponse.decode(AvailabilityBody.self, from: request)
+            try await store.setProductAvailable(id, body.available)
+            return try APIResponse.json(["productID": id, "available": body.available])
+
+        // Time
+        }
+        if route.match("GET", "clock") != nil {
+            return try await clockResponse(played: nil)
+        }
+        if route.match("POST", "clock", "advance") != nil {
+            let body = try APIResponse.decode(AdvanceBody.self, from: request)
+            let played: Int
+            switch (body.by, body.to) {
+            case (let text?, nil):
+                guard let step = TimeStep(text) else { throw APIError.badRequest("by must be like P1M, PT12H, 3d or 1M, not \"\(text)\"") }
+                played = try await store.advanceTime { step.date(after: $0) }
+            case (nil, let milliseconds?):
+                played = try await store.advanceTime(to: AppStoreJSON.date(fromMilliseconds: milliseconds))
+            default:
+                throw APIError.badRequest("give by (a duration such as P1M) or to (milliseconds since 1970), one of them")
+            }
+            return try await clockResponse(played: played)
+
+        // Accounts and devices
+        }
+        if route.match("GET", "accounts") != nil {
+            return try Self.json(AccountsBody(accounts: try await store.allAccounts(after: request.queryValue("after"), limit: 1_000)))
+        }
+        if let captured = route.match("GET", "accounts", "*") {
+            let name = captured[0]
+            guard let account = try await store.account(named: name) else { throw APIError.notFound("no account \(name)") }
+            return try Self.json(AccountBody(account: account, devices: try await store.devices(ofAccount: name)))
+        }
+        if let captured = route.match("PUT", "accounts", "*") {
+            let name = captured[0]
+            let body = try APIResponse.decode(AccountChangeBody.self, from: request)
+            let storefront: String?? = body.storefront.map { code -> String? in code == "default" ? nil : code }
+            try await store.configureAccount(name, storefront: storefront, askToBuy: body.askToBuy)
+            if let family = body.familyGroup { try await store.setFamilyGroup(family == "none" ? nil : family, for: name) }
+            for device in body.devices ?? [] { try await store.addDevice(device, account: name) }
+            guard let account = try await store.account(named: name) else { throw APIError.notFound("no account \(name)") }
+            return try Self.json(AccountBody(account: account, devices: try await store.devices(ofAccount: name)))
+        }
+        if route.match("GET", "devices") != nil {
+            return try Self.json(DevicesBody(devices: try await store.allDevices(after: request.queryValue("after"), limit: 1_000)))
+
+        // Notifications
+        }
+        if route.match("GET", "notifications") != nil {
+            let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
+            let notifications = try await store.notifications(after: Int64(try Self.number(request, "after") ?? 0), limit: limit)
+            return try Self.json(NotificationsBody(notifications: notifications.map(NotificationBody.init)))
+        }
+        if route.match("POST", "notifications", "test") != nil {
+            return try APIResponse.json(["notificationUUID": try await store.requestTestNotification()], status: 201)
+        }
+        throw APIError.notFound("no admin call \(request.method) \(request.path)")
+    }
+
+    private func transactionResponse(_ id: UInt64) async throws -> HTTPResponse {
+        guard let transaction = try await store.ledgerTransaction(id) else { return try APIResponse.json(["done": true]) }
+        return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
+    }
+
+    private func clockResponse(played: Int?) async throws -> HTTPResponse {
+        let now = try await store.currentTime()
+        var body: [String: Any] = ["now": AppStoreJSON.milliseconds(from: now), "iso": now.formatted(.iso8601)]
+        if let played { body["eventsPlayed"] = played }
+        return try APIResponse.json(body)
+    }
+
+    // MARK: Bodies
+
+    static func json<Body: Encodable>(_ body: Body, status: Int = 200) throws -> HTTPResponse {
+        .json(status, try AppStoreJSON.encode(body))
+    }
+
+    static func number(_ request: HTTPRequest, _ name: String) throws(APIError) -> Int? {
+        guard let text = request.queryValue(name) else { return nil }
+        guard let number = Int(text), number >= 0 else { throw .badRequest("\(name) must be a whole number, not \(text)") }
+        return number
+    }
+
+    /// A setting's value in JSON: a string, a number or a boolean.
+    struct SettingValue: Decodable {
+        var text: String
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let flag = try? container.decode(Bool.self) {
+                text = flag ? "true" : "false"
+            } else if let number = try? container.decode(Int.self) {
+                text = String(number)
+            } else {
+                text = try container.decode(String.self)
+            }
+        }
+    }
+
+    struct TransactionsBody: Encodable { var transactions: [LedgerTransaction]; var nextAfter: UInt64? }
+    struct TransactionBody: Encodable { var transaction: LedgerTransaction; var signedTransaction: String }
+    struct SubscriptionsBody: Encodable { var subscriptions: [SubscriptionRecord] }
+    struct TestTransactionsBody: Encodable { var transactions: [TestTransaction] }
+    struct AccountsBody: Encodable { var accounts: [StoreAccount] }
+    struct AccountBody: Encodable { var account: StoreAccount; var devices: [StoreDevice] }
+    struct DevicesBody: Encodable { var devices: [StoreDevice] }
+    struct NotificationsBody: Encodable { var notifications: [NotificationBody] }
+
+    struct NotificationBody: Encodable {
+        var sequence: Int64
+        var notificationUUID: String
+        var notificationType: String
+        var subtype: String?
+        var transactionId: String?
+        var signedDate: Date
+        var signedPayload: String
+
+        init(_ notification: StoredNotification) {
+            sequence = notification.sequence
+            notificationUUID = notification.notificationUUID
+            notificationType = notification.type.rawValue
+            subtype = notification.subtype?.rawValue
+            transactionId = notification.transactionID.map(String.init)
+            signedDate = notification.date
+            signedPayload = notification.signedPayload
+        }
+    }
+
+    struct PurchaseBody: Decodable {
+        var productID: String
+        var account: String?
+        var quantity: Int?
+        var appAccountToken: UUID?
+        var offer: DeviceAPI.OfferBody?
+        var purchaseDate: Int64?
+        var renewal: String?
+    }
+
+    struct RefundBody: Decodable { var reason: String? }
+    struct ProductAccountBody: Decodable { var productID: String; var account: String? }
+    struct RenewalBody: Decodable { var enabled: Bool }
+    struct PriceIncreaseBody: Decodable { var action: String }
+    struct ExtendBody: Decodable { var days: Int }
+    struct AvailabilityBody: Decodable { var available: Bool }
+    struct AdvanceBody: Decodable { var by: String?; var to: Int64? }
+    struct AccountChangeBody: Decodable { var storefront: String?; var askToBuy: Bool?; var familyGroup: String?; var devices: [String]? }
+}
