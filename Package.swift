@@ -72,6 +72,8 @@ let package = Package(
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
+        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
+                                                           "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "TestSupport"]),
     ],

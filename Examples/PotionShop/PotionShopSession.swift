@@ -16,8 +16,8 @@ enum PotionShopSession {
 
     /// Runs the session; `say` receives the narration.
     @MainActor
-    static func run(say: (String) -> Void) async throws -> Summary {
-        let session = try TestSession(contentsOf: shopFile, bundleID: "com.example.shop")
+    static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
+        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("potion-shop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -19,8 +19,8 @@ enum ProductivitySession {
     }
 
     @MainActor
-    static func run(say: (String) -> Void) async throws -> Steps {
-        let session = try TestSession(contentsOf: file, bundleID: "com.example.productivity")
+    static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Steps {
+        let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.productivity", server: server)
         let laptop = try await session.client(device: "laptop")
         return try await laptop.withCurrent {
             let store = PremiumStore()

@@ -17,8 +17,8 @@ enum RecipesSession {
     }
 
     @MainActor
-    static func run(say: (String) -> Void) async throws -> Summary {
-        let session = try TestSession(contentsOf: file, bundleID: "com.example.recipes")
+    static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
+        let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.recipes", server: server)
         let cutoff = session.now.addingTimeInterval(86_400)
 
         // The early adopter got the app on day one.

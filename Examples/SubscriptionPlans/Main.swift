@@ -1,4 +1,6 @@
 import Foundation
+import OpenStoreKit
+import OpenStoreKitTesting
 
 @main
 struct SubscriptionPlansMain {
@@ -6,10 +8,10 @@ struct SubscriptionPlansMain {
         let arguments = CommandLine.arguments
         // The extension: a second process that only reads the shared flag file.
         if arguments.count == 3, arguments[1] == "--extension" {
-            print(PlansSession.extensionLine(for: URL(fileURLWithPath: arguments[2])))
+            show(PlansSession.extensionLine(for: URL(fileURLWithPath: arguments[2])))
             return
         }
-        print("""
+        show("""
         Subscription plans — a guided year of a subscriptions app against the local App Store.
         The app (Examples/SubscriptionPlans/PlansStore.swift) is plain StoreKit 2 code: Product.products(for:),
         product.purchase(), Transaction.updates, Product.SubscriptionInfo.status(for:), AppStore.sync().
@@ -17,8 +19,13 @@ struct SubscriptionPlansMain {
 
         """)
         do {
-            _ = try await PlansSession.run(readFlagInExtension: runExtension) { print("• \($0)") }
-            print("""
+            // With --wait-for-refund the app stays open at the end until a refund made outside it arrives.
+            let waitsForRefund = arguments.contains("--wait-for-refund")
+            _ = try await PlansSession.run(store: try TestSession.storeArgument(), readFlagInExtension: runExtension, say: { show("• \($0)") },
+                                           finally: !waitsForRefund ? nil : { phone in
+                                               try await phone.withCurrent { try await PlansSession.awaitRefund(seconds: 120) { show("• \($0)") } }
+                                           })
+            show("""
 
             More examples: swift run PotionShop | Recipes | LegacyShop | Productivity
             The command-line store: make tour
@@ -33,4 +40,10 @@ struct SubscriptionPlansMain {
     static func runExtension(flagFile: URL) throws -> String {
         try PlansSession.runExtension(executable: URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL, flagFile: flagFile)
     }
+}
+
+/// Writes a line to standard output at once (unbuffered), so a process reading this one sees each
+/// step as it happens.
+func show(_ text: String) {
+    FileHandle.standardOutput.write(Data((text + "\n").utf8))
 }

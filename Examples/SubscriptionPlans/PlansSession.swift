@@ -22,8 +22,9 @@ enum PlansSession {
     /// Runs the session. `readFlagInExtension` reads the flag file the way an extension would
     /// (`swift run SubscriptionPlans` starts a second process of itself for it).
     @MainActor
-    static func run(readFlagInExtension: (URL) throws -> String, say: (String) -> Void) async throws -> Summary {
-        let session = try TestSession(contentsOf: shopFile, bundleID: "com.example.shop")
+    static func run(store server: URL? = nil, readFlagInExtension: (URL) throws -> String, say: (String) -> Void,
+                    finally lastStep: ((StoreClient) async throws -> Void)? = nil) async throws -> Summary {
+        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -83,6 +84,7 @@ enum PlansSession {
             await store.refresh()
             say("Payment method fixed → \(store.state); the extension reads: \(try readFlagInExtension(flagFile))")
             store.stop()
+            try await lastStep?(phone)
             return Summary(planOrder: store.plans.map(\.id), extensionAfterSubscribing: afterSubscribing, renewals: renewals,
                            restoredOnTablet: restored, extensionAfterCancellation: afterCancellation, graceKeptPro: graceKeptPro,
                            retryDroppedPro: retryDroppedPro, proAfterFix: store.state.hasPro)
@@ -128,4 +130,34 @@ enum PlansSession {
 struct PlansError: Error, CustomStringConvertible {
     var message: String
     var description: String { message }
+}
+
+extension PlansSession {
+    /// Waits until a refund of the app's latest yearly plan arrives through `Transaction.updates`
+    /// (made outside the app: `storekit refund DIR ID`, or the admin API), and says so.
+    @MainActor
+    static func awaitRefund(seconds: Double, say: (String) -> Void) async throws {
+        let yearly = try requireTransaction(await Transaction.latest(for: "com.example.shop.plus.premium.yearly"))
+        say("Waiting for a refund of #\(yearly.id) through Transaction.updates (refund it with `storekit refund DIR \(yearly.id)`)")
+        let refunded = try await withThrowingTaskGroup(of: Transaction?.self) { group in
+            group.addTask {
+                for await update in Transaction.updates {
+                    if case .verified(let transaction) = update, transaction.id == yearly.id, transaction.revocationDate != nil {
+                        await transaction.finish()
+                        return transaction
+                    }
+                }
+                return nil
+            }
+            group.addTask {
+                try await Task.sleep(for: .seconds(seconds))
+                return nil
+            }
+            let first = try await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
+        guard let refunded else { throw PlansError(message: "no refund arrived within \(Int(seconds)) seconds") }
+        say("Refund arrived through Transaction.updates: #\(refunded.id), revoked \(refunded.revocationDate.map { $0.formatted(.iso8601) } ?? "")")
+    }
 }

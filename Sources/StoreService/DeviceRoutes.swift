@@ -11,6 +11,7 @@ import StoreKitCatalog
 struct DeviceRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
+    let stopping: StopSignal
 
     /// The longest a poll for updates waits, in seconds.
     static let longestWait = 60.0
@@ -114,7 +115,8 @@ struct DeviceRoutes {
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, Self.longestWait) * 1000))
         var waiting = try await store.waitingUpdates(device: device, channel: channel)
-        while waiting.isEmpty, ContinuousClock.now < deadline {
+        // The store wakes waiters at least four times a second, so a stopping server is noticed at once.
+        while waiting.isEmpty, ContinuousClock.now < deadline, !stopping.isSet {
             await Self.wait(for: store, device: device, channel: channel, until: deadline)
             waiting = try await store.waitingUpdates(device: device, channel: channel)
         }

@@ -6,6 +6,7 @@ import HTTPService
 import OpenStoreKit
 import OpenStoreKitTesting
 import StoreKitCatalog
+import Synchronization
 
 /// A local App Store as a network service: the device API that apps reach through
 /// `HTTPStoreTransport`, and the admin API (the Transaction Manager's and `SKTestSession`'s controls)
@@ -18,34 +19,44 @@ public final class StoreServer: Sendable {
     public let store: SimulatedAppStore
     let devices: InProcessStoreTransport
     let http: HTTPServer
+    let stopping: StopSignal
 
     /// Starts serving `store` on `host:port` (`port` 0 picks a free one).
     public init(store: SimulatedAppStore, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
         self.store = store
         let devices = InProcessStoreTransport(store: store)
         self.devices = devices
-        let router = Router(store: store, devices: devices)
+        let stopping = StopSignal()
+        self.stopping = stopping
+        let router = Router(store: store, devices: devices, stopping: stopping)
         http = try HTTPServer(host: host, port: port) { request in await router.route(request) }
     }
 
     /// `http://host:port`.
     public var url: URL { http.url }
 
-    /// Stops serving; requests in progress finish first.
-    public func stop() { http.stop() }
+    /// The port the server listens on.
+    public var port: UInt16 { http.port }
+
+    /// Stops serving: long polls answer at once, other requests in progress finish first.
+    public func stop() {
+        stopping.set()
+        http.stop()
+    }
 }
 
 /// Maps requests to the device and admin APIs.
 struct Router: Sendable {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
+    let stopping: StopSignal
 
     func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
         do {
             switch Array(segments.prefix(2)) {
             case ["v1", "devices"]:
-                return try await DeviceRoutes(store: store, devices: devices).handle(request, path: Array(segments.dropFirst(2)))
+                return try await DeviceRoutes(store: store, devices: devices, stopping: stopping).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "admin"]:
                 return try await AdminRoutes(store: store).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "store"]:
@@ -178,4 +189,11 @@ struct Route {
         }
         return captured
     }
+}
+
+/// Set once when the server stops, so long polls end instead of holding the shutdown.
+final class StopSignal: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
 }

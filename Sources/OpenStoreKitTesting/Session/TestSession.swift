@@ -318,3 +318,21 @@ public final class TestSession: Sendable {
         }
     }
 }
+
+extension TestSession {
+    /// A session for an example or a test that runs either on its own store in this process, selling
+    /// `file`, or on a store served at `server` (`storekit serve`), whose file must be the same.
+    public static func open(contentsOf file: URL, bundleID: String, server: URL?) async throws -> TestSession {
+        if let server { return try await TestSession(server: server) }
+        return try TestSession(contentsOf: file, bundleID: bundleID)
+    }
+
+    /// The URL after `--store` in command-line arguments, if any (`swift run PotionShop --store http://127.0.0.1:8080`).
+    public static func storeArgument(_ arguments: [String] = CommandLine.arguments) throws -> URL? {
+        guard let index = arguments.firstIndex(of: "--store") else { return nil }
+        guard index + 1 < arguments.count, let url = URL(string: arguments[index + 1]), url.scheme == "http" || url.scheme == "https" else {
+            throw SKTestError(code: .invalidURL, message: "--store takes the URL `storekit serve` prints, such as http://127.0.0.1:8080")
+        }
+        return url
+    }
+}

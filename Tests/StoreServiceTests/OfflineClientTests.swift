@@ -1,0 +1,103 @@
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import OpenStoreKit
+import StoreService
+import Testing
+import TestSupport
+
+/// An app whose store cannot be reached behaves as StoreKit does: entitlements and subscription
+/// statuses answer from the last verified signed answers it kept, purchases fail with a network
+/// error, and what changed meanwhile (a refund) arrives through `Transaction.updates` once the
+/// store is back.
+struct OfflineClientTests {
+    static func verified<Value>(_ result: VerificationResult<Value>) throws -> Value {
+        guard case .verified(let value) = result else { throw TestFailure("expected a verified value, got \(result)") }
+        return value
+    }
+
+    @Test("offline: cached entitlements and statuses, purchases fail with networkError, a refund arrives when the store is back")
+    func offlineAndBack() async throws {
+        let scratch = Scratch()
+        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
+        var server = try StoreServer(store: store)
+        let port = server.port
+        let cache = scratch.url.appendingPathComponent("app-cache")
+        let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice", cacheDirectory: cache)
+        let products = try await phone.products(for: [ExampleShop.pro, ExampleShop.premiumMonthly])
+        var bought: [UInt64] = []
+        for product in products.sorted(by: { $0.id < $1.id }) {
+            guard case .success(let result) = try await product.purchase() else { throw TestFailure("expected a purchase") }
+            bought.append(try Self.verified(result).id)
+        }
+        let online = try await collect(phone.currentEntitlements).map { try Self.verified($0).id }.sorted()
+        #expect(online == bought.sorted())
+        #expect(try await phone.subscriptionStatuses(groupID: ExampleShop.plus).count == 1)
+
+        server.stop()
+        let offline = try await collect(phone.currentEntitlements)
+        #expect(try offline.map { try Self.verified($0).id }.sorted() == online, "offline entitlements come from the cache, verified")
+        let statuses = try await phone.subscriptionStatuses(groupID: ExampleShop.plus)
+        #expect(statuses.map(\.state) == [.subscribed])
+        await #expect {
+            _ = try await products[0].purchase()
+        } throws: { error in
+            if case StoreKitError.networkError = error { return true }
+            return false
+        }
+
+        // While the app is offline the Pro unlock is refunded (by the command line, another server…).
+        let pro = try #require(try await store.ledgerTransactions(account: "alice").first { $0.productID == ExampleShop.pro })
+        try await store.refundTransaction(pro.id)
+        server = try StoreServer(store: store, port: port)
+        defer { server.stop() }
+        let arrived = try Self.verified(try await firstElement(of: phone.transactionUpdates, within: 20))
+        #expect(arrived.id == pro.id)
+        #expect(arrived.revocationDate != nil)
+        let after = try await collect(phone.currentEntitlements).map { try Self.verified($0).productID }
+        #expect(after == [ExampleShop.premiumMonthly])
+    }
+
+    @Test("a tampered cache is not trusted: its entitlements are unverified, never granted")
+    func tamperedCache() async throws {
+        let scratch = Scratch()
+        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
+        let server = try StoreServer(store: store)
+        let cache = scratch.url.appendingPathComponent("app-cache")
+        let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice", cacheDirectory: cache)
+        let pro = try #require(try await phone.products(for: [ExampleShop.pro]).first)
+        _ = try await pro.purchase()
+        _ = try await collect(phone.currentEntitlements)
+        server.stop()
+        // Someone edits the cached entitlements: a product the account never bought, under the old signature.
+        let files = try FileManager.default.contentsOfDirectory(at: cache, includingPropertiesForKeys: nil)
+        let file = try #require(files.first { $0.lastPathComponent.contains("currentEntitlements") })
+        var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])
+        var items = try #require(object["items"] as? [[String: Any]])
+        let jws = try #require(items.first?["jws"] as? String)
+        let parts = jws.split(separator: ".").map(String.init)
+        var payload = try #require(try JSONSerialization.jsonObject(with: Data(base64URL: parts[1])) as? [String: Any])
+        payload["productId"] = ExampleShop.wizard
+        let forged = try JSONSerialization.data(withJSONObject: payload).base64URLEncodedString()
+        items[0]["jws"] = [parts[0], forged, parts[2]].joined(separator: ".")
+        object["items"] = items
+        try JSONSerialization.data(withJSONObject: object).write(to: file)
+        let results = try await collect(phone.currentEntitlements)
+        #expect(results.count == 1)
+        guard case .unverified(_, let error)? = results.first else { throw TestFailure("a forged entitlement verified") }
+        #expect(error == .invalidSignature)
+    }
+}
+
+extension Data {
+    init(base64URL text: String) throws {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        guard let data = Data(base64Encoded: base64) else { throw TestFailure("not base64url: \(text.prefix(20))") }
+        self = data
+    }
+
+    func base64URLEncodedString() -> String {
+        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+}

@@ -1,0 +1,102 @@
+import AppStoreSigning
+import AppStoreModels
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import OpenStoreKit
+import Synchronization
+import Testing
+import TestSupport
+
+/// A served store shared by HTTP clients and command-line processes: nothing acknowledged is lost
+/// or duplicated, also when the server is killed with `kill -9` in the middle of purchases.
+@Suite(.serialized, .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+struct ServedConcurrencyTests {
+    /// Buys over HTTP until told to stop or the server goes away; returns the acknowledged transaction IDs.
+    static func purchaseLoop(_ transport: HTTPStoreTransport, device: String, count: Int, stop: StopFlag? = nil) async -> [UInt64] {
+        var acknowledged: [UInt64] = []
+        for _ in 0..<count {
+            if stop?.isSet == true { break }
+            do {
+                let outcome = try await transport.purchase(TransportPurchaseRequest(productID: ExampleShop.gems, device: device))
+                guard case .success(let item) = outcome,
+                      let payload = try? CompactJWS(item.jws).payload(as: JWSTransactionDecodedPayload.self),
+                      let id = payload.transactionId.flatMap({ UInt64($0) }) else { continue }
+                acknowledged.append(id)
+            } catch {
+                break
+            }
+        }
+        return acknowledged
+    }
+
+    @Test("CLI purchasers and HTTP clients on one served store: acknowledged == ledger, no duplicates, integrity ok")
+    func cliBesideHTTP() async throws {
+        let scratch = Scratch()
+        let directory = try makeStoreDirectory(in: scratch)
+        let server = try ServeProcess(directory: directory)
+        defer { server.stop() }
+        let transport = HTTPStoreTransport(server: server.url)
+        for device in 0..<4 { try await transport.register(device: "web\(device)", account: "web\(device)") }
+        let cli = (0..<4).map { index in
+            Task { () throws -> [UInt64] in
+                let process = Process()
+                process.executableURL = Built.storekit
+                process.arguments = ["stress", "purchase", directory.path, ExampleShop.gems, "--count", "40", "--account", "cli\(index)", "--device", "cli\(index)"]
+                let output = Pipe()
+                process.standardOutput = output
+                try process.run()
+                let data = output.fileHandleForReading.readDataToEndOfFile()
+                process.waitUntilExit()
+                return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { UInt64($0) }
+            }
+        }
+        let http = (0..<4).map { index in Task { await Self.purchaseLoop(transport, device: "web\(index)", count: 40) } }
+        var acknowledged: [UInt64] = []
+        for task in cli { acknowledged += try await task.value }
+        for task in http { acknowledged += await task.value }
+        #expect(acknowledged.count == 320)
+        #expect(Set(acknowledged).count == acknowledged.count, "a transaction ID was handed out twice")
+        let store = try StoreDirectory.open(at: directory)
+        let ledger = try await store.ledgerTransactions()
+        #expect(Set(ledger.map(\.id)) == Set(acknowledged))
+        #expect(try await store.notifications().count == ledger.count)
+        #expect(try await store.integrityProblems().isEmpty)
+    }
+
+    @Test("kill -9 of storekit serve while 8 clients purchase over HTTP, 20 times: every acknowledged purchase is in the ledger once")
+    func killNineServe() async throws {
+        let scratch = Scratch()
+        let directory = try makeStoreDirectory(in: scratch)
+        var random = SystemRandomNumberGenerator()
+        var acknowledged: [UInt64] = []
+        for round in 0..<20 {
+            let server = try ServeProcess(directory: directory)
+            let transport = HTTPStoreTransport(server: server.url)
+            for device in 0..<8 { try await transport.register(device: "client\(device)", account: "buyer\(device)") }
+            let stop = StopFlag()
+            let clients = (0..<8).map { index in Task { await Self.purchaseLoop(transport, device: "client\(index)", count: 10_000, stop: stop) } }
+            try await Task.sleep(for: .milliseconds(Int.random(in: 100...400, using: &random)))
+            server.stop(signal: SIGKILL)
+            stop.set()
+            for client in clients { acknowledged += await client.value }
+            #expect(server.process.terminationReason == .uncaughtSignal, "round \(round)")
+        }
+        #expect(acknowledged.count > 100)
+        #expect(Set(acknowledged).count == acknowledged.count, "an identifier was acknowledged twice")
+        let store = try StoreDirectory.open(at: directory)
+        let ids = try await store.ledgerTransactions().map(\.id)
+        #expect(Set(ids).count == ids.count)
+        #expect(Set(acknowledged).isSubset(of: Set(ids)), "acknowledged purchases are missing")
+        #expect(ids == Array(0..<UInt64(ids.count)))
+        #expect(try await store.integrityProblems().isEmpty)
+        print("kill -9 of storekit serve: \(acknowledged.count) acknowledged purchases over 20 kills, \(ids.count) in the ledger")
+    }
+}
+
+/// A flag one task sets and others read.
+final class StopFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+    var isSet: Bool { value.load(ordering: .acquiring) }
+    func set() { value.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,108 @@
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import StoreKitCatalog
+import StoreService
+import Synchronization
+import TestSupport
+
+/// The executables of this build.
+enum Built {
+    static func tool(_ name: String) -> URL { SharedTestData.packageRoot.appendingPathComponent(".build/debug/\(name)") }
+    static var storekit: URL { tool("storekit") }
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: storekit.path) }
+}
+
+/// A scratch folder removed when the test ends.
+final class Scratch: Sendable {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-served-\(UUID().uuidString)")
+    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
+    deinit { try? FileManager.default.removeItem(at: url) }
+}
+
+/// A store directory made from a `.storekit` file on a manual clock at 2026-01-01.
+func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL = ExampleShop.file,
+                        bundleID: String = "com.example.shop") throws -> URL {
+    let directory = scratch.url.appendingPathComponent(name)
+    _ = try StoreDirectory.create(at: directory, configuration: try StoreKitConfiguration.load(contentsOf: file).configuration,
+                                  identity: StoreIdentity(bundleId: bundleID), clockMode: .manual,
+                                  start: Date(timeIntervalSince1970: 1_767_225_600))
+    return directory
+}
+
+/// `storekit serve DIR` running as its own process.
+final class ServeProcess: @unchecked Sendable {
+    let process = Process()
+    let url: URL
+    private let errorOutput: URL
+
+    /// Starts the server and waits for its `listening on` line.
+    init(directory: URL, arguments: [String] = []) throws {
+        process.executableURL = Built.storekit
+        process.arguments = ["serve", directory.path, "--port", "0"] + arguments
+        let output = Pipe()
+        process.standardOutput = output
+        errorOutput = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).err")
+        _ = FileManager.default.createFile(atPath: errorOutput.path, contents: nil)
+        process.standardError = try FileHandle(forWritingTo: errorOutput)
+        try process.run()
+        var line = Data()
+        let handle = output.fileHandleForReading
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = handle.availableData
+            guard !chunk.isEmpty else { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard text.hasPrefix("listening on "), let url = URL(string: String(text.dropFirst("listening on ".count))) else {
+            process.terminate()
+            throw ServeFailure("storekit serve did not start: \(text) \(String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self))")
+        }
+        self.url = url
+    }
+
+    var standardError: String { String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self) }
+
+    /// Sends a signal and waits for the process to end.
+    func stop(signal: Int32 = SIGTERM) {
+        kill(process.processIdentifier, signal)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: errorOutput)
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
+    }
+}
+
+struct ServeFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A plain HTTP exchange for tests of the server's answers.
+struct Exchange {
+    var status: Int
+    var body: Data
+    var contentType: String?
+
+    var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
+    var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
+    var errorFamily: String? { (json?["error"] as? [String: Any])?["family"] as? String }
+
+    static func send(_ method: String, _ url: URL, body: Data? = nil) async throws -> Exchange {
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        request.httpBody = body
+        let (data, response) = try await URLSession.shared.data(for: request)
+        let http = response as? HTTPURLResponse
+        return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
+    }
+
+    static func send(_ method: String, _ url: URL, json: String) async throws -> Exchange {
+        try await send(method, url, body: Data(json.utf8))
+    }
+}

@@ -1,0 +1,107 @@
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import StoreService
+import Testing
+import TestSupport
+
+/// Bad input never crashes the server or gets a 5xx: malformed bodies, unknown paths and methods,
+/// oversized bodies, unknown devices, products and transactions are 4xx with a JSON error body, and
+/// a client that stops halfway does not keep the server from answering others.
+struct ServerInputTests {
+    static func served() async throws -> (Scratch, SimulatedAppStore, StoreServer) {
+        let scratch = Scratch()
+        let directory = try makeStoreDirectory(in: scratch)
+        let store = try StoreDirectory.open(at: directory)
+        try await store.addDevice("phone", account: "alice")
+        return (scratch, store, try StoreServer(store: store))
+    }
+
+    struct BadRequest: Sendable, CustomStringConvertible {
+        var method: String
+        var path: String
+        var body: String?
+        var status: Int
+        var code: String
+        var description: String { "\(method) \(path) → \(status) \(code)" }
+    }
+
+    static let badRequests: [BadRequest] = [
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "{\"productID\": ", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "[1, 2]", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "{\"productID\": 7}", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "{\"productID\": \"com.example.shop.pro\", \"quantity\": 0}", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "{\"productID\": \"no.such.product\"}", status: 422, code: "productUnavailable"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/purchases", body: "{\"productID\": \"com.example.shop.pro\", \"offer\": {\"kind\": \"bogus\"}}", status: 400, code: "badRequest"),
+        BadRequest(method: "GET", path: "/v1/devices/nobody/transactions", body: nil, status: 404, code: "unknown"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/transactions/999999/finish", body: nil, status: 403, code: "notEntitled"),
+        BadRequest(method: "POST", path: "/v1/devices/phone/transactions/x1/finish", body: nil, status: 400, code: "badRequest"),
+        BadRequest(method: "GET", path: "/v1/devices/phone/transactions?view=sideways", body: nil, status: 400, code: "badRequest"),
+        BadRequest(method: "GET", path: "/v1/devices/phone/updates?wait=forever", body: nil, status: 400, code: "badRequest"),
+        BadRequest(method: "DELETE", path: "/v1/devices/phone/purchases", body: nil, status: 405, code: "methodNotAllowed"),
+        BadRequest(method: "GET", path: "/v1/nowhere", body: nil, status: 404, code: "notFound"),
+        BadRequest(method: "POST", path: "/v1/admin/transactions/424242/refund", body: nil, status: 404, code: "noTransactionFound"),
+        BadRequest(method: "PATCH", path: "/v1/admin/settings", body: "{\"askToBuyEnabled\": \"maybe\"}", status: 409, code: "invalidAction"),
+        BadRequest(method: "PATCH", path: "/v1/admin/settings", body: "{\"noSuchSetting\": true}", status: 409, code: "invalidAction"),
+        BadRequest(method: "POST", path: "/v1/admin/clock/advance", body: "{\"by\": \"P1X\"}", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/admin/subscriptions/expire", body: "{\"productID\": \"com.example.shop.pro\", \"account\": \"alice\"}", status: 409, code: "invalidProductType"),
+        BadRequest(method: "PUT", path: "/v1/admin/accounts/alice", body: "{\"storefront\": \"XYZ\"}", status: 409, code: "invalidAction"),
+    ]
+
+    @Test("bad requests get a 4xx with a JSON error naming the problem", arguments: badRequests)
+    func badRequest(_ bad: BadRequest) async throws {
+        let (scratch, _, server) = try await Self.served()
+        defer { server.stop(); _ = scratch }
+        let answer = try await Exchange.send(bad.method, URL(string: server.url.absoluteString + bad.path)!, body: bad.body.map { Data($0.utf8) })
+        #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
+        #expect(answer.errorCode == bad.code)
+        #expect(answer.contentType == "application/json")
+        // The server goes on serving.
+        #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/health")).status == 200)
+    }
+
+    @Test("a body over 1 MiB is refused with 413 and changes nothing")
+    func oversizedBody() async throws {
+        let (scratch, store, server) = try await Self.served()
+        defer { server.stop(); _ = scratch }
+        var body = Data(#"{"productID": "com.example.shop.pro", "padding": ""#.utf8)
+        body.append(Data(repeating: UInt8(ascii: "x"), count: 1_100_000))
+        body.append(Data(#""}"#.utf8))
+        let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"), body: body)
+        #expect(answer.status == 413)
+        #expect(answer.errorCode == "payloadTooLarge")
+        #expect(try await store.ledgerTransactions().isEmpty)
+    }
+
+    @Test("clients that stop halfway through their request do not keep the server from answering others")
+    func slowClients() async throws {
+        let (scratch, _, server) = try await Self.served()
+        defer { server.stop(); _ = scratch }
+        // Twenty connections that send half a request line and then nothing, for longer than the test.
+        let script = """
+            import socket, sys, time
+            sockets = []
+            for _ in range(20):
+                s = socket.create_connection(("127.0.0.1", \(server.port)))
+                s.sendall(b"POST /v1/devices/phone/purchases HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n{\\"pro")
+                sockets.append(s)
+            print("holding", flush=True)
+            time.sleep(6)
+            """
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        holder.arguments = ["python3", "-c", script]
+        let output = Pipe()
+        holder.standardOutput = output
+        try holder.run()
+        defer { holder.terminate() }
+        _ = output.fileHandleForReading.availableData
+        let started = ContinuousClock.now
+        for _ in 0..<10 {
+            let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
+                                                 json: #"{"productID": "com.example.shop.gems.small"}"#)
+            #expect(answer.status == 200)
+        }
+        #expect(ContinuousClock.now - started < .seconds(5), "the held connections slowed other clients down")
+    }
+}

@@ -1,0 +1,27 @@
+import Foundation
+
+/// The first element of a sequence, or a failure after `seconds`.
+public func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double = 10) async throws -> S.Element where S.Element: Sendable {
+    try await withThrowingTaskGroup(of: S.Element?.self) { group in
+        group.addTask {
+            for try await element in sequence { return element }
+            return nil
+        }
+        group.addTask {
+            try await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let first = try await group.next(), let element = first else {
+            throw TestFailure("no element arrived within \(seconds) s")
+        }
+        return element
+    }
+}
+
+/// Everything a finite sequence yields.
+public func collect<S: AsyncSequence>(_ sequence: S) async throws -> [S.Element] {
+    var elements: [S.Element] = []
+    for try await element in sequence { elements.append(element) }
+    return elements
+}
