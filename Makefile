@@ -1,7 +1,7 @@
 # The two commands a user needs: `make run` (the main job) and `make test` (all tests).
 # Both first install any missing Debian packages through scripts/bootstrap.
 
-.PHONY: run test tour bench bootstrap
+.PHONY: run test tour serve bench bootstrap
 
 # A guided demo: the subscriptions example app, written against the StoreKit-shaped API, lives a
 # year against the local App Store selling Examples/Shop.storekit.
@@ -13,6 +13,16 @@ run: bootstrap
 tour: bootstrap
 	swift build -c release --product storekit
 	scripts/store-tour
+
+# The example shop as a network service: a store on Examples/Shop.storekit (kept in .build/serve-store,
+# manual clock from 2026-01-01) served on PORT (8080 unless given; 0 picks a free one). Apps connect with
+# `--store URL`; the admin and device APIs are in docs/.
+PORT ?= 8080
+serve: bootstrap
+	swift build --product storekit
+	test -d .build/serve-store || .build/debug/storekit store create .build/serve-store --config Examples/Shop.storekit \
+		--bundle-id com.example.shop --start 2026-01-01
+	.build/debug/storekit serve .build/serve-store --port $(PORT)
 
 test: bootstrap
 	swift build --build-tests
@@ -26,6 +36,7 @@ bench: bootstrap
 	.build/release/storekit bench purchase
 	.build/release/storekit bench renewals
 	.build/release/storekit bench ledger
+	.build/release/storekit bench serve
 
 bootstrap:
 	scripts/bootstrap

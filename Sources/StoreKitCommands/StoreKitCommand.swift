@@ -15,7 +15,7 @@ public enum StoreKitCommand {
         PriceIncreaseCommand.self, ExtendCommand.self, OfferSignatureCommand.self, AvailabilityCommand.self,
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self,
         CertificateAuthoritySign.self, BenchVerify.self, BenchCatalog.self, BenchPurchase.self, BenchRenewals.self,
-        BenchLedger.self, BenchLedgerProbe.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
+        BenchLedger.self, BenchLedgerProbe.self, BenchServe.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

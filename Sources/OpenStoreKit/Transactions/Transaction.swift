@@ -106,8 +106,10 @@ public struct Transaction: Identifiable, Hashable, Sendable, JWSSignedValue, Req
     /// and comes back at every launch.
     public func finish() async {
         let client = self.client ?? StoreClient.active
+        let id = self.id
         do {
-            try await client.transport.finish(transactionID: id, device: client.device)
+            // Not cancelled with the caller: an app that stops its updates loop still finishes what it delivered.
+            try await Task { try await client.transport.finish(transactionID: id, device: client.device) }.value
         } catch {
             StoreDiagnostics.report("finishing transaction \(id) failed: \(error)")
         }
