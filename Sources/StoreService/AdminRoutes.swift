@@ -59,6 +59,9 @@ struct AdminRoutes {
                 case let other: throw APIError.badRequest("reason is developerIssue or other, not \(other)")
                 }
                 try await store.refundTransaction(id, reason: reason)
+            case "request-refund":
+                let body = try APIResponse.decode(RefundBody.self, from: request)
+                try await store.requestRefund(id, reason: body.reason == "developerIssue" ? .fulfillmentIssue : .unintendedPurchase)
             case "approve": try await store.approveAskToBuyTransaction(id)
             case "decline": try await store.declineAskToBuyTransaction(id)
             case "resolve": try await store.resolveIssueForTransaction(id)

@@ -100,3 +100,38 @@ final class StopFlag: Sendable {
     var isSet: Bool { value.load(ordering: .acquiring) }
     func set() { value.store(true, ordering: .releasing) }
 }
+
+/// On the real clock `storekit serve` plays renewals in the background as the `.storekit` time rate
+/// makes them fall due, and the app hears of them through `Transaction.updates`.
+@Suite(.enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+struct RealClockServeTests {
+    @Test("serve --clock real renews a subscription every two seconds (time rate 1005) and the app's updates see it")
+    func renewsInTheBackground() async throws {
+        let scratch = Scratch()
+        let directory = try makeStoreDirectory(in: scratch)
+        let settings = Process()
+        settings.executableURL = Built.storekit
+        settings.arguments = ["settings", directory.path, "timeRate", "1005"]
+        settings.standardOutput = FileHandle.nullDevice
+        try settings.run()
+        settings.waitUntilExit()
+        let server = try ServeProcess(directory: directory, arguments: ["--clock", "real"])
+        defer { server.stop() }
+        let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice")
+        let weekly = try #require(try await phone.products(for: [ExampleShop.basicWeekly]).first)
+        guard case .success(.verified(let bought)) = try await weekly.purchase() else { throw TestFailure("expected a verified purchase") }
+        let renewal = try await firstElement(of: phone.transactionUpdates, within: 20)
+        guard case .verified(let renewed) = renewal else { throw TestFailure("the renewal did not verify") }
+        #expect(renewed.originalID == bought.id)
+        #expect(renewed.id != bought.id)
+        #expect(renewed.purchaseDate >= bought.expirationDate ?? .distantFuture)
+        // A command beside the server reads without playing renewals itself, and does not fail.
+        let reader = Process()
+        reader.executableURL = Built.storekit
+        reader.arguments = ["transactions", directory.path, "--account", "alice"]
+        reader.standardOutput = FileHandle.nullDevice
+        try reader.run()
+        reader.waitUntilExit()
+        #expect(reader.terminationStatus == 0)
+    }
+}
