@@ -189,23 +189,50 @@ extension SQLiteLedgerStorage {
             return result
         }
 
-        func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
+        private static let notificationColumns = "sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms"
+
+        private func notificationRows(_ condition: String, _ values: [SQLiteConnection.Value]) -> [NotificationRecord] {
             var result: [NotificationRecord] = []
-            rows("""
-                SELECT sequence, uuid, type, subtype, transaction_id, body, created_ms FROM notifications
-                WHERE sequence > ?1 ORDER BY sequence LIMIT ?2
-                """, [.integer(sequence), Self.limit(limit)]) { row in
+            rows("SELECT \(Self.notificationColumns) FROM notifications WHERE \(condition)", values) { row in
                 guard let uuid = row.text(1), let type = row.text(2), let body = decode(NotificationRecord.Body.self, row.text(5)) else {
                     if failure == nil { failure = .storage("notification \(row.integer(0)) in \(path) cannot be read") }
                     return
                 }
-                result.append(NotificationRecord(
+                var record = NotificationRecord(
                     sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
                     subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(row.integer(4)),
-                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction))
+                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction)
+                let attempts = row.isNull(7) ? [] : decode([NotificationDelivery.Attempt].self, row.text(7)) ?? []
+                record.delivery = NotificationDelivery(attempts: attempts,
+                                                       nextAttemptDate: row.isNull(8) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(8)))
+                result.append(record)
             }
+            return result
+        }
+
+        func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
+            let result = notificationRows("sequence > ?1 ORDER BY sequence LIMIT ?2", [.integer(sequence), Self.limit(limit)])
             if let failure { throw failure }
             return result
+        }
+
+        func notification(sequence: Int64) -> NotificationRecord? {
+            notificationRows("sequence = ?1", [.integer(sequence)]).first
+        }
+
+        func notification(uuid: String) -> NotificationRecord? {
+            notificationRows("uuid = ?1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
+        }
+
+        func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {
+            notificationRows("next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?1 ORDER BY next_attempt_ms, sequence LIMIT ?2",
+                             [.integer(AppStoreJSON.milliseconds(from: date)), Self.limit(limit)])
+        }
+
+        func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {
+            notificationRows("created_ms >= ?1 AND created_ms <= ?2 AND sequence > ?3 ORDER BY sequence LIMIT ?4",
+                             [.integer(AppStoreJSON.milliseconds(from: start)), .integer(AppStoreJSON.milliseconds(from: end)),
+                              .integer(sequence), Self.limit(limit)])
         }
     }
 }

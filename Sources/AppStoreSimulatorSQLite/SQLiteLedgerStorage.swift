@@ -22,8 +22,8 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// The database file.
     public let path: String
 
-    /// The table layout this code writes; stores written with layout 1 are converted when opened.
-    static let layoutVersion = 2
+    /// The table layout this code writes; stores written with an earlier layout are converted when opened.
+    static let layoutVersion = 3
 
     private struct State {
         let connection: SQLiteConnection
@@ -199,6 +199,15 @@ extension SQLiteLedgerStorage {
         ALTER TABLE subscriptions ADD COLUMN next_event_ms INTEGER;
         """
 
+    /// What layout 3 adds: the delivery state of outbox notifications.
+    private static let layoutThree = """
+        ALTER TABLE notifications ADD COLUMN attempts TEXT;
+        ALTER TABLE notifications ADD COLUMN next_attempt_ms INTEGER;
+        CREATE INDEX IF NOT EXISTS notifications_due ON notifications(next_attempt_ms, sequence) WHERE next_attempt_ms IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS notifications_by_date ON notifications(created_ms, sequence);
+        CREATE INDEX IF NOT EXISTS notifications_by_uuid ON notifications(uuid);
+        """
+
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
@@ -228,10 +237,14 @@ extension SQLiteLedgerStorage {
         do throws(SQLiteError) {
             try connection.execute(baseTables)
             // Another process may have converted the store while this one waited for the lock.
-            if try currentLayout(connection) < layoutVersion {
-                try connection.execute(layoutTwoColumns)
-                try fillLayoutTwoColumns(connection)
-                try connection.execute(layoutTwoIndexes)
+            let layout = try currentLayout(connection)
+            if layout < layoutVersion {
+                if layout < 2 {
+                    try connection.execute(layoutTwoColumns)
+                    try fillLayoutTwoColumns(connection)
+                    try connection.execute(layoutTwoIndexes)
+                }
+                try connection.execute(layoutThree)
                 try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
                 var hasStore = false
                 try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
@@ -330,13 +343,22 @@ extension SQLiteLedgerStorage {
         }
         for notification in changes.appendedNotifications {
             try connection.query("""
-                INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+                INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
                 """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
                       .optionalText(notification.subtype?.rawValue), notification.transactionID.map { .integer(Int64($0)) } ?? .null,
                       .text(String(decoding: notification.body.appStoreJSONData(), as: UTF8.self)),
-                      .integer(AppStoreJSON.milliseconds(from: notification.date))])
+                      .integer(AppStoreJSON.milliseconds(from: notification.date))] + (try deliveryValues(notification.delivery)))
         }
+        for (sequence, delivery) in changes.notificationDeliveries.sorted(by: { $0.key < $1.key }) {
+            try connection.query("UPDATE notifications SET attempts = ?2, next_attempt_ms = ?3 WHERE sequence = ?1",
+                                 [.integer(sequence)] + (try deliveryValues(delivery)))
+        }
+    }
+
+    private static func deliveryValues(_ delivery: NotificationDelivery) throws -> [SQLiteConnection.Value] {
+        [delivery.attempts.isEmpty ? .null : .text(try encode(delivery.attempts)),
+         delivery.nextAttemptDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
     }
 
     private static func encode<T: Encodable>(_ value: T) throws -> String {

@@ -10,7 +10,8 @@ import Synchronization
 
 /// A local App Store as a network service: the device API that apps reach through
 /// `HTTPStoreTransport`, and the admin API (the Transaction Manager's and `SKTestSession`'s controls)
-/// that the web pages and scripts use. `storekit serve` runs one.
+/// that the web pages and scripts use, and the App Store Server API for backends (`/inApps/…`); it posts
+/// the store's server notifications to its notification URL. `storekit serve` runs one.
 ///
 /// Requests are JSON; failures are `4xx` with `{"error": {"family", "code", "message"}}` (a `5xx` only
 /// when the store's storage fails). The server keeps no state of its own beyond the store, whose
@@ -20,6 +21,7 @@ public final class StoreServer: Sendable {
     let devices: InProcessStoreTransport
     let http: HTTPServer
     let stopping: StopSignal
+    private let delivery: Task<Void, Never>
 
     /// Starts serving `store` on `host:port` (`port` 0 picks a free one).
     public init(store: SimulatedAppStore, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
@@ -30,6 +32,8 @@ public final class StoreServer: Sendable {
         self.stopping = stopping
         let router = Router(store: store, devices: devices, stopping: stopping)
         http = try HTTPServer(host: host, port: port) { request in await router.route(request) }
+        let deliverer = NotificationDeliverer(store: store)
+        delivery = Task { await deliverer.run() }
     }
 
     /// `http://host:port`.
@@ -41,6 +45,7 @@ public final class StoreServer: Sendable {
     /// Stops serving: long polls answer at once, other requests in progress finish first.
     public func stop() {
         stopping.set()
+        delivery.cancel()
         http.stop()
     }
 }
@@ -53,6 +58,7 @@ struct Router: Sendable {
 
     func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
+        if segments.first == "inApps" { return await ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).handle(request) }
         do {
             switch Array(segments.prefix(2)) {
             case ["v1", "devices"]:

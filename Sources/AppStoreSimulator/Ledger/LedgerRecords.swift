@@ -73,6 +73,8 @@ public struct StoredNotification: Hashable, Sendable, Codable {
     /// The JWS Apple would post as `{"signedPayload": …}`.
     public var signedPayload: String
     public var date: Date
+    /// Its delivery to the store's notification URL.
+    public var delivery = NotificationDelivery(nextAttemptDate: nil)
 
     public init(sequence: Int64, notificationUUID: String, type: NotificationTypeV2, subtype: Subtype?, transactionID: UInt64?,
                 signedPayload: String, date: Date) {
@@ -84,6 +86,33 @@ public struct StoredNotification: Hashable, Sendable, Codable {
         self.signedPayload = signedPayload
         self.date = date
     }
+}
+
+/// The delivery state of a notification: its attempts so far and when the next one is due
+/// (`nil` when delivered, given up, or never to be sent because no URL was set).
+public struct NotificationDelivery: Hashable, Sendable, Codable {
+    /// One POST of the notification to the store's notification URL.
+    public struct Attempt: Hashable, Sendable, Codable {
+        public var date: Date
+        /// Apple's `sendAttemptResult`: `SUCCESS`, `NO_RESPONSE`, `UNSUCCESSFUL_HTTP_RESPONSE_CODE`, …
+        public var result: String
+
+        public init(date: Date, result: String) {
+            self.date = date
+            self.result = result
+        }
+    }
+
+    public var attempts: [Attempt]
+    public var nextAttemptDate: Date?
+
+    public init(attempts: [Attempt] = [], nextAttemptDate: Date?) {
+        self.attempts = attempts
+        self.nextAttemptDate = nextAttemptDate
+    }
+
+    /// Whether an attempt succeeded.
+    public var isDelivered: Bool { attempts.contains { $0.result == "SUCCESS" } }
 }
 
 /// A notification as the ledger keeps it: everything Apple would post, before signing.
@@ -101,6 +130,8 @@ public struct NotificationRecord: Hashable, Sendable {
     /// The transaction as the notification carries it (server form, signed on read into
     /// `data.signedTransactionInfo`), frozen as it was when the change was committed.
     public var transaction: JWSTransactionDecodedPayload?
+    /// Its delivery to the store's notification URL.
+    public var delivery = NotificationDelivery(nextAttemptDate: nil)
 
     public init(sequence: Int64, notificationUUID: String, type: NotificationTypeV2, subtype: Subtype?, transactionID: UInt64?,
                 date: Date, payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) {

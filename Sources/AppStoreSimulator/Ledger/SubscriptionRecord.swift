@@ -80,6 +80,8 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
     public var queuedOffer: ActiveOffer?
     /// The start of the current run of paid periods, ignoring lapses under 60 days.
     public var recentSubscriptionStartDate: Date
+    /// When the renewal date was extended (the App Store allows two extensions in 365 days).
+    public var renewalExtensions: [Date]?
     public var appAccountToken: UUID?
     /// For a family member's copy: the purchaser's subscription it follows.
     public var familySourceID: UInt64?

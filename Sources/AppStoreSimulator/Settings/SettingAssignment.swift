@@ -6,10 +6,11 @@ import StoreKitCatalog
 public struct SettingAssignment: Sendable, Hashable {
     /// The keys that take a value (besides `simulatedError.API`).
     public static let keys = ["storefront", "locale", "timeRate", "askToBuyEnabled", "interruptedPurchasesEnabled", "shouldEnterBillingRetryOnRenewal",
-                              "billingGracePeriodIsEnabled", "failTransactionsEnabled", "disableDialogs", "includesConsumablesInHistory"]
+                              "billingGracePeriodIsEnabled", "failTransactionsEnabled", "disableDialogs", "includesConsumablesInHistory",
+                              "notificationURL"]
 
     private enum Change: Hashable {
-        case storefront(String), locale(String), timeRate(TimeRate), flag(Flag, Bool)
+        case storefront(String), locale(String), timeRate(TimeRate), flag(Flag, Bool), notificationURL(String)
         case simulatedError(FailableAPI, SimulatedFailure?)
     }
 
@@ -51,6 +52,15 @@ public struct SettingAssignment: Sendable, Hashable {
             guard Storefront(code: value) != nil else { throw .control(.invalidAction, "unknown storefront \(value)") }
             change = .storefront(value.uppercased())
         case "locale": change = .locale(value)
+        case "notificationURL":
+            if value == "none" {
+                change = .notificationURL("")
+            } else {
+                guard let url = URL(string: value), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                    throw .control(.invalidURL, "notificationURL takes an http(s) URL or none, not \"\(value)\"")
+                }
+                change = .notificationURL(value)
+            }
         case "timeRate":
             guard let rate = Int(value).flatMap(TimeRate.init(rawValue:)) else {
                 throw .control(.invalidAction, "timeRate is one of \(TimeRate.allCases.map { String($0.rawValue) }.joined(separator: ", "))")
@@ -73,6 +83,7 @@ public struct SettingAssignment: Sendable, Hashable {
         switch change {
         case .storefront(let code): overrides.storefront = code
         case .locale(let locale): overrides.locale = locale
+        case .notificationURL(let url): overrides.notificationURL = url
         case .timeRate(let rate): overrides.timeRate = rate
         case .flag(let flag, let value):
             switch flag {

@@ -33,6 +33,8 @@ public struct StoreSettings: Hashable, Sendable, Codable {
     /// Products taken off sale: they cannot be bought, and subscriptions to them expire at renewal
     /// with `EXPIRED` `PRODUCT_NOT_FOR_SALE`.
     public var unavailableProducts: Set<String> = []
+    /// Where App Store Server Notifications V2 are POSTed (`storekit serve` delivers them); `nil` sends none.
+    public var notificationURL: String?
 
     public init() {}
 
@@ -79,6 +81,8 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
     public var simulatedErrors: [FailableAPI: SimulatedFailure?]?
     public var includesConsumablesInHistory: Bool?
     public var unavailableProducts: Set<String>?
+    /// The notification URL; an empty string turns delivery off.
+    public var notificationURL: String?
 
     public init() {}
 
@@ -97,6 +101,7 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
         if let disableDialogs { settings.disableDialogs = disableDialogs }
         if let includesConsumablesInHistory { settings.includesConsumablesInHistory = includesConsumablesInHistory }
         if let unavailableProducts { settings.unavailableProducts = unavailableProducts }
+        if let notificationURL { settings.notificationURL = notificationURL.isEmpty ? nil : notificationURL }
         for (api, failure) in simulatedErrors ?? [:] { settings.simulatedErrors[api] = failure }
         return settings
     }

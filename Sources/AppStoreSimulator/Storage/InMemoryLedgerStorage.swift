@@ -137,6 +137,10 @@ extension InMemoryLedgerStorage {
                 for (sequence, update) in updates where changes.deletedTransactions.contains(update.transactionID) { removeUpdate(sequence) }
             }
             notifications += changes.appendedNotifications
+            for (sequence, delivery) in changes.notificationDeliveries {
+                let index = notifications.partitioningIndex { $0.sequence >= sequence }
+                if index < notifications.count, notifications[index].sequence == sequence { notifications[index].delivery = delivery }
+            }
         }
 
         private mutating func putTransaction(_ transaction: LedgerTransaction) {
@@ -290,6 +294,24 @@ extension InMemoryLedgerStorage {
 
         func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
             (contents.dueAt[Contents.milliseconds(date)] ?? []).sorted().compactMap { contents.subscriptions[$0] }
+        }
+
+        func notification(sequence: Int64) -> NotificationRecord? {
+            let index = contents.notifications.partitioningIndex { $0.sequence >= sequence }
+            guard index < contents.notifications.count, contents.notifications[index].sequence == sequence else { return nil }
+            return contents.notifications[index]
+        }
+
+        func notification(uuid: String) -> NotificationRecord? {
+            contents.notifications.first { $0.notificationUUID == uuid }
+        }
+
+        func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {
+            Array(contents.notifications.filter { $0.delivery.nextAttemptDate.map { $0 <= date } ?? false }.prefix(limit))
+        }
+
+        func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {
+            Array(contents.notifications.lazy.filter { $0.sequence > sequence && $0.date >= start && $0.date <= end }.prefix(limit))
         }
 
         func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate] {

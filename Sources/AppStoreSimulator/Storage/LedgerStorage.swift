@@ -82,6 +82,14 @@ public protocol LedgerReader {
     func subscriptions(dueAt date: Date) -> [SubscriptionRecord]
     /// Undelivered entries of one channel of a device's feed, in sequence order, at most `limit`.
     func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate]
+    /// An outbox notification by sequence number.
+    func notification(sequence: Int64) -> NotificationRecord?
+    /// An outbox notification by its `notificationUUID`.
+    func notification(uuid: String) -> NotificationRecord?
+    /// Notifications whose next delivery attempt is due by `date`, oldest first, at most `limit`.
+    func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord]
+    /// Notifications signed from `start` to `end` (inclusive), after sequence `after`, oldest first, at most `limit`.
+    func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord]
 }
 
 /// Which transactions to read; unset fields do not filter. Every query names an account, an
@@ -173,12 +181,14 @@ public struct LedgerChanges: Sendable {
     public var appendedUpdates: [LedgerUpdate] = []
     public var deliveredUpdates: [Int64] = []
     public var appendedNotifications: [NotificationRecord] = []
+    /// New delivery states of outbox notifications, by sequence.
+    public var notificationDeliveries: [Int64: NotificationDelivery] = [:]
 
     public init() {}
 
     public var isEmpty: Bool {
         meta.isEmpty && accounts.isEmpty && devices.isEmpty && transactions.isEmpty && deletedTransactions.isEmpty && !deletesEveryTransaction
             && subscriptions.isEmpty && deletedSubscriptions.isEmpty && appendedUpdates.isEmpty
-            && deliveredUpdates.isEmpty && appendedNotifications.isEmpty
+            && deliveredUpdates.isEmpty && appendedNotifications.isEmpty && notificationDeliveries.isEmpty
     }
 }

@@ -204,9 +204,12 @@ extension SimulatedAppStore {
         let sequence = change.counters.nextNotificationSequence
         change.counters.nextNotificationSequence += 1
         // The content is committed now; it is signed when the outbox is read (see `signed(_:)`).
-        change.ledger.appendedNotifications.append(NotificationRecord(
+        var record = NotificationRecord(
             sequence: sequence, notificationUUID: payload.notificationUUID!, type: type, subtype: subtype,
             transactionID: transaction?.id, date: date, payload: payload,
-            transaction: type == .test ? nil : transaction?.payload(identity: identity, signedDate: date)))
+            transaction: type == .test ? nil : transaction?.payload(identity: identity, signedDate: date))
+        // With a notification URL set, the first delivery attempt is due at once.
+        if settings.notificationURL != nil { record.delivery.nextAttemptDate = date }
+        change.ledger.appendedNotifications.append(record)
     }
 }

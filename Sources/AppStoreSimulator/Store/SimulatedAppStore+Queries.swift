@@ -147,8 +147,12 @@ extension SimulatedAppStore {
             guard let account = ledger.account(device.account) else { throw .control(.invalidAction, "no account \(device.account)") }
             return (device, account)
         }
+        return try appTransaction(account: account, device: device)
+    }
+
+    /// The account's app transaction, signed for a device (with device verification) or in server form.
+    func appTransaction(account: StoreAccount, device: StoreDevice?) throws(AppStoreError) -> (payload: AppTransaction, jws: String) {
         let now = clock.now()
-        let nonce = identifiers()
         var payload = AppTransaction()
         payload.receiptType = identity.environment
         payload.appAppleId = identity.appAppleId
@@ -160,8 +164,11 @@ extension SimulatedAppStore {
         payload.originalApplicationVersion = account.originalApplicationVersion
         payload.appTransactionId = account.appTransactionID
         payload.originalPlatform = .iOS
-        payload.deviceVerificationNonce = nonce
-        payload.deviceVerification = DeviceVerificationValue.of(nonce: nonce, device: device)
+        if let device {
+            let nonce = identifiers()
+            payload.deviceVerificationNonce = nonce
+            payload.deviceVerification = DeviceVerificationValue.of(nonce: nonce, device: device)
+        }
         return (payload, try sign(payload))
     }
 
@@ -174,9 +181,11 @@ extension SimulatedAppStore {
     func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
         var payload = record.payload
         if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction) }
-        return StoredNotification(sequence: record.sequence, notificationUUID: record.notificationUUID, type: record.type,
-                                  subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload),
-                                  date: record.date)
+        var stored = StoredNotification(sequence: record.sequence, notificationUUID: record.notificationUUID, type: record.type,
+                                        subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload),
+                                        date: record.date)
+        stored.delivery = record.delivery
+        return stored
     }
 
     /// Problems a consistency check of the storage finds; empty when sound.

@@ -247,31 +247,52 @@ extension SimulatedAppStore {
     }
 
     /// Extends a subscription's renewal date by whole days, as the App Store Server API does
-    /// (`RENEWAL_EXTENDED`); at most 90 days per request.
-    public func extendRenewalDate(originalTransactionID: UInt64, days: Int) throws(AppStoreError) {
+    /// (`RENEWAL_EXTENDED`): at most 90 days per request and two extensions in 365 days.
+    ///
+    /// - Returns: The subscription after the extension.
+    @discardableResult
+    public func extendRenewalDate(originalTransactionID: UInt64, days: Int) throws(AppStoreError) -> SubscriptionRecord {
         try writing { (change) throws(AppStoreError) in
-            guard (1...90).contains(days) else { throw .control(.invalidAction, "an extension is 1 to 90 days, not \(days)") }
-            guard var record = ledger.subscription(ownOriginal(originalTransactionID)), record.familySourceID == nil else {
+            guard let record = ledger.subscription(ownOriginal(originalTransactionID)) else {
                 throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
             }
-            guard record.state == .subscribed else {
-                throw .control(.invalidAction, "only an active subscription can be extended; this one is \(record.state.rawValue)")
-            }
-            let now = clock.now()
-            let extended = SubscriptionPeriod.days(days).date(byAdding: 1, to: record.expirationDate)
-            let shift = extended.timeIntervalSince(record.expirationDate)
-            record.expirationDate = extended
-            record.anchorDate = record.anchorDate.addingTimeInterval(shift)
-            if var latest = latestTransaction(of: record, in: change) {
-                latest.expirationDate = extended
-                change.record(latest)
-                try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
-            }
-            change.ledger.subscriptions[record.originalTransactionID] = record
-            try appendSubscriptionNotification(.renewalExtended, subtype: nil, record: record, transaction: latestTransaction(of: record, in: change),
-                                               change: &change)
-            try enqueueStatusUpdates(record, change: &change)
-            try syncFamily(record, newTransaction: nil, change: &change)
+            return try extendRenewal(record, days: days, change: &change)
         }
+    }
+
+    /// The limits Apple puts on extensions.
+    static let maximumExtensionDays = 90
+    static let extensionsPerYear = 2
+
+    func extendRenewal(_ record: SubscriptionRecord, days: Int, change: inout Change) throws(AppStoreError) -> SubscriptionRecord {
+        var record = record
+        guard (1...Self.maximumExtensionDays).contains(days) else { throw .control(.invalidAction, "an extension is 1 to 90 days, not \(days)") }
+        guard record.familySourceID == nil else {
+            throw .control(.invalidAction, "subscription \(record.originalTransactionID) is shared by a family member; extend the purchaser's")
+        }
+        guard record.state == .subscribed else {
+            throw .control(.invalidAction, "only an active subscription can be extended; this one is \(record.state.rawValue)")
+        }
+        let now = clock.now()
+        let recent = (record.renewalExtensions ?? []).filter { $0 > now.addingTimeInterval(-365 * 86_400) }
+        guard recent.count < Self.extensionsPerYear else {
+            throw .control(.invalidAction, "subscription \(record.originalTransactionID) was already extended twice in the last 365 days")
+        }
+        let extended = SubscriptionPeriod.days(days).date(byAdding: 1, to: record.expirationDate)
+        let shift = extended.timeIntervalSince(record.expirationDate)
+        record.expirationDate = extended
+        record.anchorDate = record.anchorDate.addingTimeInterval(shift)
+        record.renewalExtensions = recent + [now]
+        if var latest = latestTransaction(of: record, in: change) {
+            latest.expirationDate = extended
+            change.record(latest)
+            try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
+        }
+        change.ledger.subscriptions[record.originalTransactionID] = record
+        try appendSubscriptionNotification(.renewalExtended, subtype: nil, record: record, transaction: latestTransaction(of: record, in: change),
+                                           change: &change)
+        try enqueueStatusUpdates(record, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
+        return record
     }
 }

@@ -41,6 +41,7 @@ struct SettingsCommand: Command {
             "failTransactionsEnabled           \(settings.failTransactionsEnabled)",
             "disableDialogs                    \(settings.disableDialogs)",
             "includesConsumablesInHistory      \(settings.includesConsumablesInHistory)",
+            "notificationURL                   \(settings.notificationURL ?? "none")",
         ]
         for api in FailableAPI.allCases {
             lines.append("simulatedError.\(api.rawValue.padding(toLength: 20, withPad: " ", startingAt: 0))\(settings.simulatedErrors[api].map(\.description) ?? "none")")
@@ -81,12 +82,21 @@ struct NotificationsCommand: Command {
                     if let renewal = data["signedRenewalInfo"] as? String { data["renewalInfo"] = StoreAccess.payloadObject(renewal) }
                     payload["data"] = data
                 }
-                return ["sequence": notification.sequence, "payload": payload, "signedPayload": notification.signedPayload]
+                return ["sequence": notification.sequence, "payload": payload, "signedPayload": notification.signedPayload,
+                        "sendAttempts": notification.delivery.attempts.map { ["attemptDate": AppStoreJSON.milliseconds(from: $0.date), "sendAttemptResult": $0.result] }]
             }))
         } else {
             console.print(notifications.isEmpty ? "no notifications" : notifications.map { notification in
-                "\(notification.sequence)  \(StoreAccess.iso(notification.date))  \(notification.type.rawValue)\(notification.subtype.map { "/\($0.rawValue)" } ?? "")\(notification.transactionID.map { "  #\($0)" } ?? "")"
+                "\(notification.sequence)  \(StoreAccess.iso(notification.date))  \(notification.type.rawValue)\(notification.subtype.map { "/\($0.rawValue)" } ?? "")\(notification.transactionID.map { "  #\($0)" } ?? "")\(Self.attempts(notification.delivery))"
             }.joined(separator: "\n"))
         }
+    }
+
+    /// The attempts column: nothing when delivery is off, else each attempt's result and what is next.
+    static func attempts(_ delivery: NotificationDelivery) -> String {
+        guard !delivery.attempts.isEmpty || delivery.nextAttemptDate != nil else { return "" }
+        var parts = delivery.attempts.map(\.result)
+        if let next = delivery.nextAttemptDate { parts.append("next \(StoreAccess.iso(next))") }
+        return "  attempts: " + parts.joined(separator: ", ")
     }
 }

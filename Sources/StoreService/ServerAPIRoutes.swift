@@ -1,0 +1,382 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+
+/// The App Store Server API, `/inApps/…`, at Apple's paths with Apple's query parameters, bodies,
+/// response models and error codes, for a backend pointed at this store instead of Apple's.
+/// Requests carry `Authorization: Bearer <ES256 JWT>` signed with a key from `storekit api-key create`.
+struct ServerAPIRoutes {
+    let store: SimulatedAppStore
+    /// Real time, for the tokens' expiry (the store's own clock may be months away on a manual store).
+    let wallClock: any StoreClock
+
+    /// A page of history, refunds or notification history holds at most this many items.
+    static let pageSize = 20
+
+    func handle(_ request: HTTPRequest) async -> HTTPResponse {
+        do {
+            try await authenticate(request)
+            return try await route(request)
+        } catch let error as ServerAPIError {
+            return error.response
+        } catch let error as AppStoreError {
+            return Self.apiError(error).response
+        } catch {
+            return ServerAPIError.generalInternal.with("\(error)").response
+        }
+    }
+
+    // MARK: Authentication
+
+    private struct Unauthorized: Error {}
+
+    private func authenticate(_ request: HTTPRequest) async throws {
+        guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { throw ServerAPIError(401, 0, "") }
+        let token = String(header.dropFirst("Bearer ".count))
+        guard let keyID = try? ServerAPIToken.keyID(of: token),
+              let key = try await store.apiKeys().first(where: { $0.keyId == keyID && $0.revokedDate == nil }),
+              let publicKey = try? P256PublicKey(pemRepresentation: key.publicKey),
+              (try? ServerAPIToken.verify(token, publicKey: publicKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: store.identity.bundleId,
+                                          now: wallClock.now())) != nil
+        else { throw ServerAPIError(401, 0, "") }
+    }
+
+    // MARK: Routing
+
+    private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let path = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
+        let route = Route(method: request.method, path: path)
+        if let captured = route.match("GET", "inApps", "v1", "transactions", "*") {
+            let id = try Self.transactionID(captured[0])
+            guard let transaction = try await store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
+            return try Self.json(TransactionInfoResponse(signedTransactionInfo: try await store.signedForServer([transaction])[0]))
+        }
+        if let captured = route.match("GET", "inApps", "*", "history", "*"), captured[0] == "v1" || captured[0] == "v2" {
+            return try await history(request, version: captured[0], transactionID: try Self.transactionID(captured[1]))
+        }
+        if let captured = route.match("GET", "inApps", "v1", "subscriptions", "*") {
+            return try await statuses(request, transactionID: try Self.transactionID(captured[0]))
+        }
+        if let captured = route.match("GET", "inApps", "v2", "refund", "lookup", "*") {
+            return try await refunds(request, transactionID: try Self.transactionID(captured[0]))
+        }
+        if let captured = route.match("GET", "inApps", "v1", "lookup", "*") {
+            guard let transactions = try await store.orderTransactions(captured[0]) else {
+                return try Self.json(OrderLookupResponse(status: 1, signedTransactions: []))
+            }
+            return try Self.json(OrderLookupResponse(status: 0, signedTransactions: try await store.signedForServer(transactions)))
+        }
+        if let captured = route.match("PUT", "inApps", "v1", "subscriptions", "extend", "*"), captured[0] != "mass" {
+            return try await extend(request, originalTransactionID: captured[0])
+        }
+        if route.match("POST", "inApps", "v1", "subscriptions", "extend", "mass") != nil {
+            return try await massExtend(request)
+        }
+        if let captured = route.match("GET", "inApps", "v1", "subscriptions", "extend", "mass", "*", "*") {
+            guard let result = try await store.massExtension(captured[1]), result.productID == captured[0] else { throw ServerAPIError.statusRequestNotFound }
+            return try Self.json(MassExtendRenewalDateStatusResponse(
+                requestIdentifier: result.requestIdentifier, complete: true, completeDate: AppStoreJSON.milliseconds(from: result.completeDate),
+                succeededCount: Int64(result.succeededCount), failedCount: Int64(result.failedCount)))
+        }
+        if route.match("POST", "inApps", "v1", "notifications", "test") != nil {
+            return try Self.json(SendTestNotificationResponse(testNotificationToken: try await store.requestTestNotification()))
+        }
+        if let captured = route.match("GET", "inApps", "v1", "notifications", "test", "*") {
+            guard UUID(uuidString: captured[0]) != nil else { throw ServerAPIError.invalidTestNotificationToken }
+            guard let (notification, delivery) = try await store.notification(uuid: captured[0].lowercased()), notification.type == .test else {
+                throw ServerAPIError.testNotificationNotFound
+            }
+            return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: Self.attempts(delivery)))
+        }
+        if route.match("POST", "inApps", "v1", "notifications", "history") != nil {
+            return try await notificationHistory(request)
+        }
+        if let captured = route.match("PUT", "inApps", "*", "transactions", "consumption", "*"), captured[0] == "v1" || captured[0] == "v2" {
+            let id = try Self.transactionID(captured[1])
+            try ConsumptionValidation.validate(request.body, version: captured[0])
+            guard try await store.ledgerTransaction(id) != nil else { throw ServerAPIError.transactionIdNotFound }
+            return HTTPResponse(status: 202)
+        }
+        if let captured = route.match("PUT", "inApps", "v1", "transactions", "*", "appAccountToken") {
+            return try await setAppAccountToken(request, originalTransactionID: captured[0])
+        }
+        if let captured = route.match("GET", "inApps", "v1", "transactions", "appTransactions", "*") {
+            let id = try Self.transactionID(captured[0])
+            guard let signed = try await store.serverAppTransaction(ofTransaction: id) else { throw ServerAPIError.transactionIdNotFound }
+            return try Self.json(AppTransactionInfoResponse(signedAppTransactionInfo: signed))
+        }
+        if let captured = route.match("POST", "inApps", "v1", "transactions", "*", "finish") {
+            let id = try Self.transactionID(captured[0])
+            guard let transaction = try await store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
+            try await store.finish(id)
+            return HTTPResponse(status: 200)
+        }
+        throw ServerAPIError(404, 4_040_000, "No such resource: \(request.method) \(request.path).")
+    }
+
+    // MARK: History
+
+    /// The position after which a page starts, carried opaquely in `revision` and `paginationToken`.
+    struct Cursor: Codable {
+        var date: Int64
+        var id: UInt64
+    }
+
+    static func encode(_ cursor: Cursor) -> String {
+        Base64URL.encode((try? JSONEncoder().encode(cursor)) ?? Data())
+    }
+
+    static func decodeCursor(_ text: String, error: ServerAPIError) throws(ServerAPIError) -> Cursor {
+        guard let data = Base64URL.decode(text), let cursor = try? JSONDecoder().decode(Cursor.self, from: data) else { throw error }
+        return cursor
+    }
+
+    private func history(_ request: HTTPRequest, version: String, transactionID: UInt64) async throws -> HTTPResponse {
+        let start = try Self.milliseconds(request.queryValue("startDate"), error: .invalidStartDate)
+        let end = try Self.milliseconds(request.queryValue("endDate"), error: .invalidEndDate)
+        if let start, let end, start > end { throw ServerAPIError.startDateAfterEndDate }
+        let productIDs = Set(request.query["productId"] ?? [])
+        let productTypes = try Set((request.query["productType"] ?? []).map { (text) throws(ServerAPIError) -> CatalogProduct.Kind in
+            switch text {
+            case "AUTO_RENEWABLE": return .autoRenewable
+            case "NON_RENEWABLE": return .nonRenewable
+            case "CONSUMABLE": return .consumable
+            case "NON_CONSUMABLE": return .nonConsumable
+            default: throw .invalidProductType
+            }
+        })
+        let groups = Set(request.query["subscriptionGroupIdentifier"] ?? [])
+        let descending: Bool
+        switch request.queryValue("sort") ?? "ASCENDING" {
+        case "ASCENDING": descending = false
+        case "DESCENDING": descending = true
+        default: throw ServerAPIError.invalidSort
+        }
+        let ownership: LedgerTransaction.Ownership?
+        switch request.queryValue("inAppOwnershipType") {
+        case nil: ownership = nil
+        case "PURCHASED": ownership = .purchased
+        case "FAMILY_SHARED": ownership = .familyShared
+        default: throw ServerAPIError.invalidInAppOwnershipType
+        }
+        let revoked: Bool?
+        switch request.queryValue("revoked") {
+        case nil: revoked = nil
+        case "true", "True": revoked = true
+        case "false", "False": revoked = false
+        default: throw ServerAPIError.invalidRevoked
+        }
+        let cursor = try request.queryValue("revision").map { (text) throws(ServerAPIError) in try Self.decodeCursor(text, error: .invalidRequestRevision) }
+        guard let all = try await store.customerTransactions(ofTransaction: transactionID) else { throw ServerAPIError.transactionIdNotFound }
+        var selected = all.filter { transaction in
+            if version == "v1", transaction.productKind == .consumable, transaction.isFinished { return false }
+            let date = AppStoreJSON.milliseconds(from: transaction.purchaseDate)
+            if let start, date < start { return false }
+            if let end, date >= end { return false }
+            if !productIDs.isEmpty, !productIDs.contains(transaction.productID) { return false }
+            if !productTypes.isEmpty, !productTypes.contains(transaction.productKind) { return false }
+            if !groups.isEmpty, !groups.contains(transaction.subscriptionGroupID ?? "") { return false }
+            if let ownership, transaction.ownership != ownership { return false }
+            if let revoked, transaction.isRevoked != revoked { return false }
+            return true
+        }
+        selected.sort { (AppStoreJSON.milliseconds(from: $0.purchaseDate), $0.id) < (AppStoreJSON.milliseconds(from: $1.purchaseDate), $1.id) }
+        if descending { selected.reverse() }
+        let (page, hasMore, next) = Self.page(selected, after: cursor, descending: descending) { Cursor(date: AppStoreJSON.milliseconds(from: $0.purchaseDate), id: $0.id) }
+        let identity = store.identity
+        return try Self.json(HistoryResponse(revision: next.map(Self.encode) ?? request.queryValue("revision") ?? Self.encode(Cursor(date: 0, id: 0)),
+                                             hasMore: hasMore, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+                                             environment: identity.environment.rawValue, signedTransactions: try await store.signedForServer(page)))
+    }
+
+    private func refunds(_ request: HTTPRequest, transactionID: UInt64) async throws -> HTTPResponse {
+        let cursor = try request.queryValue("revision").map { (text) throws(ServerAPIError) in try Self.decodeCursor(text, error: .invalidRequestRevision) }
+        guard let all = try await store.customerTransactions(ofTransaction: transactionID) else { throw ServerAPIError.transactionIdNotFound }
+        let refunded = all.filter { $0.revocation != nil && $0.ownership == .purchased }.sorted {
+            (AppStoreJSON.milliseconds(from: $0.revocation!.date), $0.id) < (AppStoreJSON.milliseconds(from: $1.revocation!.date), $1.id)
+        }
+        let (page, hasMore, next) = Self.page(refunded, after: cursor, descending: false) {
+            Cursor(date: AppStoreJSON.milliseconds(from: $0.revocation!.date), id: $0.id)
+        }
+        return try Self.json(RefundHistoryResponse(signedTransactions: try await store.signedForServer(page),
+                                                   revision: next.map(Self.encode) ?? request.queryValue("revision") ?? Self.encode(Cursor(date: 0, id: 0)),
+                                                   hasMore: hasMore))
+    }
+
+    /// The page of sorted `items` after `cursor`, whether more follow, and the cursor of its last item.
+    static func page<Item>(_ items: [Item], after cursor: Cursor?, descending: Bool,
+                           key: (Item) -> Cursor) -> ([Item], Bool, Cursor?) {
+        var rest = items[...]
+        if let cursor {
+            rest = items.drop { item in
+                let position = key(item)
+                return descending ? (position.date, position.id) >= (cursor.date, cursor.id) : (position.date, position.id) <= (cursor.date, cursor.id)
+            }
+        }
+        let page = Array(rest.prefix(pageSize))
+        return (page, rest.count > pageSize, page.last.map(key))
+    }
+
+    // MARK: Statuses, extensions, tokens
+
+    private func statuses(_ request: HTTPRequest, transactionID: UInt64) async throws -> HTTPResponse {
+        let wanted = try Set((request.query["status"] ?? []).map { (text) throws(ServerAPIError) -> Int32 in
+            guard let status = Int32(text), (1...5).contains(status) else { throw .invalidStatus }
+            return status
+        })
+        guard let statuses = try await store.serverSubscriptionStatuses(ofTransaction: transactionID) else { throw ServerAPIError.transactionIdNotFound }
+        var groups: [String: [LastTransactionsItem]] = [:]
+        for status in statuses where wanted.isEmpty || wanted.contains(Int32(status.status.rawValue)) {
+            groups[status.groupID, default: []].append(LastTransactionsItem(
+                status: Int32(status.status.rawValue), originalTransactionId: String(status.originalTransactionID),
+                signedTransactionInfo: status.signedTransaction, signedRenewalInfo: status.signedRenewalInfo))
+        }
+        let identity = store.identity
+        return try Self.json(StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+                                            data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }))
+    }
+
+    private func extend(_ request: HTTPRequest, originalTransactionID text: String) async throws -> HTTPResponse {
+        guard let originalID = UInt64(text) else { throw ServerAPIError.invalidOriginalTransactionId }
+        let body = try Self.decode(ExtendRenewalDateRequest.self, request)
+        guard let days = body.extendByDays, (1...90).contains(days) else { throw ServerAPIError.invalidExtendByDays }
+        guard let reason = body.extendReasonCode, (0...3).contains(reason) else { throw ServerAPIError.invalidExtendReasonCode }
+        guard let requestIdentifier = body.requestIdentifier, !requestIdentifier.isEmpty, requestIdentifier.count <= 128 else {
+            throw ServerAPIError.invalidRequestIdentifier
+        }
+        guard let transaction = try await store.ledgerTransaction(originalID) else { throw ServerAPIError.originalTransactionIdNotFound }
+        guard transaction.ownership == .purchased else { throw ServerAPIError.familySharedSubscriptionExtensionIneligible }
+        guard let record = try await store.subscriptionRecords(account: transaction.account).first(where: { $0.originalTransactionID == transaction.originalID })
+        else { throw ServerAPIError.subscriptionExtensionIneligible }
+        guard record.state == .subscribed else { throw ServerAPIError.subscriptionExtensionIneligible }
+        let now = try await store.currentTime()
+        guard (record.renewalExtensions ?? []).filter({ $0 > now.addingTimeInterval(-365 * 86_400) }).count < 2 else {
+            throw ServerAPIError.subscriptionMaxExtension
+        }
+        let extended = try await store.extendRenewalDate(originalTransactionID: record.originalTransactionID, days: Int(days))
+        let latest = try await store.ledgerTransaction(extended.latestTransactionID)
+        return try Self.json(ExtendRenewalDateResponse(originalTransactionId: String(extended.originalTransactionID),
+                                                       webOrderLineItemId: latest?.webOrderLineItemID, success: true,
+                                                       effectiveDate: AppStoreJSON.milliseconds(from: extended.expirationDate)))
+    }
+
+    private func massExtend(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.decode(MassExtendRenewalDateRequest.self, request)
+        guard let days = body.extendByDays, (1...90).contains(days) else { throw ServerAPIError.invalidExtendByDays }
+        guard let reason = body.extendReasonCode, (0...3).contains(reason) else { throw ServerAPIError.invalidExtendReasonCode }
+        guard let requestIdentifier = body.requestIdentifier, !requestIdentifier.isEmpty, requestIdentifier.count <= 128 else {
+            throw ServerAPIError.invalidRequestIdentifier
+        }
+        guard let productID = body.productId, await store.catalog().product(id: productID)?.subscription != nil else {
+            throw ServerAPIError.invalidProductId
+        }
+        var storefronts: Set<String>?
+        if let codes = body.storefrontCountryCodes {
+            guard !codes.isEmpty else { throw ServerAPIError.invalidEmptyStorefrontCountryCodeList }
+            guard codes.allSatisfy({ Storefront(code: $0) != nil }) else { throw ServerAPIError.invalidStorefrontCountryCode }
+            storefronts = Set(codes.map { $0.uppercased() })
+        }
+        if try await store.massExtension(requestIdentifier) == nil {
+            try await store.extendAllActiveSubscribers(productID: productID, days: Int(days), storefronts: storefronts, requestIdentifier: requestIdentifier)
+        }
+        return try Self.json(MassExtendRenewalDateResponse(requestIdentifier: requestIdentifier))
+    }
+
+    private func setAppAccountToken(_ request: HTTPRequest, originalTransactionID text: String) async throws -> HTTPResponse {
+        let id = try Self.transactionID(text, error: .invalidOriginalTransactionId)
+        let body = try Self.decode(UpdateAppAccountTokenRequest.self, request)
+        guard let tokenText = body.appAccountToken, let token = UUID(uuidString: tokenText) else { throw ServerAPIError.invalidAppAccountTokenUUID }
+        guard let transaction = try await store.ledgerTransaction(id) else { throw ServerAPIError.transactionIdNotFound }
+        guard transaction.ownership == .purchased else { throw ServerAPIError.familyTransactionNotSupported }
+        guard transaction.originalID == transaction.id else { throw ServerAPIError.transactionIdNotOriginalTransactionId }
+        try await store.setAppAccountToken(token, originalTransactionID: id)
+        return HTTPResponse(status: 200)
+    }
+
+    // MARK: Notification history
+
+    private func notificationHistory(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let body = try Self.decode(NotificationHistoryRequest.self, request)
+        guard let start = body.startDate, start >= 0 else { throw ServerAPIError.invalidStartDate }
+        guard let end = body.endDate, end >= 0 else { throw ServerAPIError.invalidEndDate }
+        guard start <= end else { throw ServerAPIError.startDateAfterEndDate }
+        let now = AppStoreJSON.milliseconds(from: try await store.currentTime())
+        guard start >= now - 180 * 86_400_000 else { throw ServerAPIError.startDateTooFarInPast }
+        guard body.notificationType == nil || body.transactionId == nil else { throw ServerAPIError.multipleFiltersSupplied }
+        if let type = body.notificationType, !NotificationTypeV2(rawValue: type).isKnown { throw ServerAPIError.invalidNotificationType }
+        var customer: Set<UInt64>?
+        if let text = body.transactionId {
+            guard let id = UInt64(text) else { throw ServerAPIError.invalidTransactionId }
+            guard let transactions = try await store.customerTransactions(ofTransaction: id) else { throw ServerAPIError.transactionIdNotFound }
+            customer = Set(transactions.map(\.id))
+        }
+        var after: Int64 = 0
+        if let token = request.queryValue("paginationToken") {
+            guard let data = Base64URL.decode(token), let text = String(data: data, encoding: .utf8),
+                  text.hasPrefix("n:"), let sequence = Int64(text.dropFirst(2)) else { throw ServerAPIError.invalidPaginationToken }
+            after = sequence
+        }
+        var items: [NotificationHistoryResponseItem] = []
+        var last = after
+        var hasMore = false
+        scan: while true {
+            let batch = try await store.notificationHistory(from: AppStoreJSON.date(fromMilliseconds: start), to: AppStoreJSON.date(fromMilliseconds: end),
+                                                            after: last, limit: 200)
+            guard !batch.isEmpty else { break }
+            for (record, signed) in batch {
+                if items.count == Self.pageSize {
+                    hasMore = true
+                    break scan
+                }
+                last = record.sequence
+                if let type = body.notificationType, record.type.rawValue != type { continue }
+                if let subtype = body.notificationSubtype, record.subtype?.rawValue != subtype { continue }
+                if let customer, !(record.transactionID.map(customer.contains) ?? false) { continue }
+                if body.onlyFailures == true, record.delivery.isDelivered { continue }
+                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: Self.attempts(record.delivery)))
+            }
+        }
+        return try Self.json(NotificationHistoryResponse(paginationToken: hasMore ? Base64URL.encode(Data("n:\(last)".utf8)) : nil,
+                                                         hasMore: hasMore, notificationHistory: items))
+    }
+
+    static func attempts(_ delivery: NotificationDelivery) -> [SendAttemptItem] {
+        delivery.attempts.map { SendAttemptItem(attemptDate: AppStoreJSON.milliseconds(from: $0.date), sendAttemptResult: $0.result) }
+    }
+
+    // MARK: Helpers
+
+    static func transactionID(_ text: String, error: ServerAPIError = .invalidTransactionId) throws(ServerAPIError) -> UInt64 {
+        guard !text.isEmpty, text.allSatisfy(\.isASCII), let id = UInt64(text) else { throw error }
+        return id
+    }
+
+    static func milliseconds(_ text: String?, error: ServerAPIError) throws(ServerAPIError) -> Int64? {
+        guard let text else { return nil }
+        guard let value = Int64(text), value >= 0, value < 253_402_300_800_000 else { throw error }
+        return value
+    }
+
+    static func decode<Body: Decodable>(_ type: Body.Type, _ request: HTTPRequest) throws(ServerAPIError) -> Body {
+        do { return try JSONDecoder().decode(type, from: request.body) } catch {
+            throw ServerAPIError.generalBadRequest.with("The body is not a \(type): \(error.localizedDescription)")
+        }
+    }
+
+    static func json<Body: Encodable>(_ body: Body) throws -> HTTPResponse {
+        .json(200, try JSONEncoder().encode(body))
+    }
+
+    /// A store failure in the API's terms.
+    static func apiError(_ error: AppStoreError) -> ServerAPIError {
+        switch error {
+        case .control(.noTransactionFound, _): return .transactionIdNotFound
+        case .control(.noSubscriptionFound, _): return .originalTransactionIdNotFound
+        case .storage(let message): return .generalInternal.with(message)
+        default: return .generalBadRequest.with(error.description)
+        }
+    }
+}
