@@ -1,0 +1,126 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import StoreKitCatalog
+import StoreService
+import Testing
+import TestSupport
+
+/// Apple's own Python `AppStoreServerAPIClient`, with only its base URL pointed at `storekit serve`,
+/// calls every endpoint; every signed item it receives verifies with Apple's `SignedDataVerifier`.
+@Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
+struct ServerAPIInteropTests {
+    /// A Sandbox store with a customer whose history spans more than one page, a subscription,
+    /// refunds and a month of renewals, served with an API key.
+    struct Scenario {
+        let scratch = Scratch()
+        let store: SimulatedAppStore
+        let server: StoreServer
+        let key: P256PrivateKey
+        let record: APIKeyRecord
+
+        init() async throws {
+            let directory = scratch.url.appendingPathComponent("store")
+            store = try StoreDirectory.create(at: directory, configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,
+                                              identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox), clockMode: .manual,
+                                              start: Date(timeIntervalSince1970: 1_767_225_600))
+            key = try P256PrivateKey.generate()
+            record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
+            server = try StoreServer(store: store)
+        }
+
+        func writeKey() throws -> URL {
+            let url = scratch.url.appendingPathComponent("key.json")
+            try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
+                .write(to: url)
+            return url
+        }
+    }
+
+    @Test("every endpoint through Apple's Python client; every signed item verifies with Apple's verifier")
+    func appleClient() async throws {
+        let scenario = try await Scenario()
+        defer { scenario.server.stop() }
+        let store = scenario.store
+        // A quiet month first, so the order of purchases below is the customer's whole history.
+        try await store.advanceTime(by: 30 * 86_400)
+        var gems: [UInt64] = []
+        for _ in 0..<24 {
+            guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) else {
+                throw TestFailure("expected a purchase")
+            }
+            gems.append(signed.transaction.id)
+        }
+        for id in gems.prefix(10) { try await store.finish(id) }
+        try await store.refundTransaction(gems[20])
+        try await store.refundTransaction(gems[21])
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+        guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "alice", device: "phone")),
+              case .success = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "bob", device: "laptop")) else {
+            throw TestFailure("expected subscriptions")
+        }
+        try await store.advanceTime(by: 100 * 86_400)
+        let completed = try await store.ledgerTransactions(account: "alice").filter(\.isPurchased)
+        let notifications = try await store.notifications()
+
+        let root = scenario.scratch.url.appendingPathComponent("root.der")
+        try store.rootCertificate.derRepresentation.write(to: root)
+        let now = AppStoreJSON.milliseconds(from: try await store.currentTime())
+        let scenarioFile = scenario.scratch.url.appendingPathComponent("scenario.json")
+        try JSONSerialization.data(withJSONObject: [
+            "anyTransactionId": gems[0], "subscriptionOriginalId": monthly.transaction.originalID, "subscriptionProductId": ExampleShop.standardMonthly,
+            "orderId": monthly.transaction.orderID, "consumableId": gems[12], "historyStart": now - 179 * 86_400_000, "historyEnd": now + 86_400_000,
+        ]).write(to: scenarioFile)
+
+        let python = try AppleLibraryOracle.prepare().get()
+        let process = Process()
+        process.executableURL = python
+        process.arguments = [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
+                             scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop", "Sandbox", scenarioFile.path]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let text = String(decoding: data, as: UTF8.self)
+        let report = try #require(try JSONSerialization.jsonObject(with: Data((text.split(separator: "\n").last ?? "").utf8)) as? [String: Any], "\(text)")
+        let calls = try #require(report["calls"] as? [String: Any])
+        #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+        #expect((report["verified"] as? Int ?? 0) > 60)
+
+        #expect(calls["getTransactionInfo"] as? String == ExampleShop.gems)
+        let v2 = try #require(calls["getTransactionHistoryV2"] as? [String: Any], "\(calls["getTransactionHistoryV2"] ?? "")")
+        #expect(v2["count"] as? Int == completed.filter { !$0.isRevoked }.count)
+        #expect(v2["unique"] as? Int == v2["count"] as? Int)
+        #expect((v2["pages"] as? Int ?? 0) >= 2, "more than 20 transactions page")
+        let v1 = try #require(calls["getTransactionHistoryV1"] as? [String: Any])
+        #expect(v1["count"] as? Int == completed.filter { !($0.productKind == .consumable && $0.isFinished) }.count)
+        let descending = try #require(calls["getTransactionHistoryConsumablesDescending"] as? [String: Any])
+        #expect(descending["count"] as? Int == 24)
+        #expect((descending["first"] as? [String])?.first.flatMap { UInt64($0) } ?? 0 > (descending["last"] as? [String])?.first.flatMap { UInt64($0) } ?? 0)
+        #expect((calls["getAllSubscriptionStatuses"] as? [String: Any])?["active"] as? Int == 1)
+        #expect(calls["getRefundHistory"] as? Int == 2)
+        #expect((calls["lookUpOrderId"] as? [String: Any])?["status"] as? Int == 0)
+        #expect((calls["lookUpOrderId"] as? [String: Any])?["count"] as? Int == 1)
+        #expect((calls["lookUpOrderIdInvalid"] as? [String: Any])?["status"] as? Int == 1)
+        #expect((calls["extendSubscriptionRenewalDate"] as? [String: Any])?["success"] as? Bool == true)
+        let mass = try #require(calls["extendRenewalDateForAllActiveSubscribers"] as? [String: Any])
+        #expect(mass["complete"] as? Bool == true)
+        #expect(mass["succeeded"] as? Int == 2)
+        #expect(calls["sendConsumptionData"] as? String == "accepted")
+        #expect(calls["sendConsumptionInformation"] as? String == "accepted")
+        #expect(calls["setAppAccountToken"] as? String == "set")
+        #expect(calls["getAppTransactionInfo"] as? String == "com.example.shop")
+        #expect(calls["finishTransaction"] as? String == "finished")
+        #expect((calls["requestTestNotification"] as? [String: Any])?["type"] as? String == "TEST")
+        let history = try #require(calls["getNotificationHistory"] as? [String: Any])
+        #expect((history["count"] as? Int ?? 0) >= notifications.count)
+        #expect((history["pages"] as? Int ?? 0) >= 2)
+        #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["errorCode"] as? Int == 4_040_010)
+        #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["status"] as? Int == 404)
+        #expect(try await store.ledgerTransaction(gems[12])?.isFinished == true)
+    }
+}
