@@ -96,7 +96,7 @@ extension SQLiteLedgerStorage {
 
         func transaction(_ id: UInt64) -> LedgerTransaction? {
             if let cached = cache.transactions[id] { return cached }
-            let transaction = records(LedgerTransaction.self, "SELECT record FROM transactions WHERE id = ?1", [.integer(Int64(id))]).first
+            let transaction = records(LedgerTransaction.self, "SELECT record FROM transactions WHERE id = ?1", [.integer(Int64(clamping: id))]).first
             if failure == nil { cache.remember(transaction, id: id) }
             return transaction
         }
@@ -105,19 +105,19 @@ extension SQLiteLedgerStorage {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let productID = query.productID { conditions.add("product_id = ?", .text(productID)) }
-            if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(originalID))) }
-            if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(familySourceID))) }
+            if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(clamping: originalID))) }
+            if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: familySourceID))) }
             if let group = query.subscriptionGroupID { conditions.add("group_id = ?", .text(group)) }
             // Written exactly as the partial indexes' conditions, so SQLite uses them.
             if query.entitlementCandidatesOnly { conditions.add("product_kind <> 'consumable'") }
             if query.unfinishedOnly { conditions.add("unfinished = 1") }
             if query.historyOnly { conditions.add("history = 1") }
-            if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(after))) }
+            if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(clamping: after))) }
             let (sql, values) = conditions.select("id, record", from: "transactions", orderBy: "id \(query.newestFirst ? "DESC" : "ASC")",
                                                   limit: query.limit)
             var result: [LedgerTransaction] = []
             rows(sql, values) { row in
-                let id = UInt64(row.integer(0))
+                let id = UInt64(clamping: row.integer(0))
                 if let cached = cache.transactions[id], let cached {
                     result.append(cached)
                 } else if let transaction = decode(LedgerTransaction.self, row.text(1)) {
@@ -133,7 +133,7 @@ extension SQLiteLedgerStorage {
         func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? {
             if let cached = cache.subscriptions[originalTransactionID] { return cached }
             let record = records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE original_id = ?1",
-                                 [.integer(Int64(originalTransactionID))]).first
+                                 [.integer(Int64(clamping: originalTransactionID))]).first
             if failure == nil { cache.remember(record, id: originalTransactionID) }
             return record
         }
@@ -142,8 +142,8 @@ extension SQLiteLedgerStorage {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let group = query.groupID { conditions.add("group_id = ?", .text(group)) }
-            if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(source))) }
-            if let after = query.afterID { conditions.add("original_id > ?", .integer(Int64(after))) }
+            if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: source))) }
+            if let after = query.afterID { conditions.add("original_id > ?", .integer(Int64(clamping: after))) }
             let (sql, values) = conditions.select("record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
             return records(SubscriptionRecord.self, sql, values)
         }
@@ -178,7 +178,7 @@ extension SQLiteLedgerStorage {
                     if failure == nil { failure = .storage("feed entry \(row.integer(0)) in \(path) cannot be read") }
                     return
                 }
-                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(row.integer(3)), kind: kind,
+                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(clamping: row.integer(3)), kind: kind,
                                           signedTransaction: signed, date: AppStoreJSON.date(fromMilliseconds: row.integer(9)))
                 update.channel = channel
                 update.signedRenewalInfo = row.text(6)
@@ -200,7 +200,7 @@ extension SQLiteLedgerStorage {
                 }
                 var record = NotificationRecord(
                     sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
-                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(row.integer(4)),
+                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(clamping: row.integer(4)),
                     date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction)
                 let attempts = row.isNull(7) ? [] : decode([NotificationDelivery.Attempt].self, row.text(7)) ?? []
                 record.delivery = NotificationDelivery(attempts: attempts,

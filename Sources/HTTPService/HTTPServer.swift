@@ -22,7 +22,7 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
 
     /// Starts listening on `host:port` (IPv4; `port` 0 picks a free one).
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 15,
+    public init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
                 connectionLimit: Int = 512, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -76,16 +76,32 @@ final class ServerContext: Sendable {
     }
 
     /// Runs the async handler and waits for it on this connection thread.
+    ///
+    /// The handler's task prefers ``HandlerExecutor``, so it (and the default actors it calls) runs on
+    /// threads of its own rather than Swift's cooperative pool: a process that embeds a server and
+    /// blocks pool threads elsewhere (waiting for a child process, say) still gets its requests answered.
     func respond(to request: HTTPRequest) -> HTTPResponse {
         let result = ResponseSlot()
         let done = DispatchSemaphore(value: 0)
         let handler = self.handler
-        Task {
+        Task(executorPreference: HandlerExecutor.shared) {
             result.set(await handler(request))
             done.signal()
         }
         done.wait()
         return result.take()
+    }
+}
+
+/// Where request handlers run: a concurrent dispatch queue, whose threads are not Swift's cooperative pool.
+final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
+    static let shared = HandlerExecutor()
+    private let queue = DispatchQueue(label: "HTTPService.handlers", attributes: .concurrent)
+
+    func enqueue(_ job: consuming ExecutorJob) {
+        let job = UnownedJob(job)
+        let executor = asUnownedTaskExecutor()
+        queue.async { job.runSynchronously(on: executor) }
     }
 }
 

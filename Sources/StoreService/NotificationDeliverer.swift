@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import OpenStoreKit
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -53,7 +54,7 @@ final class NotificationDeliverer: Sendable {
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try? JSONSerialization.data(withJSONObject: ["signedPayload": task.notification.signedPayload])
         do {
-            let (_, response) = try await session.data(for: request)
+            let (_, response) = try await session.detachedData(for: request)
             guard let status = (response as? HTTPURLResponse)?.statusCode else { return "INVALID_RESPONSE" }
             return (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch let error as URLError {

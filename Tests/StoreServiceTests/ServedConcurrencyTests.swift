@@ -40,15 +40,9 @@ struct ServedConcurrencyTests {
         for device in 0..<4 { try await transport.register(device: "web\(device)", account: "web\(device)") }
         let cli = (0..<4).map { index in
             Task { () throws -> [UInt64] in
-                let process = Process()
-                process.executableURL = Built.storekit
-                process.arguments = ["stress", "purchase", directory.path, ExampleShop.gems, "--count", "40", "--account", "cli\(index)", "--device", "cli\(index)"]
-                let output = Pipe()
-                process.standardOutput = output
-                try process.run()
-                let data = output.fileHandleForReading.readDataToEndOfFile()
-                process.waitUntilExit()
-                return String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { UInt64($0) }
+                let run = try await ChildProcess.run(Built.storekit, ["stress", "purchase", directory.path, ExampleShop.gems, "--count", "40",
+                                                                     "--account", "cli\(index)", "--device", "cli\(index)"])
+                return run.standardOutput.split(separator: "\n").compactMap { UInt64($0) }
             }
         }
         let http = (0..<4).map { index in Task { await Self.purchaseLoop(transport, device: "web\(index)", count: 40) } }
@@ -109,12 +103,7 @@ struct RealClockServeTests {
     func renewsInTheBackground() async throws {
         let scratch = Scratch()
         let directory = try makeStoreDirectory(in: scratch)
-        let settings = Process()
-        settings.executableURL = Built.storekit
-        settings.arguments = ["settings", directory.path, "timeRate", "1005"]
-        settings.standardOutput = FileHandle.nullDevice
-        try settings.run()
-        settings.waitUntilExit()
+        #expect(try await ChildProcess.run(Built.storekit, ["settings", directory.path, "timeRate", "1005"]).status == 0)
         let server = try ServeProcess(directory: directory, arguments: ["--clock", "real"])
         defer { server.stop() }
         let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice")
@@ -126,12 +115,6 @@ struct RealClockServeTests {
         #expect(renewed.id != bought.id)
         #expect(renewed.purchaseDate >= bought.expirationDate ?? .distantFuture)
         // A command beside the server reads without playing renewals itself, and does not fail.
-        let reader = Process()
-        reader.executableURL = Built.storekit
-        reader.arguments = ["transactions", directory.path, "--account", "alice"]
-        reader.standardOutput = FileHandle.nullDevice
-        try reader.run()
-        reader.waitUntilExit()
-        #expect(reader.terminationStatus == 0)
+        #expect(try await ChildProcess.run(Built.storekit, ["transactions", directory.path, "--account", "alice"]).status == 0)
     }
 }

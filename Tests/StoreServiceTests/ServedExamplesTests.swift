@@ -59,12 +59,7 @@ struct ServedExamplesTests {
         defer { if app.process.isRunning { app.process.terminate() } }
         let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
         let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
-        let refund = Process()
-        refund.executableURL = Built.storekit
-        refund.arguments = ["refund", directory.path, id]
-        try refund.run()
-        refund.waitUntilExit()
-        #expect(refund.terminationStatus == 0)
+        #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)
         #expect(await app.wait() == 0, "\(app.text)")
         let text = app.text
         #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))

@@ -75,18 +75,12 @@ struct ServerAPIInteropTests {
         ]).write(to: scenarioFile)
 
         let python = try AppleLibraryOracle.prepare().get()
-        let process = Process()
-        process.executableURL = python
-        process.arguments = [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
-                             scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop", "Sandbox", scenarioFile.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        let text = String(decoding: data, as: UTF8.self)
-        let report = try #require(try JSONSerialization.jsonObject(with: Data((text.split(separator: "\n").last ?? "").utf8)) as? [String: Any], "\(text)")
+        let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
+                                                     scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
+                                                     "Sandbox", scenarioFile.path])
+        let line = run.standardOutput.split(separator: "\n").last ?? ""
+        let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                                  "\(run.standardOutput)\n\(run.standardError)")
         let calls = try #require(report["calls"] as? [String: Any])
         #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
         #expect((report["verified"] as? Int ?? 0) > 60)

@@ -43,7 +43,7 @@ public struct RemoteStoreControls: StoreControls {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.detachedData(for: request)
         } catch {
             throw .control(.serviceUnavailable, "cannot reach the store at \(server): \(error.localizedDescription)")
         }

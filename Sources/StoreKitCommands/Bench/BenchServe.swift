@@ -6,6 +6,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import HTTPService
+import OpenStoreKit
 import StoreKitCatalog
 import StoreService
 
@@ -90,7 +91,7 @@ struct BenchServe: Command {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
-        let (_, response) = try await session.data(for: request)
+        let (_, response) = try await session.detachedData(for: request)
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else { throw CommandFailure("\(method) \(url.path) answered HTTP \(status)") }
     }

@@ -63,7 +63,7 @@ public final class HTTPStoreTransport: StoreTransport {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.data(for: request)
+            (data, response) = try await session.detachedData(for: request)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
@@ -141,7 +141,7 @@ public final class HTTPStoreTransport: StoreTransport {
         var request = URLRequest(url: server.appendingPathComponent("/v1/store/configuration"))
         request.httpMethod = "GET"
         let data: Data
-        do { (data, _) = try await session.data(for: request) } catch {
+        do { (data, _) = try await session.detachedData(for: request) } catch {
             throw StoreTransportError.storeKit("networkError", message: "cannot reach the App Store at \(server): \(error.localizedDescription)")
         }
         do {

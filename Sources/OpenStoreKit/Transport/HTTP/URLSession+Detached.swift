@@ -1,0 +1,78 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Synchronization
+
+extension URLSession {
+    /// The body and response of a request, like `data(for:)`, except that cancelling the calling task
+    /// returns `CancellationError` at once and leaves the transfer to finish on its own.
+    ///
+    /// FoundationNetworking on Linux can trap when an `async` data task is cancelled while it
+    /// completes (its task registry loses the task); long polls are cancelled all the time, so every
+    /// request of this package goes through here.
+    package func detachedData(for request: URLRequest) async throws -> (Data, URLResponse) {
+        let slot = ResultSlot()
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
+                guard slot.install(continuation) else { return }
+                let task = dataTask(with: request) { data, response, error in
+                    if let data, let response {
+                        slot.resume(.success((data, response)))
+                    } else {
+                        slot.resume(.failure(error ?? URLError(.badServerResponse)))
+                    }
+                }
+                task.resume()
+            }
+        } onCancel: {
+            slot.resume(.failure(CancellationError()))
+        }
+    }
+}
+
+/// A continuation resumed exactly once, by whichever of the transfer and the cancellation comes first.
+private final class ResultSlot: Sendable {
+    private enum State {
+        case waiting
+        case installed(CheckedContinuation<(Data, URLResponse), any Error>)
+        case resolved(Result<(Data, URLResponse), any Error>?)
+    }
+
+    private let state = Mutex<State>(.waiting)
+
+    /// Stores the continuation; returns false (having resumed it) when the outcome is already known.
+    func install(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {
+        let early = state.withLock { state -> Result<(Data, URLResponse), any Error>? in
+            switch state {
+            case .waiting:
+                state = .installed(continuation)
+                return nil
+            case .resolved(let result):
+                state = .resolved(nil)
+                return result ?? .failure(CancellationError())
+            case .installed:
+                return .failure(CancellationError())
+            }
+        }
+        guard let early else { return true }
+        continuation.resume(with: early)
+        return false
+    }
+
+    func resume(_ result: Result<(Data, URLResponse), any Error>) {
+        let continuation = state.withLock { state -> CheckedContinuation<(Data, URLResponse), any Error>? in
+            switch state {
+            case .waiting:
+                state = .resolved(result)
+                return nil
+            case .installed(let continuation):
+                state = .resolved(nil)
+                return continuation
+            case .resolved:
+                return nil
+            }
+        }
+        continuation?.resume(with: result)
+    }
+}
