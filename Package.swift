@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
         .library(name: "HTTPService", targets: ["HTTPService"]),
+        .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
         .executable(name: "storekit", targets: ["storekit"]),
@@ -36,6 +37,8 @@ let package = Package(
         .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
         // The default, durable ledger storage; the only importer of CSQLite.
         .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "CSQLite"]),
+        // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
+        .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
         .target(name: "HTTPService", dependencies: ["CMicroHTTPD"]),
         // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
@@ -72,7 +75,7 @@ let package = Package(
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
+        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "TestSupport"]),

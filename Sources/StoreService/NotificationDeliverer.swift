@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import OpenStoreKit

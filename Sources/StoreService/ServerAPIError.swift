@@ -16,10 +16,13 @@ struct ServerAPIError: Error {
     }
 
     var response: HTTPResponse {
+        // Apple answers an unauthenticated request with 401 and no body.
+        if self.status == 401 { return HTTPResponse(status: 401) }
         let body = (try? JSONEncoder().encode(ServerAPIErrorBody(errorCode: code, errorMessage: message))) ?? Data()
         return .json(status, body)
     }
 
+    static let unauthorized = ServerAPIError(401, 0, "")
     static let generalBadRequest = ServerAPIError(400, 4_000_000, "Bad request.")
     static let invalidRequestRevision = ServerAPIError(400, 4_000_005, "Invalid request revision.")
     static let invalidTransactionId = ServerAPIError(400, 4_000_006, "Invalid transaction id.")

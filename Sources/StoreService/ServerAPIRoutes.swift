@@ -31,17 +31,15 @@ struct ServerAPIRoutes {
 
     // MARK: Authentication
 
-    private struct Unauthorized: Error {}
-
     private func authenticate(_ request: HTTPRequest) async throws {
-        guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { throw ServerAPIError(401, 0, "") }
+        guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { throw ServerAPIError.unauthorized }
         let token = String(header.dropFirst("Bearer ".count))
         guard let keyID = try? ServerAPIToken.keyID(of: token),
               let key = try await store.apiKeys().first(where: { $0.keyId == keyID && $0.revokedDate == nil }),
               let publicKey = try? P256PublicKey(pemRepresentation: key.publicKey),
               (try? ServerAPIToken.verify(token, publicKey: publicKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: store.identity.bundleId,
                                           now: wallClock.now())) != nil
-        else { throw ServerAPIError(401, 0, "") }
+        else { throw ServerAPIError.unauthorized }
     }
 
     // MARK: Routing

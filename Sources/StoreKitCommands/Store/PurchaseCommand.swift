@@ -74,7 +74,8 @@ struct PurchaseCommand: Command {
         switch outcome {
         case .success(let signed):
             if json {
-                console.print(try PrettyJSON.string(from: ["result": "success", "transaction": StoreAccess.payloadObject(signed.jws), "jws": signed.jws]))
+                console.print(try PrettyJSON.string(from: ["result": "success", "orderId": signed.transaction.orderID,
+                                                           "transaction": StoreAccess.payloadObject(signed.jws), "jws": signed.jws]))
             } else {
                 console.print("success: \(StoreAccess.line(signed.transaction))")
             }

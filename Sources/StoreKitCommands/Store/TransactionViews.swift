@@ -57,7 +57,7 @@ struct TransactionsCommand: Command {
         case .interrupted: state = "interrupted"
         case .declined: state = "declined"
         }
-        return ["account": transaction.account, "state": state, "finished": transaction.isFinished,
+        return ["account": transaction.account, "state": state, "finished": transaction.isFinished, "orderId": transaction.orderID,
                 "transaction": StoreAccess.payloadObject(signed.jws)]
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
