@@ -34,7 +34,8 @@ public enum StoreDirectory {
     ///
     /// - Parameter start: The manual clock's starting time (ignored for the real clock).
     public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
-                              clockMode: ClockMode, start: Date, identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+                              clockMode: ClockMode, start: Date, ocspURL: String? = nil,
+                              identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
         let fileManager = FileManager.default
         let database = databaseURL(in: directory)
         if fileManager.fileExists(atPath: database.path) { throw .storage("\(directory.path) already holds a store") }
@@ -51,7 +52,7 @@ public enum StoreDirectory {
         do throws(AppStoreError) {
             let authority: CertificateAuthority
             do {
-                authority = try CertificateAuthority.make()
+                authority = try CertificateAuthority.make(ocspURL: ocspURL)
                 created.append(authorityURL(in: directory))
                 try authority.save(to: authorityURL(in: directory))
             } catch {
@@ -104,6 +105,13 @@ public enum StoreDirectory {
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)
+    }
+
+    /// The certificate authority of a store directory (with its private keys: a server's OCSP responder signs with them).
+    public static func authority(at directory: URL) throws(AppStoreError) -> CertificateAuthority {
+        do { return try CertificateAuthority.load(from: authorityURL(in: directory)) } catch {
+            throw .storage("the store's certificate authority is damaged: \(error)")
+        }
     }
 
     /// The clock mode a store directory was created with.

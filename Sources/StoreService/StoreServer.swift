@@ -24,13 +24,16 @@ public final class StoreServer: Sendable {
     private let delivery: Task<Void, Never>
 
     /// Starts serving `store` on `host:port` (`port` 0 picks a free one).
-    public init(store: SimulatedAppStore, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
+    ///
+    /// - Parameter authority: The store's certificate authority, with its keys: given, the server
+    ///   answers OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
+    public init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
         self.store = store
         let devices = InProcessStoreTransport(store: store)
         self.devices = devices
         let stopping = StopSignal()
         self.stopping = stopping
-        let router = Router(store: store, devices: devices, stopping: stopping)
+        let router = Router(store: store, devices: devices, stopping: stopping, authority: authority)
         http = try HTTPServer(host: host, port: port) { request in await router.route(request) }
         let deliverer = NotificationDeliverer(store: store)
         delivery = Task { await deliverer.run() }
@@ -55,10 +58,12 @@ struct Router: Sendable {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
     let stopping: StopSignal
+    let authority: CertificateAuthority?
 
     func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
         if segments.first == "inApps" { return await ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).handle(request) }
+        if segments.first == "ocsp" { return await ocsp(request, path: Array(segments.dropFirst())) }
         do {
             switch Array(segments.prefix(2)) {
             case ["v1", "devices"]:
@@ -80,6 +85,21 @@ struct Router: Sendable {
         } catch {
             return APIError(status: 500, family: "other", code: "failed", message: "\(error)").response
         }
+    }
+
+    /// The OCSP responder of the store's authority: `POST /ocsp` with a DER request, or
+    /// `GET /ocsp/{base64 request}`; answers with real time (verifiers compare with their own clocks).
+    private func ocsp(_ request: HTTPRequest, path: [String]) async -> HTTPResponse {
+        guard let authority else { return .text(404, "this server has no OCSP responder") }
+        let der: Data?
+        switch (request.method, path.count) {
+        case ("POST", 0): der = request.body
+        case ("GET", 1): der = Data(base64Encoded: path[0])
+        default: return .text(405, "OCSP requests are POSTed to /ocsp or sent as GET /ocsp/{base64}")
+        }
+        let revoked = (try? await store.revokedCertificates()) ?? []
+        let answer = authority.ocspResponse(to: der ?? Data(), revoked: revoked, now: SystemStoreClock().now())
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/ocsp-response")], body: answer)
     }
 
     /// `GET /v1/store/configuration` (the `.storekit` file the store sells) and `GET /v1/store` (its identity).

@@ -30,9 +30,11 @@ public struct CertificateAuthority: Sendable {
     ///     and "`name` Signing".
     ///   - notBefore: The start of validity of all three certificates.
     ///   - notAfter: The end of validity of all three certificates.
+    ///   - ocspURL: The OCSP responder the intermediate and signing certificates name
+    ///     (`authorityInfoAccess`), so verifiers with online checks can ask it (`storekit serve` answers at `/ocsp`).
     public static func make(name: String = "OpenStoreKit Local App Store",
                             notBefore: Date = defaultNotBefore,
-                            notAfter: Date = defaultNotAfter) throws(SigningError) -> CertificateAuthority {
+                            notAfter: Date = defaultNotAfter, ocspURL: String? = nil) throws(SigningError) -> CertificateAuthority {
         guard notBefore < notAfter else { throw SigningError("the validity period ends before it starts") }
         let rootKey = try P256PrivateKey.generate()
         let intermediateKey = try P256PrivateKey.generate()
@@ -42,7 +44,7 @@ public struct CertificateAuthority: Sendable {
                       markers: [String]) throws(SigningError) -> CertificateTemplate {
             CertificateTemplate(role: role, serialNumber: try serialNumber(for: key),
                                 subject: [("CN", commonName), ("OU", "Local App Store"), organization, ("C", "US")],
-                                notBefore: notBefore, notAfter: notAfter, markerExtensionOIDs: markers)
+                                notBefore: notBefore, notAfter: notAfter, markerExtensionOIDs: markers, ocspURL: ocspURL)
         }
         let rootTemplate = try template(.root, "\(name) Root CA", key: rootKey, markers: [])
         let intermediateTemplate = try template(.intermediate, "\(name) Intermediate CA", key: intermediateKey,

@@ -20,15 +20,18 @@ package struct CertificateTemplate: Sendable {
     package var notAfter: Date
     /// Dotted OIDs added as non-critical marker extensions whose value is DER NULL, as Apple's are.
     package var markerExtensionOIDs: [String]
+    /// Where the issuer's OCSP responder answers for this certificate (`authorityInfoAccess`), if anywhere.
+    package var ocspURL: String?
 
     package init(role: Role, serialNumber: UInt64, subject: [(String, String)], notBefore: Date, notAfter: Date,
-                 markerExtensionOIDs: [String]) {
+                 markerExtensionOIDs: [String], ocspURL: String? = nil) {
         self.role = role
         self.serialNumber = serialNumber
         self.subject = subject
         self.notBefore = notBefore
         self.notAfter = notAfter
         self.markerExtensionOIDs = markerExtensionOIDs
+        self.ocspURL = ocspURL
     }
 }
 
@@ -72,7 +75,8 @@ package enum CertificateBuilder {
         case .leaf:
             standard = [(NID_basic_constraints, "critical,CA:FALSE"), (NID_key_usage, "critical,digitalSignature")]
         }
-        let identifiers = [(NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")]
+        var identifiers = [(NID_subject_key_identifier, "hash"), (NID_authority_key_identifier, "keyid:always")]
+        if let url = template.ocspURL, template.role != .root { identifiers.append((NID_info_access, "OCSP;URI:\(url)")) }
         for (nid, value) in standard + identifiers {
             guard let extensionValue = X509V3_EXT_conf_nid(nil, &context, nid, value) else {
                 throw OpenSSLFailure("making extension \(nid)")

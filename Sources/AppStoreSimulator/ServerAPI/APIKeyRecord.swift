@@ -1,3 +1,4 @@
+import AppStoreSigning
 import Foundation
 
 /// An In-App Purchase key the store's App Store Server API accepts (`storekit api-key create`).
@@ -63,6 +64,29 @@ extension SimulatedAppStore {
             guard keys[index].revokedDate == nil else { return }
             keys[index].revokedDate = clock.now()
             change.ledger.meta[APIKeyMeta.keys] = try Self.encode(keys)
+        }
+    }
+}
+
+extension SimulatedAppStore {
+    static let revokedCertificatesKey = "revokedCertificates"
+
+    /// The certificates of the store's authority its OCSP responder reports revoked.
+    public func revokedCertificates() throws(AppStoreError) -> Set<CertificateAuthority.Member> {
+        try reading { () throws(AppStoreError) in try storedRevokedCertificates() }
+    }
+
+    private func storedRevokedCertificates() throws(AppStoreError) -> Set<CertificateAuthority.Member> {
+        guard let text = ledger.meta(Self.revokedCertificatesKey) else { return [] }
+        return Set(try Self.decode([String].self, text).compactMap(CertificateAuthority.Member.init(rawValue:)))
+    }
+
+    /// Revokes a certificate of the store's authority (`storekit ca revoke`): verifiers with online
+    /// checks then refuse everything the store signs.
+    public func revokeCertificate(_ member: CertificateAuthority.Member) throws(AppStoreError) {
+        try writing { (change) throws(AppStoreError) in
+            let revoked = try storedRevokedCertificates().union([member])
+            change.ledger.meta[Self.revokedCertificatesKey] = try Self.encode(revoked.map(\.rawValue).sorted())
         }
     }
 }

@@ -33,7 +33,8 @@ struct ServeCommand: Command {
         let mode = try clock ?? StoreDirectory.clockMode(at: url)
         let store = try StoreDirectory.open(at: url, clockMode: mode)
         let server: StoreServer
-        do { server = try StoreServer(store: store, host: host, port: port) } catch { throw CommandFailure(error.description) }
+        let authority = try StoreDirectory.authority(at: url)
+        do { server = try StoreServer(store: store, authority: authority, host: host, port: port) } catch { throw CommandFailure(error.description) }
         var lifecycle: Task<Void, Never>?
         if mode == .real {
             // The server plays the renewals; commands and other servers leave them to it.

@@ -1,4 +1,5 @@
 import AppStoreSigning
+import AppStoreSimulator
 import Foundation
 
 /// `storekit ca init`: makes a local certificate authority shaped like Apple's signing chain.
@@ -93,5 +94,27 @@ enum CertificateAuthorityLocation {
             return try CertificateAuthority.load(from: nested)
         }
         return try CertificateAuthority.load(from: url)
+    }
+}
+
+/// `storekit ca revoke`: the store's OCSP responder reports a certificate of its authority revoked.
+struct CertificateAuthorityRevoke: Command {
+    static let name = "ca revoke"
+    static let abstract = "Make a store's OCSP responder (storekit serve) report its intermediate or signing certificate revoked."
+    static let usage = "DIR intermediate|leaf"
+
+    var directory: String
+    var member: CertificateAuthority.Member
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        let text = try arguments.positional("intermediate|leaf")
+        guard let member = CertificateAuthority.Member(rawValue: text) else { throw ValidationError("revoke intermediate or leaf, not \(text)") }
+        self.member = member
+    }
+
+    func run(console: Console) async throws {
+        try await StoreAccess.open(directory).revokeCertificate(member)
+        console.print("revoked the \(member == .leaf ? "signing" : "intermediate") certificate; verifiers with online checks now refuse what the store signs")
     }
 }

@@ -9,7 +9,10 @@ import StoreKitCatalog
 struct StoreCreate: Command {
     static let name = "store create"
     static let abstract = "Create a local App Store in DIR from a .storekit file."
-    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|LocalTesting] [--clock manual|real] [--start DATE] [--app-version V]"
+    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|LocalTesting] [--clock manual|real] [--start DATE] [--app-version V] [--ocsp-url URL|none]"
+
+    /// Where the store's certificates say their OCSP responder is: `storekit serve` on `make serve`'s port.
+    static let defaultOCSPURL = "http://127.0.0.1:8080/ocsp"
 
     var directory: String
     var configurationPath: String
@@ -18,6 +21,7 @@ struct StoreCreate: Command {
     var clock: StoreDirectory.ClockMode
     var start: Date?
     var appVersion: String
+    var ocspURL: String?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         configurationPath = try arguments.requiredValue("--config")
@@ -29,6 +33,10 @@ struct StoreCreate: Command {
         clock = try arguments.value("--clock", expected: "manual or real") { StoreDirectory.ClockMode(rawValue: $0) } ?? .manual
         start = try arguments.value("--start", expected: "a date such as 2026-01-01 or 2026-01-01T09:30:00Z") { StoreAccess.date($0) }
         appVersion = try arguments.value("--app-version") ?? "1"
+        let ocsp = try arguments.value("--ocsp-url", expected: "an http URL or none") { text -> String? in
+            text == "none" ? "" : (URL(string: text)?.scheme == "http" ? text : nil)
+        } ?? Self.defaultOCSPURL
+        ocspURL = ocsp.isEmpty ? nil : ocsp
         directory = try arguments.positional("DIR")
     }
 
@@ -42,7 +50,7 @@ struct StoreCreate: Command {
         let identity = StoreIdentity(bundleId: bundleId, environment: environment, applicationVersion: appVersion,
                                      originalApplicationVersion: appVersion)
         let store = try StoreDirectory.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
-                                              clockMode: clock, start: start)
+                                              clockMode: clock, start: start, ocspURL: ocspURL)
         let catalog = await store.catalog()
         console.print("created a \(environment.rawValue) store for \(bundleId) in \(directory)")
         console.print("\(catalog.products.count) products, storefront \(catalog.storefront.countryCode), \(clock.rawValue) clock at \(StoreAccess.iso(await store.now))")

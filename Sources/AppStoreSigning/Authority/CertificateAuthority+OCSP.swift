@@ -1,0 +1,43 @@
+import COpenSSL
+import Foundation
+
+extension CertificateAuthority {
+    /// The certificates of an authority that an OCSP responder answers for.
+    public enum Member: String, CaseIterable, Sendable {
+        case intermediate, leaf
+    }
+
+    /// Answers an OCSP request (DER) about the intermediate or the signing certificate, as the
+    /// authority's own responder: good, or revoked for the members in `revoked`, at `now`, signed by
+    /// the certificate's issuer. A request that cannot be read gets `malformedRequest`; one about a
+    /// certificate this authority did not issue gets `unauthorized`.
+    public func ocspResponse(to request: Data, revoked: Set<Member>, now: Date) -> Data {
+        let pairs: [(Member, Certificate, Certificate, P256PrivateKey)] = [
+            (.leaf, signingCertificate, intermediateCertificate, intermediateKey),
+            (.intermediate, intermediateCertificate, rootCertificate, rootKey),
+        ]
+        let seconds = time_t(max(0, min(now.timeIntervalSince1970, 253_402_300_799)))
+        for (member, certificate, issuer, key) in pairs {
+            var output: UnsafeMutablePointer<UInt8>?
+            let length = request.withUnsafeBytes { bytes -> Int32 in
+                guard let base = bytes.bindMemory(to: UInt8.self).baseAddress else { return -1 }
+                return shim_ocsp_respond(base, bytes.count, certificate.handle.pointer, issuer.handle.pointer, key.key.pointer,
+                                         revoked.contains(member) ? 1 : 0, seconds, &output)
+            }
+            if length > 0, let output {
+                defer { shim_OPENSSL_free(output) }
+                return Data(bytes: output, count: Int(length))
+            }
+            if length == -1 { return Self.refusal(OCSP_RESPONSE_STATUS_MALFORMEDREQUEST) }
+        }
+        return Self.refusal(OCSP_RESPONSE_STATUS_UNAUTHORIZED)
+    }
+
+    private static func refusal(_ status: Int32) -> Data {
+        var output: UnsafeMutablePointer<UInt8>?
+        let length = shim_ocsp_refuse(status, &output)
+        guard length > 0, let output else { return Data() }
+        defer { shim_OPENSSL_free(output) }
+        return Data(bytes: output, count: Int(length))
+    }
+}
