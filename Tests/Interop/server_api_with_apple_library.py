@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Calls every App Store Server API endpoint of a local store with Apple's own AppStoreServerAPIClient
 (PyPI app-store-server-library), only its base URL pointed at the store, and verifies every signed item
-it receives with Apple's SignedDataVerifier configured with the store's root.
+it receives with Apple's SignedDataVerifier configured with the store's root, offline and with online checks.
 
 Usage: server_api_with_apple_library.py BASE_URL KEY_JSON ROOT_DER BUNDLE_ID ENVIRONMENT SCENARIO_JSON
 
@@ -43,19 +43,23 @@ def main() -> int:
     scenario = json.load(open(scenario_path))
     client = AppStoreServerAPIClient(key["privateKey"].encode(), key["keyId"], key["issuerId"], bundle_id, Environment(environment))
     client._base_url = base_url
-    verifier = SignedDataVerifier([open(root_path, "rb").read()], False, Environment(environment), bundle_id, None)
+    root = open(root_path, "rb").read()
+    # Every item is verified twice: offline, and with online checks (OCSP to the store's responder).
+    verifiers = [SignedDataVerifier([root], online, Environment(environment), bundle_id, None) for online in (False, True)]
     report = {"calls": {}, "verified": 0, "failures": []}
 
     def verified(kind, jws):
-        method = {"transaction": verifier.verify_and_decode_signed_transaction, "renewal": verifier.verify_and_decode_renewal_info,
-                  "notification": verifier.verify_and_decode_notification, "app": verifier.verify_and_decode_app_transaction}[kind]
-        try:
-            decoded = method(jws)
-            report["verified"] += 1
-            return decoded
-        except Exception as error:  # noqa: BLE001 - every failure is reported
-            report["failures"].append(f"{kind}: {error!r}")
-            return None
+        decoded = None
+        for verifier in verifiers:
+            method = {"transaction": verifier.verify_and_decode_signed_transaction, "renewal": verifier.verify_and_decode_renewal_info,
+                      "notification": verifier.verify_and_decode_notification, "app": verifier.verify_and_decode_app_transaction}[kind]
+            try:
+                decoded = method(jws)
+                report["verified"] += 1
+            except Exception as error:  # noqa: BLE001 - every failure is reported
+                report["failures"].append(f"{kind} (online checks {verifier is verifiers[1]}): {error!r}")
+                return None
+        return decoded
 
     def call(name, body):
         try:
