@@ -37,13 +37,10 @@ final class NotificationDeliverer: Sendable {
     /// Posts what is due now; returns how many were attempted.
     func deliverDue() async -> Int {
         guard let tasks = try? await store.claimDueNotifications() else { return 0 }
-        await withTaskGroup(of: Void.self) { group in
-            for task in tasks {
-                group.addTask { [self] in
-                    let result = await post(task)
-                    try? await store.recordDeliveryAttempt(sequence: task.notification.sequence, result: result)
-                }
-            }
+        // One after another, oldest first, so a receiver gets them in the order they happened.
+        for task in tasks.sorted(by: { $0.notification.sequence < $1.notification.sequence }) {
+            let result = await post(task)
+            try? await store.recordDeliveryAttempt(sequence: task.notification.sequence, result: result)
         }
         return tasks.count
     }
