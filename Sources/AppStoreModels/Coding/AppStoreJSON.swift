@@ -48,8 +48,12 @@ public enum AppStoreJSON {
     ///
     /// A date made from whole milliseconds can come back a hair below them through `Double`;
     /// such values round to the millisecond they came from instead of dropping one.
+    /// Dates beyond what 64-bit milliseconds hold (from untrusted input) clamp to the nearest end instead of trapping.
     public static func milliseconds(from date: Date) -> Int64 {
         let exact = date.timeIntervalSince1970 * 1000
+        guard !exact.isNaN else { return 0 }
+        guard exact > -9.2e18 else { return Int64.min }
+        guard exact < 9.2e18 else { return Int64.max }
         let nearest = exact.rounded()
         if abs(exact - nearest) < 0.001 { return Int64(nearest) }
         return Int64(exact.rounded(.down))

@@ -33,6 +33,10 @@ package final class X509ChainValidator: @unchecked Sendable {
         case invalid(String)
     }
 
+    /// The range of validation times (1950 to the end of 9999), which X.509 validity dates can express.
+    static let earliestTime: Double = -631_152_000
+    static let latestTime: Double = 253_402_300_799
+
     /// Validates `leaf` through `intermediates` to one of the roots at `time`.
     package func validate(leaf: X509Handle, intermediates: [X509Handle], at time: Date) -> Outcome {
         guard let untrusted = shim_sk_X509_new_null(), let context = X509_STORE_CTX_new() else {
@@ -46,7 +50,13 @@ package final class X509ChainValidator: @unchecked Sendable {
         guard X509_STORE_CTX_init(context, store, leaf.pointer, untrusted) == 1 else {
             return .invalid(OpenSSLErrorQueue.drain(fallback: "could not start path validation"))
         }
-        X509_STORE_CTX_set_time(context, 0, time_t(time.timeIntervalSince1970.rounded(.down)))
+        // The time comes from untrusted data (a payload's signedDate): one no certificate can cover is
+        // refused here rather than converted, since converting 1e30 to time_t would trap.
+        let seconds = time.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite, seconds >= Self.earliestTime, seconds <= Self.latestTime else {
+            return .invalid("the validation time \(seconds) seconds since 1970 is outside 1950–9999")
+        }
+        X509_STORE_CTX_set_time(context, 0, time_t(seconds))
         guard X509_verify_cert(context) == 1 else {
             let reason = String(cString: X509_verify_cert_error_string(Int(X509_STORE_CTX_get_error(context))))
             OpenSSLErrorQueue.clear()
