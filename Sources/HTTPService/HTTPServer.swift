@@ -93,15 +93,41 @@ final class ServerContext: Sendable {
     }
 }
 
-/// Where request handlers run: a concurrent dispatch queue, whose threads are not Swift's cooperative pool.
+/// Where request handlers run: threads of their own, neither Swift's cooperative pool nor Dispatch's
+/// (both can be busy with a host process's own work, which must not stall the server's answers).
+///
+/// Jobs are short: a handler's task runs until it awaits, then its thread takes the next job. A job
+/// that blocks (SQLite waiting for another process's write lock) holds one thread, not the server.
 final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = HandlerExecutor()
-    private let queue = DispatchQueue(label: "HTTPService.handlers", attributes: .concurrent)
+    static let shared = HandlerExecutor(threads: 8)
+
+    private let condition = NSCondition()
+    private var jobs: [UnownedJob] = []
+
+    init(threads: Int) {
+        for index in 0..<threads {
+            let thread = Thread { [unowned self] in self.work() }
+            thread.name = "HTTPService.handler.\(index)"
+            thread.start()
+        }
+    }
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        let executor = asUnownedTaskExecutor()
-        queue.async { job.runSynchronously(on: executor) }
+        condition.lock()
+        jobs.append(job)
+        condition.signal()
+        condition.unlock()
+    }
+
+    private func work() {
+        while true {
+            condition.lock()
+            while jobs.isEmpty { condition.wait() }
+            let job = jobs.removeFirst()
+            condition.unlock()
+            job.runSynchronously(on: asUnownedTaskExecutor())
+        }
     }
 }
 

@@ -41,3 +41,18 @@ public struct SystemStoreClock: StoreClock {
         Date()
     }
 }
+
+/// The span of time a store can represent: 1970 to the end of year 9999, the range its certificates,
+/// its millisecond dates and Apple's payloads share. Anything outside is refused with a clear error.
+public enum StoreTimeRange {
+    public static let earliest = Date(timeIntervalSince1970: 0)
+    public static let latest = Date(timeIntervalSince1970: 253_402_300_799)
+
+    public static func contains(_ date: Date) -> Bool { date >= earliest && date <= latest }
+
+    static func check(_ date: Date, _ what: String) throws(AppStoreError) {
+        guard contains(date) else {
+            throw .control(.invalidAction, "\(what) \(date.timeIntervalSince1970.isFinite ? date.formatted(.iso8601) : "?") is outside the store's time, 1970-01-01 to 9999-12-31")
+        }
+    }
+}

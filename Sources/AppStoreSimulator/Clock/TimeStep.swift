@@ -16,7 +16,7 @@ public struct TimeStep: Hashable, Sendable, CustomStringConvertible {
             for character in text.dropFirst() {
                 if character == "T" { inTime = true; continue }
                 if character.isNumber { number.append(character); continue }
-                guard let value = Int(number), value >= 0 else { return nil }
+                guard let value = Int(number), (0...Self.largestComponent).contains(value) else { return nil }
                 number = ""
                 any = true
                 switch (character, inTime) {
@@ -32,7 +32,7 @@ public struct TimeStep: Hashable, Sendable, CustomStringConvertible {
             }
             guard any, number.isEmpty else { return nil }
         } else {
-            guard let unit = text.last, let value = Int(text.dropLast()), value >= 0 else { return nil }
+            guard let unit = text.last, let value = Int(text.dropLast()), (0...Self.largestComponent).contains(value) else { return nil }
             switch unit {
             case "y": years = value
             case "M": months = value
@@ -55,8 +55,13 @@ public struct TimeStep: Hashable, Sendable, CustomStringConvertible {
         components.hour = hours
         components.minute = minutes
         components.second = seconds
-        return SubscriptionPeriod.renewalCalendar.date(byAdding: components, to: start) ?? start
+        // A step the calendar cannot take lands past every date a store accepts, so advancing refuses it.
+        return SubscriptionPeriod.renewalCalendar.date(byAdding: components, to: start) ?? .distantFuture
     }
 
     public var description: String { text }
+
+    /// No component is larger than ten thousand years in seconds: anything more cannot move a store
+    /// that ends in year 9999, and larger numbers would overflow the calendar arithmetic.
+    static let largestComponent = 315_576_000_000
 }

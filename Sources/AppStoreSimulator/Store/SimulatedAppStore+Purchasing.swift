@@ -46,6 +46,9 @@ extension SimulatedAppStore {
         guard !settings.unavailableProducts.contains(product.id) else {
             throw .purchase(.productUnavailable, "\(product.id) is not for sale")
         }
+        guard request.purchaseDate == nil || product.kind == .autoRenewable else {
+            throw .control(.invalidAction, "a purchase date applies to auto-renewable subscriptions (their periods renew up to now); \(product.id) is \(product.kind.rawValue)")
+        }
         let maximumQuantity = product.kind == .consumable ? 10 : 1
         guard (1...maximumQuantity).contains(request.quantity) else {
             throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")

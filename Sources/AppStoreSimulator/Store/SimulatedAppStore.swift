@@ -67,6 +67,7 @@ public actor SimulatedAppStore {
     public static func create(configuration: StoreKitConfiguration, identity: StoreIdentity, authority: CertificateAuthority,
                               storage: any LedgerStorage, clock: any StoreClock,
                               identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+        try StoreTimeRange.check(clock.now(), "the start time")
         let configurationText = String(decoding: configuration.jsonData(), as: UTF8.self)
         let meta: [String: String] = [
             MetaKey.schema: String(schemaVersion),
@@ -187,8 +188,8 @@ public actor SimulatedAppStore {
             overrides = try SimulatedAppStore.decode(SettingsOverrides.self, try value(MetaKey.overrides))
             counters = try SimulatedAppStore.decode(LedgerCounters.self, try value(MetaKey.counters))
             let clockText = try value(MetaKey.clock)
-            guard let clockTime = Int64(clockText) else {
-                throw .storage("the ledger's clock record is damaged: \"\(clockText)\" is not a whole number of milliseconds")
+            guard let clockTime = Int64(clockText), StoreTimeRange.contains(AppStoreJSON.date(fromMilliseconds: clockTime)) else {
+                throw .storage("the ledger's clock record is damaged: \"\(clockText)\" is not a time from 1970 to 9999 in milliseconds")
             }
             self.clockTime = clockTime
         }

@@ -34,6 +34,7 @@ extension SimulatedAppStore {
         }
         let played = try withLifecycleLease(wait: true) { () throws(AppStoreError) -> Int in
             let date = target(try currentTime())
+            try StoreTimeRange.check(date, "the time to advance to")
             let played = try processDueEvents(upTo: date) { manual.set(to: $0) }
             try writing { _ in manual.set(to: date) }
             return played
@@ -82,11 +83,18 @@ extension SimulatedAppStore {
     /// in chunks, each event keeping its own date.
     static let eventsPerCommit = 512
 
+    /// How many lifecycle events one advance plays at most (a year of 10,000 monthly subscribers is 110,000).
+    static let eventsPerCall = 250_000
+
     /// Plays the events due until `limit` in order of their dates, in chunks of one commit each.
     /// The caller holds the lifecycle lease.
     private func processDueEvents(upTo limit: Date, moveClock: (Date) -> Void) throws(AppStoreError) -> Int {
         var played = 0
         while true {
+            // One call does a bounded amount of work; what was played is committed and the clock stands at it.
+            guard played < Self.eventsPerCall else {
+                throw .control(.invalidAction, "stopped after \(played) lifecycle events at \(clock.now().formatted(.iso8601)); advance again, in smaller steps")
+            }
             let chunk = try writing { (change) throws(AppStoreError) -> Int in
                 var chunk = 0
                 var last: Date?

@@ -38,12 +38,24 @@ extension SimulatedAppStore {
 
     // MARK: Buying
 
+    /// How many periods a back-dated purchase may play up to now.
+    static let backdatedPeriodLimit = 10_000
+
     func subscribe(_ request: PurchaseRequest, product: CatalogProduct, account: StoreAccount, device: StoreDevice?,
                    storefront: Storefront, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
         let info = product.subscription!
         let now = clock.now()
         let start = request.purchaseDate ?? now
         guard start <= now else { throw .control(.invalidAction, "a purchase date cannot be in the future") }
+        try StoreTimeRange.check(start, "the purchase date")
+        if start < now {
+            // Back-dating plays every period up to now in one purchase: bound that work before starting it.
+            let period = schedule.end(of: info.period, count: 1, from: start).timeIntervalSince(start)
+            let periods = now.timeIntervalSince(start) / max(period, 1)
+            guard periods <= Double(Self.backdatedPeriodLimit) else {
+                throw .control(.invalidAction, "a purchase back-dated to \(start.formatted(.iso8601)) would play \(Int(periods)) periods of \(product.id); at most \(Self.backdatedPeriodLimit)")
+            }
+        }
         if let record = ownSubscription(account: account.name, group: info.groupID),
            record.state != .expired, record.state != .revoked {
             return try changeProduct(record, to: product, request: request, device: device, inApp: inApp, change: &change)

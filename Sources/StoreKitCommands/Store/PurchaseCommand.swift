@@ -26,7 +26,10 @@ struct PurchaseCommand: Command {
         let signature = try arguments.value("--signature")
         let keyID = try arguments.value("--key-id")
         let nonce = try arguments.value("--nonce", expected: "a UUID") { UUID(uuidString: $0) }
-        let timestamp = try arguments.value("--timestamp", expected: "milliseconds since 1970") { Int64($0) }
+        let timestamp = try arguments.value("--timestamp", expected: "milliseconds since 1970, 0 or more") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
+        if signature == nil, keyID != nil || nonce != nil || timestamp != nil {
+            throw ValidationError("--key-id, --nonce and --timestamp go with a legacy promotional-offer --signature")
+        }
         let offer = try arguments.value("--offer").map { (text) throws(ValidationError) -> PurchaseOffer in
             try Self.offer(text, signature: signature, keyID: keyID, nonce: nonce, timestamp: timestamp)
         }
