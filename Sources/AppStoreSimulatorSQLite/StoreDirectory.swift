@@ -2,6 +2,9 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import StoreKitCatalog
 
 /// A local App Store kept in a directory: `store.sqlite` (the ledger) and `ca/` (its certificate authority).
@@ -29,54 +32,71 @@ public enum StoreDirectory {
 
     /// Creates a store directory: the ledger, a fresh certificate authority, and the configuration.
     ///
-    /// Refuses a directory that already holds a store. If creation fails half way, what was created is
-    /// removed again, so nothing half-made is left behind.
+    /// The store is built in a hidden sibling folder and renamed into place, so a crash at any moment
+    /// leaves either no store or a whole one. The folder is private to its owner (0700), the ledger
+    /// 0600 (it holds the `.storekit` file's offer-signing key), and the authority's root fingerprint is
+    /// recorded so that a replaced `ca/` is noticed. Refuses a folder that is not empty.
     ///
     /// - Parameter start: The manual clock's starting time (ignored for the real clock).
     public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
                               clockMode: ClockMode, start: Date, ocspURL: String? = nil,
                               identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
         let fileManager = FileManager.default
-        let database = databaseURL(in: directory)
-        if fileManager.fileExists(atPath: database.path) { throw .storage("\(directory.path) already holds a store") }
-        let existed = fileManager.fileExists(atPath: directory.path)
-        var created: [URL] = []
-        do {
-            if !existed {
-                try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
-                created.append(directory)
-            }
-        } catch {
-            throw .storage("cannot create \(directory.path): \(error.localizedDescription)")
+        if fileManager.fileExists(atPath: databaseURL(in: directory).path) { throw .storage("\(directory.path) already holds a store") }
+        if let contents = try? fileManager.contentsOfDirectory(atPath: directory.path), !contents.isEmpty {
+            throw .storage("\(directory.path) is not empty; a store is created in a new or empty folder")
+        }
+        let parent = directory.deletingLastPathComponent()
+        do { try fileManager.createDirectory(at: parent, withIntermediateDirectories: true) } catch {
+            throw .storage("cannot create \(parent.path): \(error.localizedDescription)")
+        }
+        let staging = parent.appendingPathComponent(".\(directory.lastPathComponent).creating-\(getpid())")
+        try? fileManager.removeItem(at: staging)
+        guard mkdir(staging.path, 0o700) == 0 else {
+            throw .storage("cannot create \(staging.path): \(String(cString: strerror(errno)))")
         }
         do throws(AppStoreError) {
-            let authority: CertificateAuthority
-            do {
-                authority = try CertificateAuthority.make(ocspURL: ocspURL)
-                created.append(authorityURL(in: directory))
-                try authority.save(to: authorityURL(in: directory))
-            } catch {
-                throw AppStoreError.storage("cannot create the certificate authority: \(error)")
+            try build(in: staging, configuration: configuration, identity: identity, clockMode: clockMode, start: start, ocspURL: ocspURL,
+                      identifiers: identifiers)
+            // rename(2) is atomic, and replaces an empty folder the user made for the store.
+            guard rename(staging.path, directory.path) == 0 else {
+                throw .storage("cannot move the new store into \(directory.path): \(String(cString: strerror(errno)))")
             }
-            created.append(database)
-            let storage = try SQLiteLedgerStorage(path: database.path, create: true)
-            let clock: any StoreClock = clockMode == .manual ? ManualStoreClock(startingAt: start) : SystemStoreClock()
-            let store = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
-                                                     storage: storage, clock: clock, identifiers: identifiers)
-            try storage.write { _ in
-                var changes = LedgerChanges()
-                changes.meta[clockModeKey] = clockMode.rawValue
-                return (changes, ())
-            }
-            return store
         } catch {
-            for url in created.reversed() {
-                try? fileManager.removeItem(at: url)
-                for suffix in ["-wal", "-shm"] { try? fileManager.removeItem(atPath: url.path + suffix) }
-            }
+            try? fileManager.removeItem(at: staging)
             throw error
         }
+        return try open(at: directory, identifiers: identifiers)
     }
+
+    /// Makes the authority and the ledger in `folder` and closes them again.
+    private static func build(in folder: URL, configuration: StoreKitConfiguration, identity: StoreIdentity, clockMode: ClockMode, start: Date,
+                              ocspURL: String?, identifiers: IdentifierGenerator) throws(AppStoreError) {
+        let authority: CertificateAuthority
+        do {
+            authority = try CertificateAuthority.make(ocspURL: ocspURL)
+            try authority.save(to: authorityURL(in: folder))
+        } catch {
+            throw AppStoreError.storage("cannot create the certificate authority: \(error)")
+        }
+        // The ledger file exists, private, before SQLite opens it; its journal files take its mode.
+        let database = databaseURL(in: folder).path
+        let descriptor = Glibc.open(database, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw .storage("cannot create \(database): \(String(cString: strerror(errno)))") }
+        close(descriptor)
+        let storage = try SQLiteLedgerStorage(path: database, create: true)
+        let clock: any StoreClock = clockMode == .manual ? ManualStoreClock(startingAt: start) : SystemStoreClock()
+        _ = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
+                                         storage: storage, clock: clock, identifiers: identifiers)
+        try storage.write { _ in
+            var changes = LedgerChanges()
+            changes.meta[clockModeKey] = clockMode.rawValue
+            changes.meta[rootFingerprintKey] = authority.rootCertificate.sha256Fingerprint
+            return (changes, ())
+        }
+    }
+
+    static let rootFingerprintKey = "directory.rootFingerprint"
 
     /// Opens the store in a directory.
     ///
@@ -97,11 +117,12 @@ public enum StoreDirectory {
             throw .storage("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`")
         }
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
-        let recorded = try clockMode(in: storage)
-        let mode = override ?? recorded
-        let authority: CertificateAuthority
-        do { authority = try CertificateAuthority.load(from: authorityURL(in: directory)) } catch {
-            throw .storage("the store's certificate authority is damaged: \(error)")
+        let recordedMode = try clockMode(in: storage)
+        let mode = override ?? recordedMode
+        let authority = try self.authority(at: directory)
+        let recorded = try storage.read { (reader) throws(AppStoreError) in reader.meta(rootFingerprintKey) }
+        if let recorded, recorded != authority.rootCertificate.sha256Fingerprint {
+            throw .storage("the certificate authority in \(authorityURL(in: directory).path) is not the store's: its root is \(authority.rootCertificate.sha256Fingerprint), the store was created with \(recorded)")
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)

@@ -13,17 +13,26 @@ extension CertificateAuthority {
 
     /// Writes the certificates and keys as PEM files into `directory`, creating it if needed.
     ///
-    /// Keys are written with mode 0600. Files are written to a temporary name and renamed, so a
-    /// crash never leaves half a key behind. Refuses to overwrite an existing authority.
+    /// The directory is created private to its owner (0700). Keys are created with mode 0600 from their
+    /// first byte (never readable by others, even for an instant), written to a temporary name, flushed
+    /// and renamed, so a crash never leaves half a key behind; temporary files an interrupted earlier
+    /// save left are removed first. Refuses to overwrite an existing authority.
     public func save(to directory: URL) throws(SigningError) {
         let fileManager = FileManager.default
         if fileManager.fileExists(atPath: directory.appendingPathComponent(FileName.signingKey).path) {
             throw SigningError("\(directory.path) already holds a certificate authority")
         }
         do {
-            try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)
+            try fileManager.createDirectory(at: directory.deletingLastPathComponent(), withIntermediateDirectories: true)
         } catch {
-            throw SigningError("cannot create \(directory.path): \(error.localizedDescription)")
+            throw SigningError("cannot create \(directory.deletingLastPathComponent().path): \(error.localizedDescription)")
+        }
+        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
+            throw SigningError("cannot create \(directory.path): \(String(cString: strerror(errno)))")
+        }
+        guard chmod(directory.path, 0o700) == 0 else { throw SigningError("cannot make \(directory.path) private: \(String(cString: strerror(errno)))") }
+        for leftover in (try? fileManager.contentsOfDirectory(atPath: directory.path)) ?? [] where leftover.hasSuffix(".tmp") {
+            try? fileManager.removeItem(at: directory.appendingPathComponent(leftover))
         }
         let files: [(String, String, Bool)] = [
             (FileName.rootCertificate, rootCertificate.pemRepresentation, false),
@@ -36,20 +45,27 @@ extension CertificateAuthority {
         ]
         for (name, contents, isSecret) in files {
             let target = directory.appendingPathComponent(name)
-            let temporary = directory.appendingPathComponent(".\(name).tmp")
-            do {
-                try? fileManager.removeItem(at: temporary)
-                let created = fileManager.createFile(
-                    atPath: temporary.path, contents: Data(contents.utf8),
-                    attributes: [.posixPermissions: isSecret ? 0o600 : 0o644])
-                guard created else { throw SigningError("cannot write \(temporary.path)") }
-                // rename(2) replaces leftovers of an interrupted earlier save atomically.
-                guard rename(temporary.path, target.path) == 0 else { throw SigningError("cannot rename \(temporary.path)") }
-            } catch let error as SigningError {
-                throw error
-            } catch {
-                throw SigningError("cannot write \(target.path): \(error.localizedDescription)")
+            let temporary = directory.appendingPathComponent(".\(name).\(getpid()).tmp")
+            try Self.writeNew(temporary.path, Data(contents.utf8), mode: isSecret ? 0o600 : 0o644)
+            // rename(2) replaces leftovers of an interrupted earlier save atomically.
+            guard rename(temporary.path, target.path) == 0 else {
+                unlink(temporary.path)
+                throw SigningError("cannot rename \(temporary.path): \(String(cString: strerror(errno)))")
             }
+        }
+    }
+
+    /// Creates a file that did not exist with `mode` from the start, writes and flushes it.
+    private static func writeNew(_ path: String, _ data: Data, mode: mode_t) throws(SigningError) {
+        unlink(path)
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        guard descriptor >= 0 else { throw SigningError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        let written = data.withUnsafeBytes { bytes in write(descriptor, bytes.baseAddress, bytes.count) }
+        let flushed = fsync(descriptor)
+        close(descriptor)
+        guard written == data.count, flushed == 0 else {
+            unlink(path)
+            throw SigningError("cannot write \(path)")
         }
     }
 
