@@ -16,11 +16,33 @@ final class SQLiteConnection: @unchecked Sendable {
     private let database: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
-    /// Opens a database file; with `create` false the file must already exist.
-    init(path: String, create: Bool) throws(SQLiteError) {
+    /// How a connection opens its file.
+    enum OpenMode {
+        /// Reads and writes an existing file.
+        case readWrite
+        /// Reads and writes, creating the file when it is missing.
+        case create
+        /// Reads only. With `immutable`, SQLite takes no locks and keeps no `-shm` file: for a file on
+        /// a read-only filesystem or in a folder this user cannot write, which nobody can change meanwhile.
+        case readOnly(immutable: Bool)
+    }
+
+    /// Opens a database file.
+    init(path: String, mode: OpenMode) throws(SQLiteError) {
         var handle: OpaquePointer?
-        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
-        let status = sqlite3_open_v2(path, &handle, flags, nil)
+        var location = path
+        var flags = SQLITE_OPEN_NOMUTEX
+        switch mode {
+        case .readWrite: flags |= SQLITE_OPEN_READWRITE
+        case .create: flags |= SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE
+        case .readOnly(let immutable):
+            flags |= SQLITE_OPEN_READONLY
+            if immutable {
+                flags |= SQLITE_OPEN_URI
+                location = "file:" + Self.uriPath(path) + "?immutable=1"
+            }
+        }
+        let status = sqlite3_open_v2(location, &handle, flags, nil)
         guard status == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "cannot open"
             if let handle { sqlite3_close_v2(handle) }
@@ -29,6 +51,20 @@ final class SQLiteConnection: @unchecked Sendable {
         database = handle
         // Writers queue on the write lock; a long advance commits in chunks well below this.
         sqlite3_busy_timeout(database, 60_000)
+    }
+
+    /// A file path as the path of an SQLite `file:` URI: the characters a URI gives meaning to are escaped.
+    private static func uriPath(_ path: String) -> String {
+        var escaped = ""
+        for byte in path.utf8 {
+            switch byte {
+            case UInt8(ascii: "%"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0..<0x21, 0x7F...:
+                escaped += String(format: "%%%02X", byte)
+            default:
+                escaped.unicodeScalars.append(Unicode.Scalar(byte))
+            }
+        }
+        return escaped
     }
 
     deinit {

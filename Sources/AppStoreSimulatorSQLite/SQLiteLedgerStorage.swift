@@ -21,6 +21,9 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     private let state: Mutex<State>
     /// The database file.
     public let path: String
+    /// Whether this process can only read the store: its file or folder is not writable by this user,
+    /// or it lies on a read-only filesystem. Reads work; a change is refused as read-only.
+    public let isReadOnly: Bool
 
     /// The table layout this code writes; stores written with an earlier layout are converted when opened.
     static let layoutVersion = 3
@@ -40,20 +43,30 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         if !create, !FileManager.default.fileExists(atPath: path) {
             throw .storage("\(path) does not exist")
         }
+        isReadOnly = !create && !Self.isWritable(path)
         let connection: SQLiteConnection
         do {
-            connection = try SQLiteConnection(path: path, create: create)
-            // Reading the schema makes SQLite check the file header before anything is written.
-            try connection.query("SELECT count(*) FROM sqlite_master")
-            // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
-            // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
-            // writes of the same pages.
-            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
+            if isReadOnly {
+                // Without a write-ahead log to read, nothing can have changed since the last writer
+                // closed the store, and nobody can change it while this user cannot write: read the
+                // file as immutable (no -shm file to create). With a log present, read through it.
+                let hasLog = FileManager.default.fileExists(atPath: path + "-wal")
+                connection = try SQLiteConnection(path: path, mode: .readOnly(immutable: !hasLog))
+                try connection.query("SELECT count(*) FROM sqlite_master")
+            } else {
+                connection = try SQLiteConnection(path: path, mode: create ? .create : .readWrite)
+                // Reading the schema makes SQLite check the file header before anything is written.
+                try connection.query("SELECT count(*) FROM sqlite_master")
+                // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
+                // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
+                // writes of the same pages.
+                try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
+            }
         } catch {
             throw .storage("\(path) is not a store database: \(error.message)")
         }
         do {
-            try Self.prepareLayout(connection, create: create)
+            try Self.prepareLayout(connection, create: create, readOnly: isReadOnly)
         } catch {
             throw .storage("cannot prepare the ledger in \(path): \(error.message)")
         }
@@ -68,9 +81,14 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
+    /// On a read-only store the unit of work still runs (it may find nothing to change); a change it
+    /// makes is refused with an error that says the store is read-only.
     public func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result {
-        try transaction("committing a change", begin: "BEGIN IMMEDIATE") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
+        try transaction("committing a change", begin: isReadOnly ? "BEGIN" : "BEGIN IMMEDIATE") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
             let (changes, result) = try body(reader)
+            if isReadOnly, !changes.isEmpty {
+                throw .storage("the store is read-only: \(path) cannot be written by this user (a read-only filesystem or missing write permission); reading commands still work")
+            }
             return (changes, result)
         }
     }
@@ -126,7 +144,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     /// The lease is an `flock` on `store.sqlite-lifecycle.lock`: exclusive across processes and across
     /// holders in one process, and released by the kernel when its process dies.
+    /// A read-only store gets a lease that holds nothing: no process can play events into it through
+    /// this user, and any change is refused by ``write(_:)``.
     public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
+        if isReadOnly { return ReadOnlyLease() }
         let lock = try FileLock(path: path + "-lifecycle.lock")
         guard try lock.lock(wait: wait) else { return nil }
         return lock
@@ -228,11 +249,21 @@ extension SQLiteLedgerStorage {
         """
 
     /// Creates the tables of a new store, or converts a store of layout 1, in one transaction.
-    private static func prepareLayout(_ connection: SQLiteConnection, create: Bool) throws(SQLiteError) {
+    /// Whether this user can change the database: the file and its folder (where SQLite keeps its log
+    /// and lock files) are writable, on a filesystem mounted read-write.
+    private static func isWritable(_ path: String) -> Bool {
+        let folder = (path as NSString).deletingLastPathComponent
+        return access(path, W_OK) == 0 && access(folder.isEmpty ? "." : folder, W_OK) == 0
+    }
+
+    private static func prepareLayout(_ connection: SQLiteConnection, create: Bool, readOnly: Bool) throws(SQLiteError) {
         var hasMeta = false
         try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") { row in hasMeta = row.integer(0) > 0 }
         guard hasMeta || create else { throw SQLiteError(code: 0, message: "the database holds no store") }
         if hasMeta, try currentLayout(connection) >= layoutVersion { return }
+        guard !readOnly else {
+            throw SQLiteError(code: 0, message: "the store was written by an earlier version and must be converted once, but it is read-only here")
+        }
         try connection.query("BEGIN IMMEDIATE")
         do throws(SQLiteError) {
             try connection.execute(baseTables)
@@ -407,7 +438,7 @@ extension SQLiteLedgerStorage {
         let path = directory.appendingPathComponent("commit-probe-\(UUID().uuidString).sqlite").path
         defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
         do {
-            let connection = try SQLiteConnection(path: path, create: true)
+            let connection = try SQLiteConnection(path: path, mode: .create)
             try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE probe (id INTEGER PRIMARY KEY, value TEXT NOT NULL);")
             let clock = ContinuousClock()
             let start = clock.now
@@ -425,4 +456,9 @@ extension SQLiteLedgerStorage {
             throw .storage("the commit probe failed: \(error.message)")
         }
     }
+}
+
+/// The lifecycle lease of a read-only store: there is nothing to serialize.
+private final class ReadOnlyLease: LifecycleLease {
+    func release() {}
 }

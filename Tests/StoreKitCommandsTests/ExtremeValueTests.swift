@@ -87,14 +87,14 @@ struct ExtremeValueTests {
         let scratch = try TemporaryDirectory()
         let store = try await Self.prepare(scratch)
         let database = StoreDirectory.databaseURL(in: URL(fileURLWithPath: store)).path
-        try SQLiteConnection(path: database, create: false).query("UPDATE meta SET value = ?1 WHERE key = 'clock'", [.text(value)])
+        try SQLiteConnection(path: database, mode: .readWrite).query("UPDATE meta SET value = ?1 WHERE key = 'clock'", [.text(value)])
         for arguments in [["now", store], ["transactions", store], ["advance", store, "1d"], ["purchase", store, ExampleShop.gems]] {
             let run = await CommandRun.run(arguments)
             #expect(run.status == 1, "\(arguments): \(run.standardOutput)")
             #expect(run.standardError.contains("clock record is damaged"), "\(run.standardError)")
         }
         var stored: String?
-        try SQLiteConnection(path: database, create: false).query("SELECT value FROM meta WHERE key = 'clock'") { stored = $0.text(0) }
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'clock'") { stored = $0.text(0) }
         #expect(stored == value, "the damaged value was rewritten")
     }
 }

@@ -11,7 +11,7 @@ import TestSupport
 struct LedgerMigrationTests {
     /// Turns a layout-2 database back into layout 1, as the previous version wrote it.
     static func downgradeToLayoutOne(_ path: String) throws {
-        let connection = try SQLiteConnection(path: path, create: false)
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
         var indexes: [String] = []
         try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") { row in indexes.append(row.text(0)!) }
         for index in indexes { try connection.execute("DROP INDEX \(index)") }
@@ -66,7 +66,7 @@ struct LedgerMigrationTests {
         let reopened = try StoreDirectory.open(at: directory)
         #expect(try await Self.views(reopened) == before)
         var layout: String?
-        try SQLiteConnection(path: database, create: false).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
         #expect(layout == "3")
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the

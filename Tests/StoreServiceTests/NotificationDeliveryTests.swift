@@ -108,10 +108,9 @@ struct NotificationDeliveryTests {
     func givesUp() async throws {
         let api = try await ServedServerAPI()
         defer { api.server.stop() }
-        // Nothing listens on this port.
-        let closed = try HTTPServer { _ in .text(200, "") }
-        let url = closed.url
-        closed.stop()
+        // Nothing listens on this port, and no parallel test's server can take it.
+        let refusing = try RefusingPort()
+        let url = refusing.url(path: "/notifications")
         try await api.store.apply([try SettingAssignment(key: "notificationURL", value: url.absoluteString)])
         let token = try await api.store.requestTestNotification()
         for (attempt, delay) in zip(1..., [0.0] + SimulatedAppStore.notificationRetryDelays) {
@@ -124,5 +123,6 @@ struct NotificationDeliveryTests {
         #expect(delivery.nextAttemptDate == nil)
         let status = try await api.send("GET", "/inApps/v1/notifications/test/\(token)")
         #expect((status.json?["sendAttempts"] as? [[String: Any]])?.count == 6)
+        withExtendedLifetime(refusing) {}
     }
 }

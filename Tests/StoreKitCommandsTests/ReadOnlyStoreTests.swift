@@ -1,0 +1,66 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// A store on a read-only filesystem (a read-only volume, a shipped fixture, a CI cache) can still be
+/// read by every reading command; a command that would change it says plainly that it is read-only
+/// and changes nothing.
+struct ReadOnlyStoreTests {
+    /// A read-only view of `source` at `target`, made with a read-only bind mount; nil (with the reason)
+    /// where this user may not mount.
+    static func readOnlyMount(_ source: String, at target: String) async throws -> String? {
+        let mount = URL(fileURLWithPath: "/usr/bin/mount")
+        guard FileManager.default.isExecutableFile(atPath: mount.path) else { return "no /usr/bin/mount on this machine" }
+        try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+        let bind = try await ChildProcess.run(mount, ["--bind", source, target])
+        guard bind.status == 0 else { return "this user cannot bind-mount (\(bind.standardError.trimmingCharacters(in: .whitespacesAndNewlines)))" }
+        let remount = try await ChildProcess.run(mount, ["-o", "remount,ro,bind", target])
+        guard remount.status == 0 else {
+            _ = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/umount"), [target])
+            return "this user cannot remount read-only (\(remount.standardError))"
+        }
+        return nil
+    }
+
+    @Test("a store on a read-only filesystem: reading commands answer as before, writing commands say read-only and change nothing")
+    func readOnlyFilesystem() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = scratch.path("store")
+        let view = scratch.path("read-only-view")
+        #expect(await CommandRun.run(["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"]).status == 0)
+        #expect(await CommandRun.run(["purchase", store, ExampleShop.potion, "--account", "ana", "--device", "phone"]).status == 0)
+        #expect(await CommandRun.run(["purchase", store, ExampleShop.premiumMonthly, "--account", "ana", "--device", "phone"]).status == 0)
+        let readingCommands: [[String]] = [
+            ["transactions"], ["entitlements", "--account", "ana"], ["unfinished", "--device", "phone"], ["now"],
+            ["notifications"], ["settings"], ["status", ExampleShop.plus, "--account", "ana"],
+        ]
+        var expected: [String] = []
+        for command in readingCommands {
+            let run = await CommandRun.run([command[0], store] + command.dropFirst())
+            #expect(run.status == 0, "\(command): \(run.standardError)")
+            expected.append(run.standardOutput)
+        }
+        if let reason = try await Self.readOnlyMount(store, at: view) {
+            print("skipping the read-only filesystem test: \(reason)")
+            return
+        }
+        defer { _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/umount"), arguments: [view]).waitUntilExit() }
+        for (command, output) in zip(readingCommands, expected) {
+            let run = await CommandRun.run([command[0], view] + command.dropFirst())
+            #expect(run.status == 0, "\(command) on a read-only store: \(run.standardError)")
+            #expect(run.standardOutput == output, "\(command) reads the same store")
+        }
+        let writingCommands: [[String]] = [
+            ["purchase", view, ExampleShop.potion, "--account", "ana", "--device", "phone"],
+            ["advance", view, "P1D"],
+            ["settings", view, "askToBuyEnabled", "true"],
+        ]
+        for command in writingCommands {
+            let run = await CommandRun.run(command)
+            #expect(run.status == 1, "\(command)")
+            #expect(run.standardError.contains("read-only"), "\(command): \(run.standardError)")
+        }
+        let after = await CommandRun.run(["transactions", store])
+        #expect(after.standardOutput == expected[0], "nothing was written")
+    }
+}
