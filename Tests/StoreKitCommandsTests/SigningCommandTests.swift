@@ -118,15 +118,29 @@ struct SigningCommandTests {
         }
     }
 
-    @Test("bench verify reports the three rates and the warm-cache ratio", .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+    @Test("bench verify reports the rates, the warm-cache ratio's min, median and max over rounds, on a real Apple payload",
+          .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
     func benchVerify() async throws {
-        let run = await CommandRun.run(["bench", "verify", "--json", "--seconds", "0.05",
+        let run = await CommandRun.run(["bench", "verify", "--json", "--seconds", "0.05", "--rounds", "3",
                                         "--apple-vector", SharedTestData.url("apple-vectors/real-sandbox/01-transaction-2000001024998954.jws").path,
                                         "--apple-root", SharedTestData.url("apple-vectors/apple-pki/AppleRootCA-G3.cer").path])
         #expect(run.status == 0, "\(run.standardError)")
         let report = try #require(run.jsonObject)
-        for key in ["openssl_p256_verify_per_second", "jws_verify_warm_cache_per_second", "apple_vector_cold_cache_per_second", "warm_cache_to_openssl_ratio"] {
+        for key in ["openssl_p256_verify_per_second", "jws_verify_warm_cache_per_second", "apple_vector_cold_cache_per_second", "warm_cache_to_openssl_ratio",
+                    "warm_cache_to_openssl_ratio_min", "warm_cache_to_openssl_ratio_median", "warm_cache_to_openssl_ratio_max"] {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+        let ratios = ["min", "median", "max"].map { report["warm_cache_to_openssl_ratio_\($0)"] as? Double ?? 0 }
+        #expect(ratios == ratios.sorted(), "min ≤ median ≤ max: \(ratios)")
+        #expect(report["rounds"] as? Int == 3)
+        #expect((report["payload"] as? String)?.contains("real Apple sandbox transaction") == true)
+    }
+
+    @Test("bench verify refuses meaningless rounds and windows")
+    func benchVerifyArguments() async throws {
+        for arguments in [["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "1e9"]] {
+            let run = await CommandRun.run(["bench", "verify"] + arguments)
+            #expect(run.status != 0, "\(arguments)")
         }
     }
 }

@@ -40,9 +40,20 @@ public enum AppStoreJSON {
     }
 
     /// Decodes a value with the App Store conventions.
+    ///
+    /// Types with a flat-object reader (``FlatJSONReadable``, the signed transaction) read the plain
+    /// form of their JSON in one pass; anything else about the input goes to `JSONDecoder`.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
-        try makeDecoder().decode(type, from: data)
+        if let readable = type as? any FlatJSONReadable.Type, let object = FlatJSONObject(data),
+           let value = readable.init(flat: object) as? T {
+            return value
+        }
+        return try sharedDecoder.decode(type, from: data)
     }
+
+    /// One decoder for every call: its options never change after this, and decoding with a shared
+    /// `JSONDecoder` from several threads at once is safe.
+    private static let sharedDecoder = makeDecoder()
 
     /// Whole milliseconds since 1970 for a date, truncating sub-millisecond parts.
     ///

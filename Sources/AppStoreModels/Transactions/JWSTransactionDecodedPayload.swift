@@ -102,3 +102,45 @@ public struct TransactionCommitmentInfo: Codable, Hashable, Sendable {
     /// Makes commitment info with every field absent.
     public init() {}
 }
+
+extension JWSTransactionDecodedPayload: FlatJSONReadable {
+    package init?(flat object: FlatJSONObject) {
+        var fields = FlatJSONFields(object)
+        originalTransactionId = fields.string("originalTransactionId")
+        transactionId = fields.string("transactionId")
+        webOrderLineItemId = fields.string("webOrderLineItemId")
+        bundleId = fields.string("bundleId")
+        productId = fields.string("productId")
+        subscriptionGroupIdentifier = fields.string("subscriptionGroupIdentifier")
+        purchaseDate = fields.date("purchaseDate")
+        originalPurchaseDate = fields.date("originalPurchaseDate")
+        expiresDate = fields.date("expiresDate")
+        quantity = fields.integer("quantity")
+        type = fields.enumeration("type")
+        appAccountToken = fields.uuid("appAccountToken")
+        inAppOwnershipType = fields.enumeration("inAppOwnershipType")
+        signedDate = fields.date("signedDate")
+        revocationReason = fields.enumeration("revocationReason")
+        revocationDate = fields.date("revocationDate")
+        isUpgraded = fields.bool("isUpgraded")
+        offerType = fields.enumeration("offerType")
+        offerIdentifier = fields.string("offerIdentifier")
+        environment = fields.enumeration("environment")
+        storefront = fields.string("storefront")
+        storefrontId = fields.string("storefrontId")
+        transactionReason = fields.enumeration("transactionReason")
+        currency = fields.string("currency")
+        price = fields.integer("price")
+        offerDiscountType = fields.enumeration("offerDiscountType")
+        appTransactionId = fields.string("appTransactionId")
+        offerPeriod = fields.string("offerPeriod")
+        revocationType = fields.enumeration("revocationType")
+        revocationPercentage = fields.integer("revocationPercentage")
+        fields.requireAbsent("advancedCommerceInfo")
+        billingPlanType = fields.enumeration("billingPlanType")
+        fields.requireAbsent("commitmentInfo")
+        deviceVerification = fields.string("deviceVerification")
+        deviceVerificationNonce = fields.uuid("deviceVerificationNonce")
+        if fields.needsFullDecoder { return nil }
+    }
+}

@@ -29,10 +29,7 @@ public struct CompactJWS: Sendable, Hashable {
     init(_ text: String, decodingHeader: Bool) throws(FormatError) {
         let trimmed = Self.trimmingASCIIWhitespace(text)
         let utf8 = trimmed.utf8
-        guard let firstDot = utf8.firstIndex(of: UInt8(ascii: ".")),
-              let lastDot = utf8.lastIndex(of: UInt8(ascii: ".")), firstDot != lastDot,
-              utf8[utf8.index(after: firstDot)..<lastDot].firstIndex(of: UInt8(ascii: ".")) == nil
-        else {
+        guard let (firstDot, lastDot) = Self.dots(in: utf8) else {
             let count = utf8.split(separator: UInt8(ascii: "."), omittingEmptySubsequences: false).count
             throw FormatError(description: "a compact JWS has 3 dot-separated segments, this has \(count)")
         }
@@ -52,6 +49,32 @@ public struct CompactJWS: Sendable, Hashable {
         self.compactRepresentation = trimmed
         self.encodedHeader = Substring(header)
         self.signingInputEnd = lastDot
+    }
+
+    /// The positions of the only two dots of a compact JWS, or nil when it has another number of dots.
+    ///
+    /// Searched with `memchr` (and a short backward scan) over the string's contiguous UTF-8 where there is one (a
+    /// native string): a JWS is kilobytes long and this runs for every verification.
+    private static func dots(in utf8: String.UTF8View) -> (String.Index, String.Index)? {
+        let dot = UInt8(ascii: ".")
+        let offsets: (Int, Int)?? = utf8.withContiguousStorageIfAvailable { buffer -> (Int, Int)? in
+            guard let base = buffer.baseAddress, buffer.count > 0, let first = memchr(base, Int32(dot), buffer.count) else { return nil }
+            let firstOffset = UnsafeRawPointer(first) - UnsafeRawPointer(base)
+            // The last dot sits before the signature segment, some 86 bytes from the end.
+            var lastOffset = buffer.count - 1
+            while lastOffset > firstOffset, buffer[lastOffset] != dot { lastOffset -= 1 }
+            guard firstOffset != lastOffset else { return nil }
+            let between = lastOffset - firstOffset - 1
+            if between > 0, memchr(base + firstOffset + 1, Int32(dot), between) != nil { return nil }
+            return (firstOffset, lastOffset)
+        }
+        if let offsets {
+            guard let (first, last) = offsets else { return nil }
+            return (utf8.index(utf8.startIndex, offsetBy: first), utf8.index(utf8.startIndex, offsetBy: last))
+        }
+        guard let first = utf8.firstIndex(of: dot), let last = utf8.lastIndex(of: dot), first != last,
+              utf8[utf8.index(after: first)..<last].firstIndex(of: dot) == nil else { return nil }
+        return (first, last)
     }
 
     /// The decoded header JSON (empty if the header segment is not base64url).

@@ -26,9 +26,23 @@ final class VerifiedChainCache: Sendable {
     private let state: Mutex<State>
 
     private struct State {
-        var entries: [String: Entry] = [:]
-        var lastUse: [String: UInt64] = [:]
+        var entries: [HeaderKey: (entry: Entry, lastUse: UInt64)] = [:]
         var tick: UInt64 = 0
+    }
+
+    /// A header as a dictionary key that hashes cheaply: its length and first 512 bytes, which hold the
+    /// leaf certificate's serial number and key. Equality still compares every byte, so two headers
+    /// that share a prefix only share a bucket.
+    struct HeaderKey: Hashable {
+        let header: String
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(header.utf8.count)
+            let hashed: Void? = header.utf8.withContiguousStorageIfAvailable { bytes in
+                hasher.combine(bytes: UnsafeRawBufferPointer(start: bytes.baseAddress, count: min(bytes.count, 512)))
+            }
+            if hashed == nil { hasher.combine(header) }
+        }
     }
 
     init(capacity: Int) {
@@ -39,8 +53,9 @@ final class VerifiedChainCache: Sendable {
     /// The key of a chain whose certificates are all valid at `validationTime`; with `onlineAt`,
     /// also checked for revocation no more than ``onlineLifetime`` before it.
     func signingKey(for chainKey: String, validAt validationTime: Date, onlineAt now: Date?) -> P256PublicKey? {
-        state.withLock { state in
-            guard let entry = state.entries[chainKey] else { return nil }
+        let key = HeaderKey(header: chainKey)
+        return state.withLock { state in
+            guard let entry = state.entries[key]?.entry else { return nil }
             guard entry.validFrom <= validationTime, validationTime <= entry.validUntil else { return nil }
             if let now {
                 guard let checked = entry.revocationCheckedAt, now.timeIntervalSince(checked) < Self.onlineLifetime else {
@@ -48,22 +63,21 @@ final class VerifiedChainCache: Sendable {
                 }
             }
             state.tick += 1
-            state.lastUse[chainKey] = state.tick
+            state.entries[key]?.lastUse = state.tick
             return entry.signingKey
         }
     }
 
     func insert(_ entry: Entry, for chainKey: String) {
         guard capacity > 0 else { return }
+        let key = HeaderKey(header: chainKey)
         state.withLock { state in
-            if state.entries[chainKey] == nil, state.entries.count >= capacity,
-               let oldest = state.lastUse.min(by: { $0.value < $1.value })?.key {
+            if state.entries[key] == nil, state.entries.count >= capacity,
+               let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })?.key {
                 state.entries[oldest] = nil
-                state.lastUse[oldest] = nil
             }
             state.tick += 1
-            state.entries[chainKey] = entry
-            state.lastUse[chainKey] = state.tick
+            state.entries[key] = (entry, state.tick)
         }
     }
 
