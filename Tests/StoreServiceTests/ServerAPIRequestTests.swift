@@ -2,6 +2,9 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import StoreService
 import Testing
 import TestSupport
@@ -142,12 +145,16 @@ struct ServerAPIRequestTests {
                 group.addTask {
                     var failures: [String] = []
                     for request in requests[(worker * 1_250)..<((worker + 1) * 1_250)] {
-                        // A keep-alive connection the server closed can fail one send on the client side; the request is sent again.
+                        // A pooled keep-alive connection the server closed after its idle timeout can fail a send
+                        // on the client side; the request is sent again on a new connection, where the server
+                        // must answer it.
                         let answer: Exchange
                         do {
                             answer = try await api.send(request.method, request.path, body: request.body, token: .some(token))
                         } catch is URLError {
-                            answer = try await api.send(request.method, request.path, body: request.body, token: .some(token))
+                            let fresh = URLSession(configuration: .ephemeral)
+                            defer { fresh.finishTasksAndInvalidate() }
+                            answer = try await api.send(request.method, request.path, body: request.body, token: .some(token), session: fresh)
                         }
                         let valid = answer.status < 300 || answer.apiErrorCode != nil
                         if answer.status >= 500 || !valid || answer.status == 0 {
