@@ -136,6 +136,19 @@ struct SigningCommandTests {
         #expect((report["payload"] as? String)?.contains("real Apple sandbox transaction") == true)
     }
 
+    @Test("bench renewals reports its rate beside the same run's single-thread signing rate")
+    func benchRenewals() async throws {
+        let run = await CommandRun.run(["bench", "renewals", "--json", "--subscribers", "20", "--storage", "memory"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try #require(run.jsonObject)
+        // 20 monthly subscribers renew 11 times in the year; the first, bought at its very start, renews
+        // a twelfth time at its last instant.
+        #expect(report["renewals"] as? Int == 20 * 11 + 1)
+        for key in ["renewals_per_second", "sign_per_second", "renewals_to_sign_ratio"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+    }
+
     @Test("bench verify refuses meaningless rounds and windows")
     func benchVerifyArguments() async throws {
         for arguments in [["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "1e9"]] {
