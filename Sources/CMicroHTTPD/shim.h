@@ -14,7 +14,10 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
                                                            MHD_RequestCompletedCallback completed,
                                                            unsigned int idle_timeout_seconds,
                                                            unsigned int connection_limit) {
-    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+    /* poll(), not select(): with select() libmicrohttpd drops every connection whose descriptor is
+       1024 or more (FD_SETSIZE) without an answer, which a busy process (a test run, a server that
+       also holds many files) reaches. */
+    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,

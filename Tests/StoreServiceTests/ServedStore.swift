@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
@@ -97,7 +98,7 @@ struct Exchange {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.detachedData(for: request)
         let http = response as? HTTPURLResponse
         return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
     }

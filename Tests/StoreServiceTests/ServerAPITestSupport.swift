@@ -35,7 +35,7 @@ struct ServedServerAPI {
     }
 
     /// Sends a request to the API; `token` nil sends none.
-    func send(_ method: String, _ path: String, body: Data? = nil, token: String?? = .none, session: URLSession = .shared) async throws -> Exchange {
+    func send(_ method: String, _ path: String, body: Data? = nil, token: String?? = .none) async throws -> Exchange {
         var request = URLRequest(url: URL(string: server.url.absoluteString + path)!)
         request.httpMethod = method
         request.httpBody = body
@@ -44,7 +44,7 @@ struct ServedServerAPI {
         case .some(let value?): request.setValue("Bearer \(value)", forHTTPHeaderField: "Authorization")
         case .some(nil): break
         }
-        let (data, response) = try await session.data(for: request)
+        let (data, response) = try await URLSession.shared.detachedData(for: request)
         let http = response as? HTTPURLResponse
         return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
     }
