@@ -16,8 +16,10 @@ extension SimulatedAppStore {
 
     /// Takes the notifications whose delivery attempt is due on the store's clock, signed, and claims
     /// them for a minute so that another sender (a second server) does not post them too.
+    /// With nothing due (the usual case for a poll) only a read is made, not a write.
     public func claimDueNotifications(limit: Int = 16) throws(AppStoreError) -> [NotificationDeliveryTask] {
-        try writing { (change) throws(AppStoreError) -> [NotificationDeliveryTask] in
+        guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return [] }
+        return try writing { (change) throws(AppStoreError) -> [NotificationDeliveryTask] in
             guard let text = settings.notificationURL, let url = URL(string: text) else { return [] }
             let now = clock.now()
             var tasks: [NotificationDeliveryTask] = []
@@ -65,10 +67,5 @@ extension SimulatedAppStore {
         try reading { () throws(AppStoreError) in
             try ledger.notifications(from: start, to: end, after: sequence, limit: limit).map { (record) throws(AppStoreError) in (record, try signed(record)) }
         }
-    }
-
-    /// The account a transaction belongs to, if the transaction exists.
-    public func accountOfTransaction(_ id: UInt64) throws(AppStoreError) -> String? {
-        try reading { ledger.transaction(id)?.account }
     }
 }

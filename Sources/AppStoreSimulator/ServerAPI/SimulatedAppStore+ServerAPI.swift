@@ -17,7 +17,7 @@ extension SimulatedAppStore {
     public func customerTransactions(ofTransaction id: UInt64) throws(AppStoreError) -> [LedgerTransaction]? {
         try reading { () -> [LedgerTransaction]? in
             guard let transaction = ledger.transaction(id) else { return nil }
-            return ledger.transactions(TransactionQuery(account: transaction.account)).filter(\.isPurchased)
+            return completedTransactions(of: transaction.account)
         }
     }
 

@@ -32,8 +32,12 @@ extension SimulatedAppStore {
     }
 
     /// Takes the waiting entries of one channel of a device's feed, marking them delivered in the same commit.
+    ///
+    /// An empty feed is found with a read, so the streams and long polls that ask several times a second
+    /// do not take the ledger's write lock from the processes that purchase.
     public func takeUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions, limit: Int = .max) throws(AppStoreError) -> [LedgerUpdate] {
-        try writing { (change) throws(AppStoreError) in
+        guard try reading({ !ledger.waitingUpdates(device: name, channel: channel, limit: 1).isEmpty }) else { return [] }
+        return try writing { (change) throws(AppStoreError) in
             let waiting = ledger.waitingUpdates(device: name, channel: channel, limit: limit)
             change.ledger.deliveredUpdates = waiting.map(\.sequence)
             return waiting

@@ -95,6 +95,9 @@ extension SimulatedAppStore {
             guard played < Self.eventsPerCall else {
                 throw .control(.invalidAction, "stopped after \(played) lifecycle events at \(clock.now().formatted(.iso8601)); advance again, in smaller steps")
             }
+            // Nothing due is found with a read: a served store polls several times a second, and an idle
+            // poll must not take the write lock from the processes that purchase.
+            guard try reading({ ledger.nextEventDate(after: nil, notAfter: limit) }) != nil else { return played }
             let chunk = try writing { (change) throws(AppStoreError) -> Int in
                 var chunk = 0
                 var last: Date?
