@@ -25,10 +25,10 @@ struct AdminRoutes {
             let id = try DeviceRoutes.transactionID(captured[0])
             
             guard let transaction = try await store.ledgerTransaction(id) else { throw AppStoreError.control(.noTransactionFound, "no transaction \(id)") }
-            return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
+            return try Self.json(AdminAPI.TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
         }
         if route.match("POST", "purchases") != nil {
-            let body = try APIResponse.decode(PurchaseBody.self, from: request)
+            let body = try APIResponse.decode(AdminAPI.PurchaseBody.self, from: request)
             let offer = try body.offer.map { (offer) throws(APIError) -> PurchaseOffer in
                 guard let parsed = offer.offer else { throw .badRequest("the purchase's offer is incomplete or of an unknown kind") }
                 return PurchaseOffer(parsed)
@@ -43,7 +43,7 @@ struct AdminRoutes {
                                                           appAccountToken: body.appAccountToken, offer: offer,
                                                           purchaseDate: body.purchaseDate.map { AppStoreJSON.date(fromMilliseconds: $0) },
                                                           renewalBehavior: renewal)
-            return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(transaction.id).jws), status: 201)
+            return try Self.json(AdminAPI.TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(transaction.id).jws), status: 201)
         }
         if let captured = route.match("POST", "transactions", "*", "*") {
             let id = try DeviceRoutes.transactionID(captured[0])
@@ -123,7 +123,7 @@ struct AdminRoutes {
         }
         if route.match("GET", "test-transactions") != nil {
             let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
-            return try Self.json(TestTransactionsBody(transactions: try await store.allTestTransactions(
+            return try Self.json(AdminAPI.TestTransactionsBody(transactions: try await store.allTestTransactions(
                 account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init), limit: limit)))
         }
         if route.match("PUT", "settings", "overrides") != nil {
@@ -201,7 +201,7 @@ struct AdminRoutes {
         if route.match("GET", "notifications") != nil {
             let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
             let notifications = try await store.notifications(after: Int64(try Self.number(request, "after") ?? 0), limit: limit)
-            return try Self.json(NotificationsBody(notifications: notifications.map(NotificationBody.init)))
+            return try Self.json(AdminAPI.NotificationsBody(notifications: notifications.map(AdminAPI.NotificationBody.init)))
         }
         if route.match("POST", "notifications", "test") != nil {
             return try APIResponse.json(["notificationUUID": try await store.requestTestNotification()], status: 201)
@@ -211,7 +211,7 @@ struct AdminRoutes {
 
     private func transactionResponse(_ id: UInt64) async throws -> HTTPResponse {
         guard let transaction = try await store.ledgerTransaction(id) else { return try APIResponse.json(["done": true]) }
-        return try Self.json(TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
+        return try Self.json(AdminAPI.TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
     }
 
     private func clockResponse(played: Int?) async throws -> HTTPResponse {
@@ -250,43 +250,10 @@ struct AdminRoutes {
     }
 
     struct TransactionsBody: Encodable { var transactions: [LedgerTransaction]; var nextAfter: UInt64? }
-    struct TransactionBody: Encodable { var transaction: LedgerTransaction; var signedTransaction: String }
     struct SubscriptionsBody: Encodable { var subscriptions: [SubscriptionRecord] }
-    struct TestTransactionsBody: Encodable { var transactions: [TestTransaction] }
     struct AccountsBody: Encodable { var accounts: [StoreAccount] }
     struct AccountBody: Encodable { var account: StoreAccount; var devices: [StoreDevice] }
     struct DevicesBody: Encodable { var devices: [StoreDevice] }
-    struct NotificationsBody: Encodable { var notifications: [NotificationBody] }
-
-    struct NotificationBody: Encodable {
-        var sequence: Int64
-        var notificationUUID: String
-        var notificationType: String
-        var subtype: String?
-        var transactionId: String?
-        var signedDate: Date
-        var signedPayload: String
-
-        init(_ notification: StoredNotification) {
-            sequence = notification.sequence
-            notificationUUID = notification.notificationUUID
-            notificationType = notification.type.rawValue
-            subtype = notification.subtype?.rawValue
-            transactionId = notification.transactionID.map(String.init)
-            signedDate = notification.date
-            signedPayload = notification.signedPayload
-        }
-    }
-
-    struct PurchaseBody: Decodable {
-        var productID: String
-        var account: String?
-        var quantity: Int?
-        var appAccountToken: UUID?
-        var offer: DeviceAPI.OfferBody?
-        var purchaseDate: Int64?
-        var renewal: String?
-    }
 
     struct RefundBody: Decodable { var reason: String? }
     struct ProductAccountBody: Decodable { var productID: String; var account: String? }
@@ -296,4 +263,12 @@ struct AdminRoutes {
     struct AvailabilityBody: Decodable { var available: Bool }
     struct AdvanceBody: Decodable { var by: String?; var to: Int64? }
     struct AccountChangeBody: Decodable { var storefront: String?; var askToBuy: Bool?; var familyGroup: String?; var devices: [String]? }
+}
+
+extension AdminAPI.NotificationBody {
+    init(_ notification: StoredNotification) {
+        self.init(sequence: notification.sequence, notificationUUID: notification.notificationUUID, notificationType: notification.type.rawValue,
+                  subtype: notification.subtype?.rawValue, transactionId: notification.transactionID.map(String.init),
+                  signedDate: notification.date, signedPayload: notification.signedPayload)
+    }
 }

@@ -18,7 +18,6 @@ import Synchronization
 /// ledger it shares with every other process that opens the same directory.
 public final class StoreServer: Sendable {
     public let store: SimulatedAppStore
-    let devices: InProcessStoreTransport
     let http: HTTPServer
     let stopping: StopSignal
     private let delivery: Task<Void, Never>
@@ -30,7 +29,6 @@ public final class StoreServer: Sendable {
     public init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
         self.store = store
         let devices = InProcessStoreTransport(store: store)
-        self.devices = devices
         let stopping = StopSignal()
         self.stopping = stopping
         let router = Router(store: store, devices: devices, stopping: stopping, authority: authority)

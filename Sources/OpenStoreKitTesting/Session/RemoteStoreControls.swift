@@ -73,19 +73,7 @@ public struct RemoteStoreControls: StoreControls {
         }
     }
 
-    private struct TransactionBody: Decodable { var transaction: LedgerTransaction; var signedTransaction: String }
-    private struct TestTransactionsBody: Decodable { var transactions: [TestTransaction] }
     private struct ClockBody: Decodable { var now: Int64 }
-    private struct NotificationsBody: Decodable { var notifications: [NotificationBody] }
-    private struct NotificationBody: Decodable {
-        var sequence: Int64
-        var notificationUUID: String
-        var notificationType: String
-        var subtype: String?
-        var transactionId: String?
-        var signedDate: Date
-        var signedPayload: String
-    }
 
     private static func segment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text
@@ -125,26 +113,23 @@ public struct RemoteStoreControls: StoreControls {
 
     public func buyProduct(_ productID: String, account: String, quantity: Int, appAccountToken: UUID?, offer: PurchaseOffer?, purchaseDate: Date?,
                            renewalBehavior: RenewalBehavior) async throws(AppStoreError) -> LedgerTransaction {
-        var body: [String: Any] = ["productID": productID, "account": account, "quantity": quantity,
-                                   "renewal": renewalBehavior == .cancelImmediately ? "cancelImmediately" : "untilNow"]
-        if let appAccountToken { body["appAccountToken"] = appAccountToken.uuidString }
-        if let purchaseDate { body["purchaseDate"] = AppStoreJSON.milliseconds(from: purchaseDate) }
-        if let offer {
-            guard let encoded = try? JSONEncoder().encode(DeviceAPI.OfferBody(TransportOffer(offer))),
-                  let object = try? JSONSerialization.jsonObject(with: encoded) else { throw .control(.invalidAction, "cannot send the offer \(offer)") }
-            body["offer"] = object
-        }
-        return try await call("POST", "/v1/admin/purchases", body: body, as: TransactionBody.self).transaction
+        let body = AdminAPI.PurchaseBody(productID: productID, account: account, quantity: quantity, appAccountToken: appAccountToken,
+                                         offer: offer.map { DeviceAPI.OfferBody(TransportOffer($0)) },
+                                         purchaseDate: purchaseDate.map(AppStoreJSON.milliseconds(from:)),
+                                         renewal: renewalBehavior == .cancelImmediately ? "cancelImmediately" : "untilNow")
+        let encoded: Data
+        do { encoded = try JSONEncoder().encode(body) } catch { throw .control(.invalidAction, "cannot send the purchase of \(productID): \(error)") }
+        return try await call("POST", "/v1/admin/purchases", encoded: encoded, as: AdminAPI.TransactionBody.self).transaction
     }
 
     public func transaction(_ id: UInt64, device: String?) async throws(AppStoreError) -> SignedTransaction {
-        let body = try await call("GET", "/v1/admin/transactions/\(id)", as: TransactionBody.self)
+        let body = try await call("GET", "/v1/admin/transactions/\(id)", as: AdminAPI.TransactionBody.self)
         return SignedTransaction(transaction: body.transaction, jws: body.signedTransaction, simulatedVerificationFailure: nil)
     }
 
     public func ledgerTransaction(_ id: UInt64) async throws(AppStoreError) -> LedgerTransaction? {
         do {
-            return try await call("GET", "/v1/admin/transactions/\(id)", as: TransactionBody.self).transaction
+            return try await call("GET", "/v1/admin/transactions/\(id)", as: AdminAPI.TransactionBody.self).transaction
         } catch .control(.noTransactionFound, _) {
             return nil
         }
@@ -157,7 +142,7 @@ public struct RemoteStoreControls: StoreControls {
             var query = [URLQueryItem(name: "limit", value: String(min(1_000, limit - all.count)))]
             if let account { query.append(URLQueryItem(name: "account", value: account)) }
             if let cursor { query.append(URLQueryItem(name: "after", value: String(cursor))) }
-            let page = try await call("GET", "/v1/admin/test-transactions", query: query, as: TestTransactionsBody.self).transactions
+            let page = try await call("GET", "/v1/admin/test-transactions", query: query, as: AdminAPI.TestTransactionsBody.self).transactions
             all += page
             guard let last = page.last, page.count == min(1_000, limit - (all.count - page.count)) else { break }
             cursor = last.identifier
@@ -212,7 +197,7 @@ public struct RemoteStoreControls: StoreControls {
         while all.count < limit {
             let page = try await call("GET", "/v1/admin/notifications", query: [URLQueryItem(name: "after", value: String(cursor)),
                                                                                URLQueryItem(name: "limit", value: "1000")],
-                                      as: NotificationsBody.self).notifications
+                                      as: AdminAPI.NotificationsBody.self).notifications
             all += page.map {
                 StoredNotification(sequence: $0.sequence, notificationUUID: $0.notificationUUID, type: NotificationTypeV2(rawValue: $0.notificationType),
                                    subtype: $0.subtype.map(Subtype.init(rawValue:)), transactionID: $0.transactionId.flatMap { UInt64($0) },
