@@ -16,7 +16,7 @@ extension CertificateAuthority {
             (.leaf, signingCertificate, intermediateCertificate, intermediateKey),
             (.intermediate, intermediateCertificate, rootCertificate, rootKey),
         ]
-        let seconds = time_t(max(0, min(now.timeIntervalSince1970, 253_402_300_799)))
+        let seconds = time_t(max(0, min(now.timeIntervalSince1970, X509ChainValidator.latestTime)))
         for (member, certificate, issuer, key) in pairs {
             var output: UnsafeMutablePointer<UInt8>?
             let length = request.withUnsafeBytes { bytes -> Int32 in

@@ -27,13 +27,13 @@ extension CertificateAuthority {
         } catch {
             throw SigningError("cannot create \(directory.deletingLastPathComponent().path): \(error.localizedDescription)")
         }
-        guard mkdir(directory.path, 0o700) == 0 || errno == EEXIST else {
+        if mkdir(directory.path, 0o700) == 0 {
+            // A folder made here is private whatever the umask; a folder the caller already had keeps its mode.
+            guard chmod(directory.path, 0o700) == 0 else { throw SigningError("cannot make \(directory.path) private: \(String(cString: strerror(errno)))") }
+        } else if errno != EEXIST {
             throw SigningError("cannot create \(directory.path): \(String(cString: strerror(errno)))")
         }
-        guard chmod(directory.path, 0o700) == 0 else { throw SigningError("cannot make \(directory.path) private: \(String(cString: strerror(errno)))") }
-        for leftover in (try? fileManager.contentsOfDirectory(atPath: directory.path)) ?? [] where leftover.hasSuffix(".tmp") {
-            try? fileManager.removeItem(at: directory.appendingPathComponent(leftover))
-        }
+        Self.removeTemporaryFilesOfEndedSaves(in: directory)
         let files: [(String, String, Bool)] = [
             (FileName.rootCertificate, rootCertificate.pemRepresentation, false),
             (FileName.intermediateCertificate, intermediateCertificate.pemRepresentation, false),
@@ -52,6 +52,18 @@ extension CertificateAuthority {
                 unlink(temporary.path)
                 throw SigningError("cannot rename \(temporary.path): \(String(cString: strerror(errno)))")
             }
+        }
+    }
+
+    /// Removes `.NAME.PID.tmp` files that a save killed midway left behind: only this code's own names,
+    /// and only those of processes that no longer run (a save running now keeps its files).
+    private static func removeTemporaryFilesOfEndedSaves(in directory: URL) {
+        let names = [FileName.rootCertificate, FileName.intermediateCertificate, FileName.signingCertificate,
+                     FileName.rootKey, FileName.intermediateKey, FileName.signingKey]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where entry.hasSuffix(".tmp") {
+            guard let name = names.first(where: { entry.hasPrefix(".\($0).") }),
+                  let pid = pid_t(entry.dropFirst(name.count + 2).dropLast(4)) else { continue }
+            if kill(pid, 0) != 0, errno == ESRCH { unlink(directory.appendingPathComponent(entry).path) }
         }
     }
 
