@@ -79,6 +79,19 @@ struct FlatJSONReadingTests {
         return Data(("{" + members.joined(separator: ",") + "}").utf8)
     }
 
+    @Test("the flat reader reads every field of a transaction: one added to the type but not to the reader fails here")
+    func readsEveryField() throws {
+        let read = try #require(FlatJSONObject(Data(Self.fullTransaction.utf8)).flatMap(JWSTransactionDecodedPayload.init(flat:)))
+        // Nested values are left to JSONDecoder on purpose.
+        let nested: Set<String> = ["advancedCommerceInfo", "commitmentInfo"]
+        for child in Mirror(reflecting: read).children {
+            guard let label = child.label, !nested.contains(label) else { continue }
+            let isNil = Mirror(reflecting: child.value).displayStyle == .optional && Mirror(reflecting: child.value).children.isEmpty
+            #expect(!isNil, "\(label) is not set by the sample or not read by the flat reader")
+        }
+        #expect(read == (try AppStoreJSON.makeDecoder().decode(JWSTransactionDecodedPayload.self, from: Data(Self.fullTransaction.utf8))))
+    }
+
     @Test("the transaction reader and JSONDecoder agree on 10,000 mutated transactions; the reader takes the plain ones itself")
     func agreesWithJSONDecoder() throws {
         let decoder = AppStoreJSON.makeDecoder()

@@ -13,29 +13,8 @@ struct StoreProcess: Sendable {
 
     /// Runs `storekit ARGUMENTS` and waits for it to end.
     static func run(_ arguments: [String]) async throws -> StoreProcess {
-        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-process-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: scratch) }
-        let outputURL = scratch.appendingPathComponent("out")
-        let errorURL = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: outputURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errorURL.path, contents: nil)
-        let process = Process()
-        process.executableURL = BuiltTool.storekit
-        process.arguments = arguments
-        process.standardOutput = try FileHandle(forWritingTo: outputURL)
-        process.standardError = try FileHandle(forWritingTo: errorURL)
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return StoreProcess(arguments: arguments, status: status,
-                            standardOutput: String(decoding: try Data(contentsOf: outputURL), as: UTF8.self),
-                            standardError: String(decoding: try Data(contentsOf: errorURL), as: UTF8.self))
+        let result = try await ChildProcess.run(BuiltTool.storekit, arguments)
+        return StoreProcess(arguments: arguments, status: result.status, standardOutput: result.standardOutput, standardError: result.standardError)
     }
 
     /// Starts every command at once and waits for all of them.

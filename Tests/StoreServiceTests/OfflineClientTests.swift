@@ -1,3 +1,4 @@
+import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
@@ -76,9 +77,10 @@ struct OfflineClientTests {
         var items = try #require(object["items"] as? [[String: Any]])
         let jws = try #require(items.first?["jws"] as? String)
         let parts = jws.split(separator: ".").map(String.init)
-        var payload = try #require(try JSONSerialization.jsonObject(with: Data(base64URL: parts[1])) as? [String: Any])
+        let payloadData = try #require(Base64URL.decode(parts[1]))
+        var payload = try #require(try JSONSerialization.jsonObject(with: payloadData) as? [String: Any])
         payload["productId"] = ExampleShop.wizard
-        let forged = try JSONSerialization.data(withJSONObject: payload).base64URLEncodedString()
+        let forged = try Base64URL.encode(JSONSerialization.data(withJSONObject: payload))
         items[0]["jws"] = [parts[0], forged, parts[2]].joined(separator: ".")
         object["items"] = items
         try JSONSerialization.data(withJSONObject: object).write(to: file)
@@ -86,18 +88,5 @@ struct OfflineClientTests {
         #expect(results.count == 1)
         guard case .unverified(_, let error)? = results.first else { throw TestFailure("a forged entitlement verified") }
         #expect(error == .invalidSignature)
-    }
-}
-
-extension Data {
-    init(base64URL text: String) throws {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        guard let data = Data(base64Encoded: base64) else { throw TestFailure("not base64url: \(text.prefix(20))") }
-        self = data
-    }
-
-    func base64URLEncodedString() -> String {
-        base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

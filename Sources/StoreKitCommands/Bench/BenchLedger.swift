@@ -175,11 +175,6 @@ struct BenchLedgerProbe: Command {
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
-}
-
 /// What `bench ledger` sells: the benchmarks' catalog.
 enum BenchStoreFile {
     static let nonConsumable = "bench.unlock.a"

@@ -55,16 +55,7 @@ struct BenchRenewals: Command {
     /// Transactions signed per second on this thread with a local authority: an ES256 JWS with the x5c chain.
     static func signRate() throws -> Double {
         let signer = try CertificateAuthority.make().makeSigner()
-        var transaction = JWSTransactionDecodedPayload()
-        transaction.transactionId = "2000000000000002"
-        transaction.originalTransactionId = "2000000000000001"
-        transaction.bundleId = "com.example.bench"
-        transaction.productId = "bench.monthly"
-        transaction.type = .autoRenewableSubscription
-        transaction.transactionReason = .renewal
-        transaction.purchaseDate = Date(timeIntervalSince1970: 1_767_225_600)
-        transaction.expiresDate = Date(timeIntervalSince1970: 1_769_904_000)
-        transaction.signedDate = Date(timeIntervalSince1970: 1_767_225_600)
+        let transaction = BenchmarkSample.transaction
         return try BenchmarkTimer.rate(seconds: 1) { _ = try signer.sign(transaction) }
     }
 
@@ -88,6 +79,6 @@ struct BenchRenewals: Command {
         let began = clock.now
         let renewals = try await store.advanceTime(to: start.addingTimeInterval(365 * 86_400))
         let elapsed = clock.now - began
-        return (renewals, Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        return (renewals, elapsed.seconds)
     }
 }

@@ -37,15 +37,15 @@ struct BenchVerify: Command {
         let apple = try appleInputs()
         let (payload, payloadSource) = try Self.benchmarkPayload(apple: apple)
         let jws = try authority.makeSigner().sign(payload: payload)
-        let bundleId = try CompactJWS(jws).payload(as: JWSTransactionDecodedPayload.self).bundleId ?? ""
-        let environment = try CompactJWS(jws).payload(as: JWSTransactionDecodedPayload.self).environment ?? .sandbox
         let compact = try CompactJWS(jws)
+        let signed = try compact.payload(as: JWSTransactionDecodedPayload.self)
         let digest = [UInt8](Digest.sha256(compact.signingInput))
         guard let derSignature = ECDSASignature.der(fromRaw: compact.signature), let leafKey = authority.signingCertificate.p256PublicKey,
               leafKey.key.verifyDigest(derSignature: derSignature, sha256Digest: digest) else {
             throw CommandFailure("could not prepare the benchmark signature")
         }
-        let verifier = try SignedDataVerifier(rootCertificates: [authority.rootCertificate], bundleId: bundleId, environment: environment)
+        let verifier = try SignedDataVerifier(rootCertificates: [authority.rootCertificate], bundleId: signed.bundleId ?? "",
+                                              environment: signed.environment ?? .sandbox)
         _ = try verifier.verifyAndDecodeTransaction(jws)
 
         var raws: [Double] = []
@@ -105,19 +105,7 @@ struct BenchVerify: Command {
             let compact = try CompactJWS(apple.vector.jws)
             return (compact.payloadData, "a real Apple sandbox transaction's payload (\(compact.payloadData.count) bytes)")
         }
-        var transaction = JWSTransactionDecodedPayload()
-        transaction.transactionId = "2000000000000001"
-        transaction.originalTransactionId = "2000000000000001"
-        transaction.bundleId = "com.example.bench"
-        transaction.productId = "com.example.bench.monthly"
-        transaction.type = .autoRenewableSubscription
-        transaction.environment = .sandbox
-        transaction.purchaseDate = Date(timeIntervalSince1970: 1_760_000_000)
-        transaction.signedDate = Date(timeIntervalSince1970: 1_760_000_000)
-        transaction.storefront = "USA"
-        transaction.storefrontId = "143441"
-        transaction.price = 9_990
-        transaction.currency = "USD"
+        let transaction = BenchmarkSample.transaction
         let data = try AppStoreJSON.encode(transaction)
         return (data, "a synthetic transaction (\(data.count) bytes; no Apple vector at hand)")
     }

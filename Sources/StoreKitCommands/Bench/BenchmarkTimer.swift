@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// Measures how many times per second an operation runs, on this thread.
@@ -17,8 +18,34 @@ enum BenchmarkTimer {
             runs += 50
             elapsed = clock.now - start
         } while elapsed < .milliseconds(Int64(seconds * 1000))
-        let secondsElapsed = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        return Double(runs) / secondsElapsed
+        return Double(runs) / elapsed.seconds
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The benchmarks' one sample transaction: a monthly subscription's renewal as the store signs it.
+enum BenchmarkSample {
+    static var transaction: JWSTransactionDecodedPayload {
+        var transaction = JWSTransactionDecodedPayload()
+        transaction.transactionId = "2000000000000002"
+        transaction.originalTransactionId = "2000000000000001"
+        transaction.bundleId = "com.example.bench"
+        transaction.productId = "bench.monthly"
+        transaction.type = .autoRenewableSubscription
+        transaction.transactionReason = .renewal
+        transaction.environment = .sandbox
+        transaction.purchaseDate = Date(timeIntervalSince1970: 1_767_225_600)
+        transaction.expiresDate = Date(timeIntervalSince1970: 1_769_904_000)
+        transaction.signedDate = Date(timeIntervalSince1970: 1_767_225_600)
+        transaction.storefront = "USA"
+        transaction.storefrontId = "143441"
+        transaction.price = 9_990
+        transaction.currency = "USD"
+        return transaction
     }
 }
 

@@ -38,7 +38,7 @@ struct JournalConsumeCommand: Command {
         file = try arguments.positional("FILE")
         productID = try arguments.positional("PRODUCT_ID")
         keys = [try arguments.positional("KEY")]
-        while let key = try? arguments.positional("KEY") { keys.append(key) }
+        while let key = arguments.nextWord() { keys.append(key) }
     }
 
     func run(console: Console) async throws {
