@@ -220,8 +220,9 @@ extension SQLiteLedgerStorage {
             notificationRows("sequence = ?1", [.integer(sequence)]).first
         }
 
-        func notification(uuid: String) -> NotificationRecord? {
-            notificationRows("uuid = ?1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
+        func testNotification(uuid: String) -> NotificationRecord? {
+            // Written as the partial index's condition, so SQLite uses it.
+            notificationRows("type = 'TEST' AND uuid = ?1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
         }
 
         func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {

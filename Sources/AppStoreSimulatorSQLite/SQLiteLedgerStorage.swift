@@ -26,7 +26,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     public let isReadOnly: Bool
 
     /// The table layout this code writes; stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 3
+    static let layoutVersion = 4
 
     private struct State {
         let connection: SQLiteConnection
@@ -226,14 +226,25 @@ extension SQLiteLedgerStorage {
         ALTER TABLE notifications ADD COLUMN next_attempt_ms INTEGER;
         CREATE INDEX IF NOT EXISTS notifications_due ON notifications(next_attempt_ms, sequence) WHERE next_attempt_ms IS NOT NULL;
         CREATE INDEX IF NOT EXISTS notifications_by_date ON notifications(created_ms, sequence);
-        CREATE INDEX IF NOT EXISTS notifications_by_uuid ON notifications(uuid);
+        """
+
+    /// What layout 4 changes: indexes that every purchase wrote into a page of its own and that only
+    /// rare lookups read. Transactions are found by product only among non-consumables (whether an
+    /// account owns a product), so a consumable purchase adds nothing there; notifications are found
+    /// by UUID only for `TEST` notifications (the test notification token), so no purchase inserts a
+    /// random UUID into an index.
+    private static let layoutFour = """
+        DROP INDEX IF EXISTS transactions_by_account_product;
+        CREATE INDEX IF NOT EXISTS transactions_entitlement_candidates_by_product ON transactions(account, product_id, id)
+            WHERE product_kind <> 'consumable';
+        DROP INDEX IF EXISTS notifications_by_uuid;
+        CREATE INDEX IF NOT EXISTS notifications_test_by_uuid ON notifications(uuid) WHERE type = 'TEST';
         """
 
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
         CREATE INDEX IF NOT EXISTS transactions_by_account ON transactions(account, id);
-        CREATE INDEX IF NOT EXISTS transactions_by_account_product ON transactions(account, product_id, id);
         CREATE INDEX IF NOT EXISTS transactions_by_account_group ON transactions(account, group_id, id) WHERE group_id IS NOT NULL;
         CREATE INDEX IF NOT EXISTS transactions_by_original ON transactions(original_id, id);
         CREATE INDEX IF NOT EXISTS transactions_by_family_source ON transactions(family_source_id, id) WHERE family_source_id IS NOT NULL;
@@ -275,7 +286,8 @@ extension SQLiteLedgerStorage {
                     try fillLayoutTwoColumns(connection)
                     try connection.execute(layoutTwoIndexes)
                 }
-                try connection.execute(layoutThree)
+                if layout < 3 { try connection.execute(layoutThree) }
+                try connection.execute(layoutFour)
                 try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
                 var hasStore = false
                 try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
@@ -427,33 +439,6 @@ extension SQLiteLedgerStorage {
             [.integer(Int64(record.originalTransactionID)), .text(record.account), .text(record.groupID),
              record.familySourceID.map { .integer(Int64($0)) } ?? .null,
              record.nextEventDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
-        }
-    }
-}
-
-extension SQLiteLedgerStorage {
-    /// How many single-row durable commits per second SQLite manages in `directory`, with the same
-    /// settings the ledger uses (WAL, `synchronous=FULL`); the limit a durable purchase is measured against.
-    public static func durableCommitRate(in directory: URL, seconds: Double) throws(AppStoreError) -> Double {
-        let path = directory.appendingPathComponent("commit-probe-\(UUID().uuidString).sqlite").path
-        defer { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: path + suffix) } }
-        do {
-            let connection = try SQLiteConnection(path: path, mode: .create)
-            try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE probe (id INTEGER PRIMARY KEY, value TEXT NOT NULL);")
-            let clock = ContinuousClock()
-            let start = clock.now
-            var commits = 0
-            var elapsed = Duration.zero
-            repeat {
-                try connection.query("BEGIN IMMEDIATE")
-                try connection.query("INSERT INTO probe (value) VALUES (?1)", [.text(String(repeating: "x", count: 1_000))])
-                try connection.query("COMMIT")
-                commits += 1
-                elapsed = clock.now - start
-            } while elapsed < .milliseconds(Int64(seconds * 1000))
-            return Double(commits) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        } catch {
-            throw .storage("the commit probe failed: \(error.message)")
         }
     }
 }

@@ -84,7 +84,7 @@ struct ServerAPIRoutes {
         }
         if let captured = route.match("GET", "inApps", "v1", "notifications", "test", "*") {
             guard UUID(uuidString: captured[0]) != nil else { throw ServerAPIError.invalidTestNotificationToken }
-            guard let (notification, delivery) = try await store.notification(uuid: captured[0].lowercased()), notification.type == .test else {
+            guard let (notification, delivery) = try await store.testNotification(uuid: captured[0].lowercased()) else {
                 throw ServerAPIError.testNotificationNotFound
             }
             return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: Self.attempts(delivery)))

@@ -67,7 +67,7 @@ struct LedgerMigrationTests {
         #expect(try await Self.views(reopened) == before)
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
-        #expect(layout == "3")
+        #expect(layout == "4")
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.

@@ -70,23 +70,23 @@ struct NotificationDeliveryTests {
         receiver.fail(true)
         try await api.store.refundTransaction(1)
         let refund = try #require(try await api.store.notifications().last)
-        try await Self.waitFor { try await api.store.notification(uuid: refund.notificationUUID)?.1.attempts.count == 1 }
-        let firstAttempt = try #require(try await api.store.notification(uuid: refund.notificationUUID)?.1)
+        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 1 }
+        let firstAttempt = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
         #expect(firstAttempt.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE"])
         let now = try await api.store.currentTime()
         #expect(firstAttempt.nextAttemptDate == now.addingTimeInterval(3_600))
         try await api.store.advanceTime(by: 3_600)
-        try await Self.waitFor { try await api.store.notification(uuid: refund.notificationUUID)?.1.attempts.count == 2 }
-        #expect(try await api.store.notification(uuid: refund.notificationUUID)?.1.nextAttemptDate == now.addingTimeInterval(13 * 3_600))
+        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 2 }
+        #expect(try await api.store.notification(sequence: refund.sequence)?.1.nextAttemptDate == now.addingTimeInterval(13 * 3_600))
         // Back up: the retry twelve hours later arrives, with the same notificationUUID.
         receiver.fail(false)
         try await api.store.advanceTime(by: 12 * 3_600)
         try await Self.waitFor { receiver.payloads.count == 4 }
-        try await Self.waitFor { try await api.store.notification(uuid: refund.notificationUUID)?.1.attempts.count == 3 }
+        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 3 }
         let delivered = try verifier.verifyAndDecodeNotification(receiver.payloads[3])
         #expect(delivered.notificationType == .refund)
         #expect(delivered.notificationUUID == refund.notificationUUID)
-        let final = try #require(try await api.store.notification(uuid: refund.notificationUUID)?.1)
+        let final = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
         #expect(final.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"])
         #expect(final.nextAttemptDate == nil)
 
@@ -115,9 +115,9 @@ struct NotificationDeliveryTests {
         let token = try await api.store.requestTestNotification()
         for (attempt, delay) in zip(1..., [0.0] + SimulatedAppStore.notificationRetryDelays) {
             if delay > 0 { try await api.store.advanceTime(by: delay) }
-            try await Self.waitFor { try await api.store.notification(uuid: token)?.1.attempts.count == attempt }
+            try await Self.waitFor { try await api.store.testNotification(uuid: token)?.1.attempts.count == attempt }
         }
-        let delivery = try #require(try await api.store.notification(uuid: token)?.1)
+        let delivery = try #require(try await api.store.testNotification(uuid: token)?.1)
         #expect(delivery.attempts.count == 6)
         #expect(Set(delivery.attempts.map(\.result)) == ["NO_RESPONSE"])
         #expect(delivery.nextAttemptDate == nil)

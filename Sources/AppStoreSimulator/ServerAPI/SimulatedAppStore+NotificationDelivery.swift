@@ -53,10 +53,18 @@ extension SimulatedAppStore {
         }
     }
 
-    /// One outbox notification, signed, with its delivery state.
-    public func notification(uuid: String) throws(AppStoreError) -> (StoredNotification, NotificationDelivery)? {
+    /// One outbox notification by its sequence number, signed, with its delivery state.
+    public func notification(sequence: Int64) throws(AppStoreError) -> (StoredNotification, NotificationDelivery)? {
         try reading { () throws(AppStoreError) -> (StoredNotification, NotificationDelivery)? in
-            guard let record = ledger.notification(uuid: uuid) else { return nil }
+            guard let record = ledger.notification(sequence: sequence) else { return nil }
+            return (try signed(record), record.delivery)
+        }
+    }
+
+    /// A `TEST` notification from the outbox by its UUID (the test notification token), signed, with its delivery state.
+    public func testNotification(uuid: String) throws(AppStoreError) -> (StoredNotification, NotificationDelivery)? {
+        try reading { () throws(AppStoreError) -> (StoredNotification, NotificationDelivery)? in
+            guard let record = ledger.testNotification(uuid: uuid) else { return nil }
             return (try signed(record), record.delivery)
         }
     }

@@ -302,8 +302,8 @@ extension InMemoryLedgerStorage {
             return contents.notifications[index]
         }
 
-        func notification(uuid: String) -> NotificationRecord? {
-            contents.notifications.first { $0.notificationUUID == uuid }
+        func testNotification(uuid: String) -> NotificationRecord? {
+            contents.notifications.first { $0.type == .test && $0.notificationUUID == uuid }
         }
 
         func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {

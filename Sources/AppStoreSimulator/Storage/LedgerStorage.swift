@@ -84,8 +84,8 @@ public protocol LedgerReader {
     func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate]
     /// An outbox notification by sequence number.
     func notification(sequence: Int64) -> NotificationRecord?
-    /// An outbox notification by its `notificationUUID`.
-    func notification(uuid: String) -> NotificationRecord?
+    /// A `TEST` notification by its `notificationUUID` (the App Store Server API's test notification token).
+    func testNotification(uuid: String) -> NotificationRecord?
     /// Notifications whose next delivery attempt is due by `date`, oldest first, at most `limit`.
     func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord]
     /// Notifications signed from `start` to `end` (inclusive), after sequence `after`, oldest first, at most `limit`.

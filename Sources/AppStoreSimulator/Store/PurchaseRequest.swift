@@ -93,3 +93,23 @@ public enum PurchaseOutcome: Hashable, Sendable {
         case askToBuy, interrupted
     }
 }
+
+/// A purchase as committed, before the transaction handed back is signed (see
+/// ``SimulatedAppStore/purchase(_:)``): signing happens after the commit, off the store's executor.
+enum CommittedPurchase: Sendable {
+    /// Bought: the transaction, to be signed for the device that asked (server form without one) at `date`.
+    case completed(LedgerTransaction, for: StoreDevice?, at: Date, verificationFailure: VerificationErrorCode?)
+    case pending(transactionID: UInt64, reason: PurchaseOutcome.PendingReason)
+    case userCancelled
+
+    /// The outcome with its transaction signed by `store`.
+    func signed(by store: SimulatedAppStore) throws(AppStoreError) -> PurchaseOutcome {
+        switch self {
+        case .completed(let transaction, let device, let date, let failure):
+            return .success(SignedTransaction(transaction: transaction, jws: try store.sign(transaction, for: device, at: date),
+                                              simulatedVerificationFailure: failure))
+        case .pending(let id, let reason): return .pending(transactionID: id, reason: reason)
+        case .userCancelled: return .userCancelled
+        }
+    }
+}

@@ -9,17 +9,114 @@ extension SimulatedAppStore {
     /// the product, the quantity, then Ask to Buy and interrupted purchases (which make the purchase
     /// pending). A non-consumable the account already owns is given back free, as the App Store
     /// does, without a new transaction. Everything the purchase changes (the transaction, family
-    /// copies, other devices' updates, the `ONE_TIME_CHARGE` notification) is one durable commit.
-    public func purchase(_ request: PurchaseRequest) throws(AppStoreError) -> PurchaseOutcome {
-        try writing { (change) throws(AppStoreError) in
-            let settings = self.settings
-            if let failure = settings.simulatedErrors[.purchase] {
-                if failure == .generic(.userCancelled) { return .userCancelled }
-                throw failure.error(for: .purchase)
+    /// copies, other devices' updates, the `ONE_TIME_CHARGE` notification) is durable when this returns.
+    ///
+    /// Purchases in flight at once (a server's connections, an app's concurrent tasks) are committed
+    /// together: the first caller leads a group of the purchases that arrive while it waits its turn
+    /// and commits them in one transaction, and each caller returns only after that commit. Purchases
+    /// by one account (or one Family Sharing group) never share a commit, so each sees the one before
+    /// it exactly as if they had been committed one by one. The transactions handed back are signed
+    /// on another thread while the commit is written, and handed out only once it is durable.
+    public func purchase(_ request: PurchaseRequest) async throws(AppStoreError) -> PurchaseOutcome {
+        if isCommittingPurchases {
+            let turn = await withCheckedContinuation { (continuation: CheckedContinuation<GroupTurn, Never>) in
+                waitingPurchases.append(WaitingPurchase(request: request, continuation: continuation))
             }
-            if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
-            return try buy(request, inApp: true, change: &change)
+            guard case .lead = turn else {
+                guard case .done(let outcome) = turn else { preconditionFailure("a group turn is done or lead") }
+                return try outcome.get()
+            }
+        } else {
+            isCommittingPurchases = true
         }
+        // This caller leads the next group. Let purchases on their way to the store join it: wait
+        // while more keep arriving.
+        var gathered = -1
+        var rounds = 0
+        while waitingPurchases.count != gathered, rounds < 8 {
+            gathered = waitingPurchases.count
+            rounds += 1
+            await Task.yield()
+        }
+        let group = [WaitingPurchase(request: request, continuation: nil)] + waitingPurchases
+        waitingPurchases = []
+        let outcomes = await commitAndSign(group.map(\.request))
+        var own: Result<PurchaseOutcome, AppStoreError>?
+        var deferred: [WaitingPurchase] = []
+        for (waiting, outcome) in zip(group, outcomes) {
+            guard let outcome else { deferred.append(waiting); continue }
+            if let continuation = waiting.continuation { continuation.resume(returning: .done(outcome)) } else { own = outcome }
+        }
+        // The next waiting purchase leads the next group (purchases that stepped aside first).
+        waitingPurchases = deferred + waitingPurchases
+        if waitingPurchases.isEmpty {
+            isCommittingPurchases = false
+        } else {
+            waitingPurchases.removeFirst().continuation?.resume(returning: .lead)
+        }
+        guard let own else { preconditionFailure("the leading purchase is never deferred") }
+        return try own.get()
+    }
+
+    /// Commits purchases together and signs what they hand back; `nil` for a purchase that must wait
+    /// for the next group. The signing runs on another thread while the commit is written.
+    private func commitAndSign(_ requests: [PurchaseRequest]) async -> [Result<PurchaseOutcome, AppStoreError>?] {
+        var signing: Task<[Result<PurchaseOutcome, AppStoreError>?], Never>?
+        do throws(AppStoreError) {
+            _ = try commitTogether(requests) { prepared in
+                signing = Task.detached { [self] in
+                    prepared.map { outcome in
+                        outcome.map { (committed) -> Result<PurchaseOutcome, AppStoreError> in
+                            committed.flatMap { (purchase) -> Result<PurchaseOutcome, AppStoreError> in
+                                do throws(AppStoreError) { return .success(try purchase.signed(by: self)) } catch { return .failure(error) }
+                            }
+                        }
+                    }
+                }
+            }
+        } catch {
+            signing?.cancel()
+            return Array(repeating: .failure(error), count: requests.count)
+        }
+        guard let signing else { preconditionFailure("a committed group was prepared") }
+        return await signing.value
+    }
+
+    /// Commits purchases in one unit of work; a purchase whose account (or Family Sharing group) an
+    /// earlier one in the group already touched gets `nil`, to be committed next.
+    private func commitTogether(_ requests: [PurchaseRequest],
+                                beforeCommit: ([Result<CommittedPurchase, AppStoreError>?]) -> Void) throws(AppStoreError)
+        -> [Result<CommittedPurchase, AppStoreError>?] {
+        var touched: Set<String> = []
+        return try writingTogether(requests, body: { (request, change) throws(AppStoreError) -> CommittedPurchase? in
+            let account = storedAccount(request.account, in: change)
+            let customer = account?.familyGroup.map { "family \($0)" } ?? "account \(request.account)"
+            guard touched.insert(customer).inserted else { return nil }
+            return try purchaseUnit(request, change: &change)
+        }, beforeCommit: beforeCommit)
+    }
+
+    /// A purchase made inside a unit of work.
+    private func purchaseUnit(_ request: PurchaseRequest, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
+        let settings = self.settings
+        if let failure = settings.simulatedErrors[.purchase] {
+            if failure == .generic(.userCancelled) { return .userCancelled }
+            throw failure.error(for: .purchase)
+        }
+        if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
+        return try buy(request, inApp: true, change: &change)
+    }
+
+    /// A purchase waiting to be committed with others; the leading caller's own has no continuation.
+    struct WaitingPurchase {
+        let request: PurchaseRequest
+        let continuation: CheckedContinuation<GroupTurn, Never>?
+    }
+
+    /// What a waiting purchase is woken with: its outcome, or the turn to lead the next group.
+    enum GroupTurn {
+        case done(Result<PurchaseOutcome, AppStoreError>)
+        case lead
     }
 
     /// Buys a product outside the app (`SKTestSession.buyProduct`, the transaction manager): no sheet,
@@ -31,13 +128,13 @@ extension SimulatedAppStore {
         let request = PurchaseRequest(productID: productID, account: account, device: nil, quantity: quantity, appAccountToken: appAccountToken,
                                       offer: offer, purchaseDate: purchaseDate, renewalBehavior: renewalBehavior)
         let outcome = try writing { (change) throws(AppStoreError) in try buy(request, inApp: false, change: &change) }
-        guard case .success(let signed) = outcome else {
+        guard case .completed(let transaction, _, _, _) = outcome else {
             throw .control(.invalidAction, "the purchase did not complete")
         }
-        return signed.transaction
+        return transaction
     }
 
-    private func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
+    private func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         let (account, device) = try register(account: request.account, device: request.device, in: &change)
         let storefront = self.storefront(of: account)
         guard let product = catalog(storefront: storefront.countryCode).product(id: request.productID) else {
@@ -58,7 +155,7 @@ extension SimulatedAppStore {
                                  inApp: inApp, change: &change)
         }
         if product.kind == .nonConsumable, let owned = ownedTransaction(productID: product.id, account: account.name) {
-            return .success(try signed(owned, for: device))
+            return .completed(owned, for: device, at: clock.now(), verificationFailure: verificationFailure)
         }
         let now = clock.now()
         let state = initialState(inApp: inApp, account: account)
@@ -73,10 +170,8 @@ extension SimulatedAppStore {
         guard state == .purchased else {
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
         }
-        let deviceJWS = try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
-        let jws: String
-        if let existing = deviceJWS { jws = existing } else { jws = try sign(transaction, for: nil, at: now) }
-        return .success(SignedTransaction(transaction: transaction, jws: jws, simulatedVerificationFailure: verificationFailure))
+        try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
+        return .completed(transaction, for: device, at: now, verificationFailure: verificationFailure)
     }
 
     /// How a new purchase starts: waiting for a parent (Ask to Buy), interrupted, or purchased.
@@ -89,31 +184,20 @@ extension SimulatedAppStore {
     }
 
     /// Everything that follows a completed one-time purchase: delivery to the account's other devices
-    /// (or all of them when no device bought it), family copies, and the server notification.
-    ///
-    /// - Returns: The transaction signed for the purchasing device, if there is one.
-    @discardableResult
+    /// (or all of them when no device bought it), family copies, and the server notification. The
+    /// purchasing device gets the transaction as the purchase's answer, not through its updates.
     func completePurchase(_ transaction: LedgerTransaction, purchasingDevice: StoreDevice?, updateKind: LedgerUpdate.Kind,
-                          at now: Date, change: inout Change) throws(AppStoreError) -> String? {
-        var purchasingJWS: String?
-        for device in devices(of: transaction.account, including: change) {
-            if device.name == purchasingDevice?.name {
-                purchasingJWS = try sign(transaction, for: device, at: now)
-            } else {
-                try enqueueUpdate(transaction, for: device, kind: updateKind, at: now, change: &change)
-            }
-        }
-        if purchasingJWS == nil, let purchasingDevice {
-            purchasingJWS = try sign(transaction, for: purchasingDevice, at: now)
+                          at now: Date, change: inout Change) throws(AppStoreError) {
+        for device in devices(of: transaction.account, including: change) where device.name != purchasingDevice?.name {
+            try enqueueUpdate(transaction, for: device, kind: updateKind, at: now, change: &change)
         }
         try shareWithFamily(transaction, at: now, change: &change)
         try appendNotification(.oneTimeCharge, subtype: nil, transaction: transaction, at: now, change: &change)
-        return purchasingJWS
     }
 
     /// The account's current purchase of a non-consumable, its own or a family member's, if not revoked.
     func ownedTransaction(productID: String, account: String) -> LedgerTransaction? {
-        ledger.transactions(TransactionQuery(account: account, productID: productID, newestFirst: true)).first {
+        ledger.transactions(TransactionQuery(account: account, productID: productID, entitlementCandidatesOnly: true, newestFirst: true)).first {
             $0.isPurchased && !$0.isRevoked
         }
     }

@@ -92,7 +92,10 @@ extension SimulatedAppStore {
     public func latestTransaction(for productID: String, device: String? = nil, account: String? = nil) throws(AppStoreError) -> SignedTransaction? {
         try reading { () throws(AppStoreError) -> SignedTransaction? in
             let (accountName, device) = try self.account(device: device, account: account)
-            guard let latest = ledger.transactions(TransactionQuery(account: accountName, productID: productID)).filter(\.isPurchased)
+            // Non-consumables are found by product through their own index; a consumable's among the account's transactions.
+            let consumable = catalog().product(id: productID)?.kind == .consumable
+            let query = TransactionQuery(account: accountName, productID: productID, entitlementCandidatesOnly: !consumable)
+            guard let latest = ledger.transactions(query).filter(\.isPurchased)
                 .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) })
             else { return nil }
             return try signed(latest, for: device)

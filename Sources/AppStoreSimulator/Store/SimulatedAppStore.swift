@@ -45,6 +45,10 @@ public actor SimulatedAppStore {
     var updateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
     /// The lifecycle lease this store holds for good, if any (see ``holdLifecycleLease(wait:)``).
     var heldLease: (any LifecycleLease)?
+    /// Purchases waiting to be committed together (see ``purchase(_:)``).
+    var waitingPurchases: [WaitingPurchase] = []
+    /// Whether a caller is committing the waiting purchases now.
+    var isCommittingPurchases = false
 
     /// The meta keys of the ledger.
     enum MetaKey {
@@ -251,6 +255,47 @@ public actor SimulatedAppStore {
         return result
     }
 
+    /// Runs an operation for each input as one unit of work with one durable commit (group commit).
+    ///
+    /// Each run sees the ledger with the runs before it laid over it, as if they had committed one
+    /// after the other. A run that throws contributes nothing and gets its error back; the others still
+    /// commit. A run may return `nil` to step aside: it changed nothing and is run again in a later
+    /// unit. A storage failure or a failed commit fails every run. Nothing is acknowledged before the
+    /// commit; `beforeCommit` sees the results as the commit starts (to prepare what is handed out).
+    func writingTogether<Input, Result>(_ inputs: [Input], body: (Input, inout Change) throws(AppStoreError) -> Result?,
+                                        beforeCommit: ([Swift.Result<Result, AppStoreError>?]) -> Void = { _ in })
+        throws(AppStoreError) -> [Swift.Result<Result, AppStoreError>?] {
+        precondition(currentReader == nil, "units of work do not nest")
+        var committed: (change: Change, ledger: LedgerChanges, version: Int64)?
+        let results = try storage.write { (reader) throws(AppStoreError) -> (LedgerChanges, [Swift.Result<Result, AppStoreError>?]) in
+            currentReader = reader
+            defer { currentReader = nil }
+            try refresh(from: reader)
+            var change = Change(counters: counters)
+            var results: [Swift.Result<Result, AppStoreError>?] = []
+            results.reserveCapacity(inputs.count)
+            for input in inputs {
+                let before = change
+                do throws(AppStoreError) {
+                    let result = try body(input, &change)
+                    if result == nil { change = before }
+                    results.append(result.map { .success($0) })
+                } catch {
+                    if let failure = reader.failure { throw failure }
+                    change = before
+                    results.append(.failure(error))
+                }
+            }
+            if let failure = reader.failure { throw failure }
+            let ledger = try finalize(change)
+            committed = (change, ledger, reader.version)
+            beforeCommit(results)
+            return (ledger, results)
+        }
+        if let committed, !committed.ledger.isEmpty { didCommit(committed.change, committed.ledger, version: committed.version + 1) }
+        return results
+    }
+
     /// A change being prepared: ledger changes plus the counters it consumed.
     struct Change {
         var ledger = LedgerChanges()
@@ -340,13 +385,13 @@ public actor SimulatedAppStore {
     // MARK: Signing
 
     /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
-    func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
+    nonisolated func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
         let verification = device.map { (verificationID: $0.deviceVerificationID, nonce: identifiers()) }
         let payload = transaction.payload(identity: identity, signedDate: date, device: verification)
         return try sign(payload)
     }
 
-    func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
+    nonisolated func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
         do { return try signer.sign(payload) } catch { throw .storage("signing failed: \(error)") }
     }
 

@@ -42,7 +42,7 @@ extension SimulatedAppStore {
     static let backdatedPeriodLimit = 10_000
 
     func subscribe(_ request: PurchaseRequest, product: CatalogProduct, account: StoreAccount, device: StoreDevice?,
-                   storefront: Storefront, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
+                   storefront: Storefront, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         let info = product.subscription!
         let now = clock.now()
         let start = request.purchaseDate ?? now
@@ -76,25 +76,20 @@ extension SimulatedAppStore {
             change.record(transaction)
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
         }
-        let jws = try startSubscription(&transaction, at: start, offer: offer, queuedOffer: queued, purchasingDevice: device,
-                                        updateKind: .purchase, change: &change)
+        try startSubscription(&transaction, at: start, offer: offer, queuedOffer: queued, purchasingDevice: device,
+                              updateKind: .purchase, change: &change)
         if request.purchaseDate != nil, start < now {
             try catchUpBackdated(originalTransactionID: transaction.originalID, behavior: request.renewalBehavior, now: now, change: &change)
         }
         let latest = change.ledger.transactions[transaction.id] ?? transaction
-        let signed: String
-        if let existing = jws { signed = existing } else { signed = try sign(latest, for: device, at: now) }
-        return .success(SignedTransaction(transaction: latest, jws: signed, simulatedVerificationFailure: verificationFailure))
+        return .completed(latest, for: device, at: now, verificationFailure: verificationFailure)
     }
 
     /// Starts (or restarts) the subscription of a completed purchase: its first period, its record,
     /// delivery, `SUBSCRIBED` and family copies.
-    ///
-    /// - Returns: The transaction signed for the purchasing device, if there is one.
-    @discardableResult
     func startSubscription(_ transaction: inout LedgerTransaction, at start: Date, offer: SubscriptionRecord.ActiveOffer? = nil,
                            queuedOffer: SubscriptionRecord.ActiveOffer? = nil, purchasingDevice: StoreDevice? = nil,
-                           updateKind: LedgerUpdate.Kind, change: inout Change) throws(AppStoreError) -> String? {
+                           updateKind: LedgerUpdate.Kind, change: inout Change) throws(AppStoreError) {
         guard let product = catalog().product(id: transaction.productID), let info = product.subscription else {
             throw .purchase(.productUnavailable, "no subscription \(transaction.productID) in the catalog")
         }
@@ -128,28 +123,21 @@ extension SimulatedAppStore {
             appAccountToken: transaction.appAccountToken, familySourceID: nil)
         change.record(transaction)
         change.ledger.subscriptions[record.originalTransactionID] = record
-        let jws = try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
+        try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
         try appendSubscriptionNotification(.subscribed, subtype: previous == nil ? .initialBuy : .resubscribe, record: record,
                                            transaction: transaction, change: &change)
         try enqueueStatusUpdates(record, change: &change)
         try syncFamily(record, newTransaction: transaction, change: &change)
-        return jws
     }
 
-    /// Signs a transaction for the device that asked and queues it for every other device of the account.
+    /// Queues a transaction for every device of the account but the one that asked (which gets it as
+    /// the purchase's answer).
     func deliver(_ transaction: LedgerTransaction, purchasingDevice: StoreDevice?, kind: LedgerUpdate.Kind,
-                 change: inout Change) throws(AppStoreError) -> String? {
+                 change: inout Change) throws(AppStoreError) {
         let now = clock.now()
-        var jws: String?
-        for device in devices(of: transaction.account, including: change) {
-            if device.name == purchasingDevice?.name {
-                jws = try sign(transaction, for: device, at: now)
-            } else {
-                try enqueueUpdate(transaction, for: device, kind: kind, at: now, change: &change)
-            }
+        for device in devices(of: transaction.account, including: change) where device.name != purchasingDevice?.name {
+            try enqueueUpdate(transaction, for: device, kind: kind, at: now, change: &change)
         }
-        if jws == nil, let purchasingDevice { jws = try sign(transaction, for: purchasingDevice, at: now) }
-        return jws
     }
 
     // MARK: Changing products inside a group
@@ -158,7 +146,7 @@ extension SimulatedAppStore {
     /// or cancelling a pending downgrade), an upgrade or same-length crossgrade (immediate), or a
     /// downgrade or different-length crossgrade (at the next renewal).
     private func changeProduct(_ record: SubscriptionRecord, to product: CatalogProduct, request: PurchaseRequest,
-                               device: StoreDevice?, inApp: Bool, change: inout Change) throws(AppStoreError) -> PurchaseOutcome {
+                               device: StoreDevice?, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         var record = record
         let now = clock.now()
         guard let current = ledger.transaction(record.latestTransactionID),
@@ -217,13 +205,11 @@ extension SimulatedAppStore {
             record.expirationIntent = nil
             change.record(transaction)
             change.ledger.subscriptions[record.originalTransactionID] = record
-            let jws = try deliver(transaction, purchasingDevice: device, kind: .purchase, change: &change)
+            try deliver(transaction, purchasingDevice: device, kind: .purchase, change: &change)
             try appendSubscriptionNotification(offer != nil ? .offerRedeemed : .didChangeRenewalPref, subtype: .upgrade, record: record, transaction: transaction, change: &change)
             try enqueueStatusUpdates(record, change: &change)
             try syncFamily(record, newTransaction: transaction, change: &change)
-            let signed: String
-        if let existing = jws { signed = existing } else { signed = try sign(transaction, for: nil, at: now) }
-            return .success(SignedTransaction(transaction: transaction, jws: signed, simulatedVerificationFailure: verificationFailure))
+            return .completed(transaction, for: device, at: now, verificationFailure: verificationFailure)
         }
         let previousRenewalProduct = record.autoRenewProductID
         record.autoRenewProductID = product.id
@@ -236,8 +222,7 @@ extension SimulatedAppStore {
                                                transaction: current, change: &change)
         }
         try enqueueStatusUpdates(record, change: &change)
-        return .success(SignedTransaction(transaction: current, jws: try sign(current, for: device, at: now),
-                                          simulatedVerificationFailure: verificationFailure))
+        return .completed(current, for: device, at: now, verificationFailure: verificationFailure)
     }
 
     // MARK: Offers

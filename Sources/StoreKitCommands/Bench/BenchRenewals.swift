@@ -37,10 +37,10 @@ struct BenchRenewals: Command {
         report.add("storage", durable ? "sqlite" : "memory")
         report.add("small_subscribers", subscribers / 10)
         report.add("small_renewals", small.renewals)
-        report.add("small_seconds", (small.seconds * 1000).rounded() / 1000)
+        report.add("small_seconds", small.seconds.thousandths)
         report.add("subscribers", subscribers)
         report.add("renewals", large.renewals)
-        report.add("seconds", (large.seconds * 1000).rounded() / 1000)
+        report.add("seconds", large.seconds.thousandths)
         report.add("renewals_per_second", (Double(large.renewals) / large.seconds).rounded())
         report.add("simulated_subscriber_years_per_second", (Double(subscribers) / large.seconds * 10).rounded() / 10)
         // The limit of the same run: one thread signing a transaction, the work every renewal must do once.

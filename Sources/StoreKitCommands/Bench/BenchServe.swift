@@ -72,11 +72,11 @@ struct BenchServe: Command {
         report.add("clients", Self.clients)
         report.add("http_purchases_per_second", http.rounded())
         report.add("in_process_purchases_per_second", inProcess.rounded())
-        report.add("http_to_in_process_purchase_ratio", ((http / inProcess) * 1000).rounded() / 1000)
+        report.add("http_to_in_process_purchase_ratio", (http / inProcess).thousandths)
         report.add("purchase_ratio_aim", 0.5)
         report.add("api_reads_per_second", reads.rounded())
         report.add("microhttpd_hello_per_second", helloRate.rounded())
-        report.add("read_to_hello_ratio", ((reads / helloRate) * 1000).rounded() / 1000)
+        report.add("read_to_hello_ratio", (reads / helloRate).thousandths)
         report.add("read_ratio_aim", 0.5)
         console.print(try report.render(json: json))
     }

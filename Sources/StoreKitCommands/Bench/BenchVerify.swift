@@ -77,12 +77,12 @@ struct BenchVerify: Command {
         var report = BenchmarkReport(name: "bench verify")
         report.add("payload", payloadSource)
         report.add("rounds", rounds)
-        report.add("openssl_p256_verify_per_second", Self.median(raws).rounded())
-        report.add("jws_verify_warm_cache_per_second", Self.median(warms).rounded())
-        report.add("warm_cache_to_openssl_ratio_min", Self.thousandths(ratios.min() ?? 0))
-        report.add("warm_cache_to_openssl_ratio_median", Self.thousandths(Self.median(ratios)))
-        report.add("warm_cache_to_openssl_ratio_max", Self.thousandths(ratios.max() ?? 0))
-        report.add("warm_cache_to_openssl_ratio", Self.thousandths(Self.median(ratios)))
+        report.add("openssl_p256_verify_per_second", raws.median.rounded())
+        report.add("jws_verify_warm_cache_per_second", warms.median.rounded())
+        report.add("warm_cache_to_openssl_ratio_min", (ratios.min() ?? 0).thousandths)
+        report.add("warm_cache_to_openssl_ratio_median", ratios.median.thousandths)
+        report.add("warm_cache_to_openssl_ratio_max", (ratios.max() ?? 0).thousandths)
+        report.add("warm_cache_to_openssl_ratio", ratios.median.thousandths)
         report.add("warm_cache_ratio_limit", 0.75)
 
         if let (vector, root) = apple {
@@ -109,14 +109,6 @@ struct BenchVerify: Command {
         let data = try AppStoreJSON.encode(transaction)
         return (data, "a synthetic transaction (\(data.count) bytes; no Apple vector at hand)")
     }
-
-    static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        guard !sorted.isEmpty else { return 0 }
-        return sorted.count.isMultiple(of: 2) ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
-    }
-
-    static func thousandths(_ value: Double) -> Double { (value * 1000).rounded() / 1000 }
 
     /// A real Apple-signed transaction and Apple Root CA G3, from the arguments or from `../shared`.
     private func appleInputs() throws -> (vector: (jws: String, bundleId: String), root: Certificate)? {

@@ -22,6 +22,37 @@ enum BenchmarkTimer {
     }
 }
 
+extension BenchmarkTimer {
+    /// Runs an asynchronous `body` repeatedly for about `seconds` (after a short warm-up) and returns runs per second.
+    static func rate(seconds: Double, _ body: () async throws -> Void) async rethrows -> Double {
+        for _ in 0..<20 { try await body() }
+        let clock = ContinuousClock()
+        var runs = 0
+        let start = clock.now
+        var elapsed = Duration.zero
+        repeat {
+            for _ in 0..<20 { try await body() }
+            runs += 20
+            elapsed = clock.now - start
+        } while elapsed < .milliseconds(Int64(seconds * 1000))
+        return Double(runs) / elapsed.seconds
+    }
+}
+
+extension Array where Element == Double {
+    /// The middle value (the mean of the two middle values for an even count); 0 when empty.
+    var median: Double {
+        let sorted = self.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count.isMultiple(of: 2) ? (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2 : sorted[sorted.count / 2]
+    }
+}
+
+extension Double {
+    /// Rounded to three decimals, as the reports print ratios.
+    var thousandths: Double { (self * 1000).rounded() / 1000 }
+}
+
 extension Duration {
     /// The duration in seconds.
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
