@@ -7,17 +7,19 @@ extension SQLiteLedgerStorage {
     ///
     /// Valid only for ``version``: a unit of work that finds another version in the database (another
     /// process committed) drops everything; this process's own commits are written through. Absent rows
-    /// are cached too (as `.some(nil)`). Bounded: past ``capacity`` transactions or subscriptions the
-    /// cache starts over.
+    /// are cached too (as `.some(nil)`). Bounded: transactions and subscriptions are kept in two
+    /// generations of at most ``capacity`` each; when the newer one fills up, the older is dropped, so
+    /// rows read or written recently stay (a year of renewals reads each subscription's latest
+    /// transaction, written a period earlier).
     final class RowCache {
         private(set) var version: Int64 = -1
         var meta: [String: String?] = [:]
         var accounts: [String: StoreAccount?] = [:]
         var devices: [String: StoreDevice?] = [:]
         var devicesByAccount: [String: [StoreDevice]] = [:]
-        private(set) var transactions: [UInt64: LedgerTransaction?] = [:]
-        private(set) var subscriptions: [UInt64: SubscriptionRecord?] = [:]
-        let capacity = 10_000
+        private(set) var transactions = Generations<LedgerTransaction>(capacity: RowCache.capacity)
+        private(set) var subscriptions = Generations<SubscriptionRecord>(capacity: RowCache.capacity)
+        static let capacity = 10_000
 
         func reset(version: Int64) {
             self.version = version
@@ -25,17 +27,15 @@ extension SQLiteLedgerStorage {
             accounts = [:]
             devices = [:]
             devicesByAccount = [:]
-            transactions = [:]
-            subscriptions = [:]
+            transactions.removeAll()
+            subscriptions.removeAll()
         }
 
         func remember(_ transaction: LedgerTransaction?, id: UInt64) {
-            if transactions.count >= capacity { transactions = [:] }
             transactions[id] = .some(transaction)
         }
 
         func remember(_ subscription: SubscriptionRecord?, id: UInt64) {
-            if subscriptions.count >= capacity { subscriptions = [:] }
             subscriptions[id] = .some(subscription)
         }
 
@@ -50,13 +50,41 @@ extension SQLiteLedgerStorage {
                 devicesByAccount[device.account] = nil
             }
             if changes.deletesEveryTransaction {
-                transactions = [:]
-                subscriptions = [:]
+                transactions.removeAll()
+                subscriptions.removeAll()
             }
             for id in changes.deletedTransactions { transactions[id] = .some(nil) }
             for (id, transaction) in changes.transactions { remember(transaction, id: id) }
             for id in changes.deletedSubscriptions { subscriptions[id] = .some(nil) }
             for (id, subscription) in changes.subscriptions { remember(subscription, id: id) }
+        }
+    }
+
+    /// Rows by identifier in two generations: lookups see both, additions go to the newer one, and
+    /// a full newer generation becomes the older one (the older is dropped).
+    struct Generations<Row> {
+        private var newer: [UInt64: Row?] = [:]
+        private var older: [UInt64: Row?] = [:]
+        let capacity: Int
+
+        init(capacity: Int) { self.capacity = capacity }
+
+        /// The cached row (`.some(nil)` when known to be absent), or `nil` when not cached.
+        subscript(id: UInt64) -> Row?? {
+            get { newer[id] ?? older[id] }
+            set {
+                if newer[id] == nil, newer.count >= capacity {
+                    older = newer
+                    newer = [:]
+                }
+                newer[id] = newValue
+                if newValue == nil { older[id] = nil }
+            }
+        }
+
+        mutating func removeAll() {
+            newer = [:]
+            older = [:]
         }
     }
 }

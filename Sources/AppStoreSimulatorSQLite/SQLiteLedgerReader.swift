@@ -102,19 +102,7 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
-            var conditions = Conditions()
-            if let account = query.account { conditions.add("account = ?", .text(account)) }
-            if let productID = query.productID { conditions.add("product_id = ?", .text(productID)) }
-            if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(clamping: originalID))) }
-            if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: familySourceID))) }
-            if let group = query.subscriptionGroupID { conditions.add("group_id = ?", .text(group)) }
-            // Written exactly as the partial indexes' conditions, so SQLite uses them.
-            if query.entitlementCandidatesOnly { conditions.add("product_kind <> 'consumable'") }
-            if query.unfinishedOnly { conditions.add("unfinished = 1") }
-            if query.historyOnly { conditions.add("history = 1") }
-            if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(clamping: after))) }
-            let (sql, values) = conditions.select("id, record", from: "transactions", orderBy: "id \(query.newestFirst ? "DESC" : "ASC")",
-                                                  limit: query.limit)
+            let (sql, values) = Self.select(query)
             var result: [LedgerTransaction] = []
             rows(sql, values) { row in
                 let id = UInt64(clamping: row.integer(0))
@@ -139,13 +127,50 @@ extension SQLiteLedgerStorage {
         }
 
         func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
+            let (sql, values) = Self.select(query)
+            return subscriptionRows(sql, values)
+        }
+
+        /// The statement that answers a transaction query: `id, record` rows in identifier order.
+        static func select(_ query: TransactionQuery) -> (String, [SQLiteConnection.Value]) {
+            var conditions = Conditions()
+            if let account = query.account { conditions.add("account = ?", .text(account)) }
+            if let productID = query.productID { conditions.add("product_id = ?", .text(productID)) }
+            if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(clamping: originalID))) }
+            if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: familySourceID))) }
+            if let group = query.subscriptionGroupID { conditions.add("group_id = ?", .text(group)) }
+            // Written exactly as the partial indexes' conditions, so SQLite uses them. A subscription
+            // group's transactions are never consumables, so they are found among the candidates.
+            if query.entitlementCandidatesOnly || query.subscriptionGroupID != nil { conditions.add("product_kind <> 'consumable'") }
+            if query.unfinishedOnly { conditions.add("unfinished = 1") }
+            if query.historyOnly { conditions.add("history = 1") }
+            if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(clamping: after))) }
+            return conditions.select("id, record", from: "transactions", orderBy: "id \(query.newestFirst ? "DESC" : "ASC")", limit: query.limit)
+        }
+
+        /// The statement that answers a subscription query: `original_id, record` rows in identifier order.
+        static func select(_ query: SubscriptionQuery) -> (String, [SQLiteConnection.Value]) {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let group = query.groupID { conditions.add("group_id = ?", .text(group)) }
             if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: source))) }
             if let after = query.afterID { conditions.add("original_id > ?", .integer(Int64(clamping: after))) }
-            let (sql, values) = conditions.select("record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
-            return records(SubscriptionRecord.self, sql, values)
+            return conditions.select("original_id, record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
+        }
+
+        /// Subscription records from rows of `original_id, record`, decoded once per ledger version.
+        private func subscriptionRows(_ sql: String, _ values: [SQLiteConnection.Value]) -> [SubscriptionRecord] {
+            var result: [SubscriptionRecord] = []
+            rows(sql, values) { row in
+                let id = UInt64(clamping: row.integer(0))
+                if let cached = cache.subscriptions[id], let cached {
+                    result.append(cached)
+                } else if let record = decode(SubscriptionRecord.self, row.text(1)) {
+                    cache.remember(record, id: id)
+                    result.append(record)
+                }
+            }
+            return result
         }
 
         func nextEventDate(after: Date?, notAfter limit: Date) -> Date? {
@@ -160,8 +185,8 @@ extension SQLiteLedgerStorage {
         }
 
         func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
-            records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
-                    [.integer(AppStoreJSON.milliseconds(from: date))])
+            subscriptionRows("SELECT original_id, record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
+                             [.integer(AppStoreJSON.milliseconds(from: date))])
         }
 
         // MARK: Feeds and outbox
@@ -201,7 +226,8 @@ extension SQLiteLedgerStorage {
                 var record = NotificationRecord(
                     sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
                     subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(clamping: row.integer(4)),
-                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction)
+                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction,
+                    renewalInfo: body.renewalInfo)
                 let attempts = row.isNull(7) ? [] : decode([NotificationDelivery.Attempt].self, row.text(7)) ?? []
                 record.delivery = NotificationDelivery(attempts: attempts,
                                                        nextAttemptDate: row.isNull(8) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(8)))

@@ -1,6 +1,6 @@
 import AppStoreModels
 import AppStoreSigning
-import AppStoreSimulator
+@testable import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
 import StoreKitCatalog
@@ -139,5 +139,42 @@ struct LedgerRecordCodingTests {
         #expect(decoded == transaction)
         let counters = LedgerCounters(nextTransactionID: 8, nextWebOrderLineItemID: 10, nextAppTransactionID: 6, nextUpdateSequence: 4, nextNotificationSequence: 11)
         #expect(try AppStoreJSON.decode(LedgerCounters.self, from: AppStoreJSON.encode(counters)) == counters)
+    }
+
+    /// A subscription record with every field set, and one with every optional field absent.
+    static let subscriptionRecords: [SubscriptionRecord] = {
+        let offer = SubscriptionRecord.ActiveOffer(offer: .init(type: .introductoryOffer, id: nil, discountType: .freeTrial, period: "P1W"),
+                                                   price: 0, period: .weeks(1), remainingPeriods: 2)
+        var full = SubscriptionRecord(
+            originalTransactionID: 3, account: "al\"ice", groupID: "G", productID: "p", autoRenewProductID: "q", autoRenewEnabled: false,
+            state: .inGracePeriod, latestTransactionID: 9, expirationDate: Date(timeIntervalSince1970: 1_769_904_000.5),
+            anchorDate: Date(timeIntervalSince1970: 1_767_225_600), anchorPeriod: .months(1), periodsSinceAnchor: 4,
+            gracePeriodExpirationDate: Date(timeIntervalSince1970: 1_770_000_000), billingRetryEndDate: Date(timeIntervalSince1970: 1_771_000_000),
+            expirationIntent: .billingError, priceIncrease: .pending, currentOffer: offer, queuedOffer: offer,
+            recentSubscriptionStartDate: Date(timeIntervalSince1970: 1_767_225_600), appAccountToken: UUID(uuidString: "7E3FB20B-4CDB-47CC-936D-99D65F608138"),
+            familySourceID: 2)
+        full.renewalExtensions = [Date(timeIntervalSince1970: 1_768_000_000), Date(timeIntervalSince1970: 1_768_500_000)]
+        var bare = full
+        bare.gracePeriodExpirationDate = nil
+        bare.billingRetryEndDate = nil
+        bare.expirationIntent = nil
+        bare.priceIncrease = nil
+        bare.currentOffer = nil
+        bare.queuedOffer = nil
+        bare.renewalExtensions = nil
+        bare.appAccountToken = nil
+        bare.familySourceID = nil
+        return [full, bare]
+    }()
+
+    @Test("a subscription record's fast JSON reads back equal, and says what JSONEncoder's says (UUIDs in lower case)", arguments: subscriptionRecords)
+    func subscriptionRecordRoundTrip(_ record: SubscriptionRecord) throws {
+        let fast = String(decoding: record.appStoreJSONData(), as: UTF8.self)
+        #expect(try AppStoreJSON.decode(SubscriptionRecord.self, from: Data(fast.utf8)) == record)
+        var foundation = String(decoding: try AppStoreJSON.makeEncoder().encode(record), as: UTF8.self)
+        if let token = record.appAccountToken {
+            foundation = foundation.replacingOccurrences(of: token.uuidString, with: token.uuidString.lowercased())
+        }
+        #expect(fast == foundation)
     }
 }

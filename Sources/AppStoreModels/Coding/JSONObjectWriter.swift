@@ -93,6 +93,17 @@ public struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
+    public mutating func write(_ name: StaticString, _ values: [Date]?) {
+        guard let values else { return }
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            bytes.append(contentsOf: String(AppStoreJSON.milliseconds(from: value)).utf8)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     public mutating func write<Value: RawRepresentable>(_ name: StaticString, _ value: Value?) where Value.RawValue == String {
         write(name, value?.rawValue)
     }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import StoreKitCatalog
 
 // Ledger records are written on every commit; these writers give the bytes the synthesized `Codable`
 // conformances read back, without `JSONEncoder`'s cost. Members in sorted key order.
@@ -59,5 +60,41 @@ extension LedgerCounters: AppStoreJSONWritable {
         writer.write("nextTransactionID", nextTransactionID)
         writer.write("nextUpdateSequence", nextUpdateSequence)
         writer.write("nextWebOrderLineItemID", nextWebOrderLineItemID)
+    }
+}
+
+extension SubscriptionRecord: AppStoreJSONWritable {
+    public func writeJSON(to writer: inout JSONObjectWriter) {
+        writer.write("account", account)
+        writer.write("anchorDate", anchorDate)
+        writer.write("anchorPeriod", anchorPeriod.iso8601)
+        writer.write("appAccountToken", appAccountToken)
+        writer.write("autoRenewEnabled", autoRenewEnabled)
+        writer.write("autoRenewProductID", autoRenewProductID)
+        writer.write("billingRetryEndDate", billingRetryEndDate)
+        writer.write("currentOffer", currentOffer)
+        writer.write("expirationDate", expirationDate)
+        writer.write("expirationIntent", expirationIntent)
+        writer.write("familySourceID", familySourceID)
+        writer.write("gracePeriodExpirationDate", gracePeriodExpirationDate)
+        writer.write("groupID", groupID)
+        writer.write("latestTransactionID", latestTransactionID)
+        writer.write("originalTransactionID", originalTransactionID)
+        writer.write("periodsSinceAnchor", periodsSinceAnchor)
+        writer.write("priceIncrease", priceIncrease)
+        writer.write("productID", productID)
+        writer.write("queuedOffer", queuedOffer)
+        writer.write("recentSubscriptionStartDate", recentSubscriptionStartDate)
+        writer.write("renewalExtensions", renewalExtensions)
+        writer.write("state", state)
+    }
+}
+
+extension SubscriptionRecord.ActiveOffer: AppStoreJSONWritable {
+    public func writeJSON(to writer: inout JSONObjectWriter) {
+        writer.write("offer", offer)
+        writer.write("period", period.iso8601)
+        writer.write("price", price)
+        writer.write("remainingPeriods", remainingPeriods)
     }
 }

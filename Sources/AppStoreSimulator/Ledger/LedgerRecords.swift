@@ -130,11 +130,16 @@ public struct NotificationRecord: Hashable, Sendable {
     /// The transaction as the notification carries it (server form, signed on read into
     /// `data.signedTransactionInfo`), frozen as it was when the change was committed.
     public var transaction: JWSTransactionDecodedPayload?
+    /// The renewal info as the notification carries it (signed on read into `data.signedRenewalInfo`),
+    /// frozen as it was when the change was committed. Records written before this field existed
+    /// carry their renewal info already signed in the payload.
+    public var renewalInfo: JWSRenewalInfoDecodedPayload?
     /// Its delivery to the store's notification URL.
     public var delivery = NotificationDelivery(nextAttemptDate: nil)
 
     public init(sequence: Int64, notificationUUID: String, type: NotificationTypeV2, subtype: Subtype?, transactionID: UInt64?,
-                date: Date, payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) {
+                date: Date, payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?,
+                renewalInfo: JWSRenewalInfoDecodedPayload? = nil) {
         self.sequence = sequence
         self.notificationUUID = notificationUUID
         self.type = type
@@ -143,25 +148,30 @@ public struct NotificationRecord: Hashable, Sendable {
         self.date = date
         self.payload = payload
         self.transaction = transaction
+        self.renewalInfo = renewalInfo
     }
 
-    /// The content the storage keeps as one JSON object: `{"payload": …, "transaction": …}`.
+    /// The content the storage keeps as one JSON object: `{"payload": …, "transaction": …, "renewalInfo": …}`.
     public struct Body: Codable, Hashable, Sendable, AppStoreJSONWritable {
         public var payload: ResponseBodyV2DecodedPayload
         public var transaction: JWSTransactionDecodedPayload?
+        public var renewalInfo: JWSRenewalInfoDecodedPayload?
 
-        public init(payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?) {
+        public init(payload: ResponseBodyV2DecodedPayload, transaction: JWSTransactionDecodedPayload?,
+                    renewalInfo: JWSRenewalInfoDecodedPayload? = nil) {
             self.payload = payload
             self.transaction = transaction
+            self.renewalInfo = renewalInfo
         }
 
         public func writeJSON(to writer: inout JSONObjectWriter) {
             writer.write("payload", payload)
+            writer.write("renewalInfo", renewalInfo)
             writer.write("transaction", transaction)
         }
     }
 
-    public var body: Body { Body(payload: payload, transaction: transaction) }
+    public var body: Body { Body(payload: payload, transaction: transaction, renewalInfo: renewalInfo) }
 }
 
 /// The counters that make identifiers, persisted with every change that uses them.

@@ -266,9 +266,9 @@ extension SimulatedAppStore {
         }
     }
 
-    /// Signs and appends an App Store Server Notification V2 to the outbox.
+    /// Appends an App Store Server Notification V2 to the outbox: its content now, signed when read.
     func appendNotification(_ type: NotificationTypeV2, subtype: Subtype?, transaction: LedgerTransaction?,
-                            renewalInfo: String? = nil, status: Status? = nil,
+                            renewalInfo: JWSRenewalInfoDecodedPayload? = nil, status: Status? = nil,
                             consumptionRequestReason: ConsumptionRequestReason? = nil,
                             at date: Date, change: inout Change) throws(AppStoreError) {
         var data = NotificationData()
@@ -277,7 +277,6 @@ extension SimulatedAppStore {
         data.bundleId = identity.bundleId
         if type != .test {
             data.bundleVersion = identity.applicationVersion
-            data.signedRenewalInfo = renewalInfo
             data.status = status
             data.consumptionRequestReason = consumptionRequestReason
         }
@@ -294,7 +293,8 @@ extension SimulatedAppStore {
         var record = NotificationRecord(
             sequence: sequence, notificationUUID: payload.notificationUUID!, type: type, subtype: subtype,
             transactionID: transaction?.id, date: date, payload: payload,
-            transaction: type == .test ? nil : transaction?.payload(identity: identity, signedDate: date))
+            transaction: type == .test ? nil : transaction?.payload(identity: identity, signedDate: date),
+            renewalInfo: type == .test ? nil : renewalInfo)
         // With a notification URL set, the first delivery attempt is due at once.
         if settings.notificationURL != nil { record.delivery.nextAttemptDate = date }
         change.ledger.appendedNotifications.append(record)

@@ -184,6 +184,7 @@ extension SimulatedAppStore {
     func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
         var payload = record.payload
         if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction) }
+        if let renewalInfo = record.renewalInfo { payload.data?.signedRenewalInfo = try sign(renewalInfo) }
         var stored = StoredNotification(sequence: record.sequence, notificationUUID: record.notificationUUID, type: record.type,
                                         subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload),
                                         date: record.date)

@@ -101,23 +101,24 @@ extension SimulatedAppStore {
             let chunk = try writing { (change) throws(AppStoreError) -> Int in
                 var chunk = 0
                 var last: Date?
-                func isAt(_ date: Date) -> (Date) -> Bool {
-                    { AppStoreJSON.milliseconds(from: $0) == AppStoreJSON.milliseconds(from: date) }
-                }
+                // Events this chunk scheduled (records it changed are laid over the ledger until the
+                // commit), by date: the next instant is the ledger's or one of these.
+                var scheduled = ScheduledEvents()
                 while chunk < Self.eventsPerCommit {
-                    // The next instant is the ledger's, or one this chunk scheduled: records it changed are
-                    // laid over the ledger until the commit.
-                    let scheduled = change.ledger.subscriptions.values.compactMap(\.nextEventDate)
-                        .filter { date in date <= limit && last.map { date > $0 } ?? true }
-                    guard let date = (scheduled + [ledger.nextEventDate(after: last, notAfter: limit)].compactMap { $0 }).min() else { break }
+                    let stored = ledger.nextEventDate(after: last, notAfter: limit).map(AppStoreJSON.milliseconds(from:))
+                    let pending = scheduled.earliest.flatMap { $0 <= AppStoreJSON.milliseconds(from: limit) ? $0 : nil }
+                    guard let instant = [stored, pending].compactMap({ $0 }).min() else { break }
+                    let date = AppStoreJSON.date(fromMilliseconds: instant)
                     var due = Set(ledger.subscriptions(dueAt: date).map(\.originalTransactionID))
-                    for record in change.ledger.subscriptions.values where record.nextEventDate.map(isAt(date)) == true {
-                        due.insert(record.originalTransactionID)
-                    }
+                    due.formUnion(scheduled.removeAll(at: instant))
                     moveClock(date)
                     for id in due.sorted() {
-                        guard let record = storedSubscription(id, in: change), record.nextEventDate.map(isAt(date)) == true else { continue }
+                        guard let record = storedSubscription(id, in: change),
+                              record.nextEventDate.map({ AppStoreJSON.milliseconds(from: $0) == instant }) == true else { continue }
                         try playEvent(of: record, at: date, change: &change)
+                        if let next = change.ledger.subscriptions[id]?.nextEventDate.map(AppStoreJSON.milliseconds(from:)), next > instant {
+                            scheduled.add(id, at: next)
+                        }
                         chunk += 1
                     }
                     last = date
@@ -376,6 +377,57 @@ extension SimulatedAppStore {
             mirrored.expirationIntent = source.expirationIntent
             change.ledger.subscriptions[mirrored.originalTransactionID] = mirrored
             try enqueueStatusUpdates(mirrored, change: &change)
+        }
+    }
+}
+
+/// Lifecycle events a chunk of ``SimulatedAppStore`` work has scheduled but not yet committed, by
+/// instant (milliseconds): the earliest is found in logarithmic time, so a chunk of many events does
+/// not rescan what it changed at every instant.
+struct ScheduledEvents {
+    private var instants: [Int64] = []
+    private var subscriptions: [Int64: [UInt64]] = [:]
+
+    /// The earliest instant with an event, if any.
+    var earliest: Int64? { instants.first }
+
+    mutating func add(_ originalTransactionID: UInt64, at instant: Int64) {
+        if subscriptions[instant] == nil { push(instant) }
+        subscriptions[instant, default: []].append(originalTransactionID)
+    }
+
+    /// The subscriptions with an event at `instant`, which is taken out (it must be the earliest).
+    mutating func removeAll(at instant: Int64) -> [UInt64] {
+        guard instants.first == instant, let due = subscriptions.removeValue(forKey: instant) else { return [] }
+        popEarliest()
+        return due
+    }
+
+    // A binary min-heap of the instants.
+    private mutating func push(_ instant: Int64) {
+        instants.append(instant)
+        var child = instants.count - 1
+        while child > 0 {
+            let parent = (child - 1) / 2
+            guard instants[child] < instants[parent] else { break }
+            instants.swapAt(child, parent)
+            child = parent
+        }
+    }
+
+    private mutating func popEarliest() {
+        instants.swapAt(0, instants.count - 1)
+        instants.removeLast()
+        var parent = 0
+        while true {
+            let left = 2 * parent + 1
+            let right = left + 1
+            var smallest = parent
+            if left < instants.count, instants[left] < instants[smallest] { smallest = left }
+            if right < instants.count, instants[right] < instants[smallest] { smallest = right }
+            guard smallest != parent else { return }
+            instants.swapAt(parent, smallest)
+            parent = smallest
         }
     }
 }

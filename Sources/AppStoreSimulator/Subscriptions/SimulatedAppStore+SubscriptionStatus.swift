@@ -67,13 +67,12 @@ extension SimulatedAppStore {
         return (info, try sign(info))
     }
 
-    /// Appends a subscription notification with the signed transaction, renewal info and status.
+    /// Appends a subscription notification with the transaction, renewal info and status (signed when read).
     func appendSubscriptionNotification(_ type: NotificationTypeV2, subtype: Subtype?, record: SubscriptionRecord,
                                         transaction: LedgerTransaction?, change: inout Change) throws(AppStoreError) {
         let now = clock.now()
-        let (_, renewal) = try signedRenewalInfo(for: record, device: nil, at: now)
-        try appendNotification(type, subtype: subtype, transaction: transaction, renewalInfo: renewal, status: record.state.status,
-                               at: now, change: &change)
+        try appendNotification(type, subtype: subtype, transaction: transaction, renewalInfo: renewalInfo(for: record, device: nil, at: now),
+                               status: record.state.status, at: now, change: &change)
     }
 
     /// Queues the subscription's new status in the status feed of every device of its account.

@@ -9,15 +9,16 @@ import StoreKitCatalog
 /// For each size a store is made whose ledger holds that many transactions: a long history imported
 /// for one account, and a handful of purchases for `alice` (a non-consumable, a subscription, a few
 /// consumables). A fresh process (`bench ledger-probe`) then opens the store and answers alice's
-/// `currentEntitlements`, subscription `status`, `latest` and one purchase, reporting each wall time
-/// and its peak memory. The probe runs three times per size; the medians are reported. The cost of
-/// a view should not grow with the history of other accounts: `ratio_<largest>_to_<smallest>` near 1.
+/// `currentEntitlements`, subscription `status`, `latest`, `unfinished`, `Transaction.all` and one
+/// purchase, reporting each wall time and its peak memory. The probe runs three times per size; the
+/// medians are reported. The cost of a view should not grow with the history of other accounts:
+/// `ratio_<largest>_to_<smallest>` near 1.
 struct BenchLedger: Command {
     static let name = "bench ledger"
     static let abstract = "Measure opening a store and one account's views at 1,000 / 100,000 / 1,000,000 transactions (build with -c release)."
     static let usage = "[--json] [--sizes N,N,…]"
 
-    static let operations = ["open", "currentEntitlements", "status", "latest", "unfinished", "purchase"]
+    static let operations = ["open", "currentEntitlements", "status", "latest", "unfinished", "all", "purchase"]
 
     var json: Bool
     var sizes: [Int]
@@ -149,6 +150,7 @@ struct BenchLedgerProbe: Command {
         record("status", try await Self.median { _ = try await store.subscriptionStatuses(groupID: group, device: "phone") })
         record("latest", try await Self.median { _ = try await store.latestTransaction(for: BenchStoreFile.consumable, device: "phone") })
         record("unfinished", try await Self.median { _ = try await store.unfinishedTransactions(device: "phone") })
+        record("all", try await Self.median { _ = try await store.allTransactions(device: "phone") })
         let request = PurchaseRequest(productID: BenchStoreFile.consumable, account: "alice", device: "phone")
         record("purchase", try await Self.median(runs: 5) { _ = try await store.purchase(request) })
         console.print(try PrettyJSON.string(from: result))
