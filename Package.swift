@@ -83,12 +83,22 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+// Where Apple's StoreKit does not exist, a `StoreKit` module re-exports OpenStoreKit and Foundation,
+// so StoreKit code compiles unchanged; tutorial-shaped code (StoreKit 2 and the original API, in
+// Swift 5 mode as the tutorials are) is compiled against it and run in the tests.
+#if !canImport(Darwin)
+package.products.append(.library(name: "StoreKit", targets: ["StoreKit"]))
+package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit"]))
+package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: ["StoreKit", "OpenStoreKitTesting", "TestSupport"],
+                                   swiftSettings: [.swiftLanguageMode(.v5)]))
+#endif
+
 // The same strictness for every Swift target: explicit existentials, imports that say what they use,
 // and no warnings left behind.
-// The sample-shaped tests keep the sample's own spelling (`Task<Void, Error>`), so they opt out of
-// the two upcoming features but not of the no-warnings rule.
+// The sample- and tutorial-shaped tests keep their sources' own spelling (`Task<Void, Error>`), so they
+// opt out of the two upcoming features but not of the no-warnings rule.
 for target in package.targets where target.type != .system {
-    let upcoming: [SwiftSetting] = target.name == "SKDemoShapedTests" ? [] : [
+    let upcoming: [SwiftSetting] = ["SKDemoShapedTests", "StoreKitTutorialTests"].contains(target.name) ? [] : [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
     ]

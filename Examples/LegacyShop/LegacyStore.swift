@@ -1,13 +1,15 @@
 import Foundation
 import OpenStoreKit
 
-/// A store written on the original StoreKit API: a products request, a payment queue observer,
-/// purchased product identifiers persisted on the device, and restore.
-@MainActor
+/// A store written on the original StoreKit API in Apple's plain style: an `NSObject` helper (no
+/// actor) that is the products request's delegate and the default payment queue's observer, keeps
+/// purchased product identifiers on the device, tells cancellations from failures by their
+/// `NSError` code, and restores. StoreKit calls it on the main queue.
 final class LegacyStore: NSObject, SKProductsRequestDelegate, SKPaymentTransactionObserver {
     private(set) var products: [SKProduct] = []
     private(set) var purchasedIDs: Set<String>
     private(set) var failures: [String] = []
+    private(set) var cancellations = 0
     private(set) var restoreCompleted = false
     private let purchasesFile: URL
     let queue: SKPaymentQueue
@@ -23,7 +25,7 @@ final class LegacyStore: NSObject, SKProductsRequestDelegate, SKPaymentTransacti
     }
 
     func requestProducts(_ identifiers: Set<String>) async {
-        let request = SKProductsRequest(productIdentifiers: identifiers, client: queue.client)
+        let request = SKProductsRequest(productIdentifiers: identifiers)
         request.delegate = self
         productsRequest = request
         request.start()
@@ -45,6 +47,10 @@ final class LegacyStore: NSObject, SKProductsRequestDelegate, SKPaymentTransacti
         products = response.products
     }
 
+    func request(_ request: SKRequest, didFailWithError error: any Error) {
+        failures.append("products: \(error.localizedDescription)")
+    }
+
     // MARK: SKPaymentTransactionObserver
 
     func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction]) {
@@ -55,7 +61,11 @@ final class LegacyStore: NSObject, SKProductsRequestDelegate, SKPaymentTransacti
                 save()
                 queue.finishTransaction(transaction)
             case .failed:
-                failures.append("\(transaction.payment.productIdentifier): \(transaction.error.map { "\($0)" } ?? "unknown")")
+                if let error = transaction.error as NSError?, error.domain == SKErrorDomain, error.code == SKError.paymentCancelled.rawValue {
+                    cancellations += 1
+                } else {
+                    failures.append("\(transaction.payment.productIdentifier): \(transaction.error?.localizedDescription ?? "unknown")")
+                }
                 queue.finishTransaction(transaction)
             case .purchasing, .deferred:
                 break

@@ -4,9 +4,10 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-/// Records what the original API reports.
+/// Records what the original API reports. Main-actor isolated with checked conformances: a callback
+/// that arrived off the main queue would stop the test.
 @MainActor
-final class RecordingObserver: SKPaymentTransactionObserver, SKProductsRequestDelegate {
+final class RecordingObserver: @preconcurrency SKPaymentTransactionObserver, @preconcurrency SKProductsRequestDelegate {
     var states: [(String, SKPaymentTransactionState)] = []
     var restoreFinished = 0
     var revoked: [String] = []

@@ -60,12 +60,55 @@ public final class StoreClient: Sendable, CustomStringConvertible {
 
     // MARK: Binding
 
-    private static let processDefault = Mutex<StoreClient?>(nil)
+    /// The process-wide client, and the listeners waiting for one to be set.
+    private struct ProcessDefault {
+        var client: StoreClient?
+        var waiters: [Int: CheckedContinuation<StoreClient?, Never>] = [:]
+        var nextWaiter = 0
+    }
+
+    private static let processDefault = Mutex(ProcessDefault())
 
     /// The process-wide client StoreKit's static calls use when no task-local client is bound.
+    ///
+    /// Setting it also starts the update listeners that began before any client was set.
     public static var `default`: StoreClient? {
-        get { processDefault.withLock { $0 } }
-        set { processDefault.withLock { $0 = newValue } }
+        get { processDefault.withLock { $0.client } }
+        set {
+            let waiters = processDefault.withLock { state in
+                state.client = newValue
+                guard newValue != nil else { return [CheckedContinuation<StoreClient?, Never>]() }
+                defer { state.waiters = [:] }
+                return Array(state.waiters.values)
+            }
+            for waiter in waiters { waiter.resume(returning: newValue) }
+        }
+    }
+
+    /// The client for a listener: the task's or the process's, or, when neither is set yet, the first
+    /// process-wide client set from now on (`nil` when the task is cancelled first).
+    ///
+    /// StoreKit is there from the app's first line; here an app may start listening to
+    /// `Transaction.updates` in its `init`, before it sets ``default``, and still hear everything.
+    static func awaitingActive() async -> StoreClient? {
+        if let client = current { return client }
+        let number = processDefault.withLock { state -> Int in
+            defer { state.nextWaiter += 1 }
+            return state.nextWaiter
+        }
+        return await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<StoreClient?, Never>) in
+                let ready = processDefault.withLock { state -> StoreClient?? in
+                    if let client = state.client { return .some(client) }
+                    if Task.isCancelled { return .some(nil) }
+                    state.waiters[number] = continuation
+                    return .none
+                }
+                if let ready { continuation.resume(returning: ready) }
+            }
+        } onCancel: {
+            processDefault.withLock { $0.waiters.removeValue(forKey: number) }?.resume(returning: nil)
+        }
     }
 
     /// The client bound to the current task (and the tasks it creates, not detached ones).

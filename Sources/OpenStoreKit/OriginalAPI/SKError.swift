@@ -1,7 +1,16 @@
 import Foundation
 
+/// The error domain of the original StoreKit API, as `SKErrorDomain`.
+public let SKErrorDomain = "SKErrorDomain"
+
 /// A failure of the original StoreKit API, as `SKError`.
-public struct SKError: Error, Hashable, Sendable, CustomStringConvertible {
+///
+/// It bridges to `NSError` as StoreKit's does: domain ``SKErrorDomain``, the code's raw value as the
+/// error code, and a description in words, so `(error as NSError).code == SKError.paymentCancelled.rawValue`
+/// tells a cancellation from a failure. `SKError.paymentCancelled` and the other static members are
+/// codes, as in StoreKit, so `catch let error as SKError where error.code == .paymentCancelled` and
+/// `(error as? SKError)?.code == .paymentCancelled` read the same.
+public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, CustomNSError, LocalizedError {
     /// The original API's error codes, with StoreKit's raw values.
     public enum Code: Int, Hashable, Sendable, CaseIterable {
         case unknown = 0
@@ -25,10 +34,37 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible {
         case ineligibleForOffer = 18
         case unsupportedPlatform = 19
         case overlayPresentedInBackgroundScene = 20
+
+        /// What the code means, in words.
+        var meaning: String {
+            switch self {
+            case .unknown: return "An unknown error occurred."
+            case .clientInvalid: return "The client is not allowed to make this request."
+            case .paymentCancelled: return "The payment was cancelled."
+            case .paymentInvalid: return "The payment is not valid."
+            case .paymentNotAllowed: return "This device is not allowed to make the payment."
+            case .storeProductNotAvailable: return "The product is not available in the current storefront."
+            case .cloudServicePermissionDenied: return "Access to cloud service information is not allowed."
+            case .cloudServiceNetworkConnectionFailed: return "The device could not connect to the store."
+            case .cloudServiceRevoked: return "Permission to use the cloud service was revoked."
+            case .privacyAcknowledgementRequired: return "The customer has not yet acknowledged the store's privacy policy."
+            case .unauthorizedRequestData: return "The app is not entitled to the request data it sent."
+            case .invalidOfferIdentifier: return "The offer identifier is not valid."
+            case .invalidSignature: return "The offer signature is not valid."
+            case .missingOfferParams: return "Parameters of the offer are missing."
+            case .invalidOfferPrice: return "The offer price is not valid."
+            case .overlayCancelled: return "The overlay was cancelled."
+            case .overlayInvalidConfiguration: return "The overlay configuration is not valid."
+            case .overlayTimeout: return "The overlay timed out."
+            case .ineligibleForOffer: return "The customer is not eligible for the offer."
+            case .unsupportedPlatform: return "The request is not supported on this platform."
+            case .overlayPresentedInBackgroundScene: return "The overlay was presented in a background scene."
+            }
+        }
     }
 
     public let code: Code
-    /// What went wrong, in words.
+    /// What went wrong, in words, beyond what the code says.
     public let message: String
 
     public init(_ code: Code, message: String = "") {
@@ -37,6 +73,39 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { "SKError.\(code)\(message.isEmpty ? "" : ": \(message)")" }
+
+    // MARK: Bridging
+
+    public static var errorDomain: String { SKErrorDomain }
+    public var errorCode: Int { code.rawValue }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: localizedDescriptionText] }
+    public var errorDescription: String? { localizedDescriptionText }
+
+    private var localizedDescriptionText: String { message.isEmpty ? code.meaning : "\(code.meaning) \(message)" }
+
+    // MARK: The codes, spelled as StoreKit's static members
+
+    public static var unknown: Code { .unknown }
+    public static var clientInvalid: Code { .clientInvalid }
+    public static var paymentCancelled: Code { .paymentCancelled }
+    public static var paymentInvalid: Code { .paymentInvalid }
+    public static var paymentNotAllowed: Code { .paymentNotAllowed }
+    public static var storeProductNotAvailable: Code { .storeProductNotAvailable }
+    public static var cloudServicePermissionDenied: Code { .cloudServicePermissionDenied }
+    public static var cloudServiceNetworkConnectionFailed: Code { .cloudServiceNetworkConnectionFailed }
+    public static var cloudServiceRevoked: Code { .cloudServiceRevoked }
+    public static var privacyAcknowledgementRequired: Code { .privacyAcknowledgementRequired }
+    public static var unauthorizedRequestData: Code { .unauthorizedRequestData }
+    public static var invalidOfferIdentifier: Code { .invalidOfferIdentifier }
+    public static var invalidSignature: Code { .invalidSignature }
+    public static var missingOfferParams: Code { .missingOfferParams }
+    public static var invalidOfferPrice: Code { .invalidOfferPrice }
+    public static var overlayCancelled: Code { .overlayCancelled }
+    public static var overlayInvalidConfiguration: Code { .overlayInvalidConfiguration }
+    public static var overlayTimeout: Code { .overlayTimeout }
+    public static var ineligibleForOffer: Code { .ineligibleForOffer }
+    public static var unsupportedPlatform: Code { .unsupportedPlatform }
+    public static var overlayPresentedInBackgroundScene: Code { .overlayPresentedInBackgroundScene }
 
     /// The original API's error for a StoreKit 2 error.
     init(storeKitError error: any Error) {
@@ -58,4 +127,9 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible {
         default: self.init(.unknown, message: "\(error)")
         }
     }
+}
+
+/// Matches an error against a code, so `catch SKError.paymentCancelled` works as in StoreKit.
+public func ~= (code: SKError.Code, error: any Error) -> Bool {
+    (error as? SKError)?.code == code
 }

@@ -1,87 +1,11 @@
+import Dispatch
 import Foundation
+import Synchronization
 
-/// A request to buy a product, as the original API's `SKPayment`.
-@MainActor
-public class SKPayment {
-    struct Fields {
-        var productIdentifier: String
-        var quantity = 1
-        var applicationUsername: String?
-    }
-
-    var fields: Fields
-
-    /// A payment for one of `product`.
-    public init(product: SKProduct) {
-        fields = Fields(productIdentifier: product.productIdentifier)
-    }
-
-    init(productIdentifier: String) {
-        fields = Fields(productIdentifier: productIdentifier)
-    }
-
-    public var productIdentifier: String { fields.productIdentifier }
-    /// How many of a consumable (1 to 10).
-    public var quantity: Int { fields.quantity }
-    /// The app's identifier for the customer; a UUID string becomes the transaction's `appAccountToken`.
-    public var applicationUsername: String? { fields.applicationUsername }
-}
-
-/// A payment whose fields can be changed before it is added to the queue.
-@MainActor
-public final class SKMutablePayment: SKPayment {
-    public override init(product: SKProduct) {
-        super.init(product: product)
-    }
-
-    public override var productIdentifier: String {
-        get { fields.productIdentifier }
-        set { fields.productIdentifier = newValue }
-    }
-
-    public override var quantity: Int {
-        get { fields.quantity }
-        set { fields.quantity = newValue }
-    }
-
-    public override var applicationUsername: String? {
-        get { fields.applicationUsername }
-        set { fields.applicationUsername = newValue }
-    }
-}
-
-/// Where a payment stands, as `SKPaymentTransactionState` (with StoreKit's raw values).
-public enum SKPaymentTransactionState: Int, Hashable, Sendable, CaseIterable {
-    case purchasing = 0
-    case purchased = 1
-    case failed = 2
-    case restored = 3
-    case deferred = 4
-}
-
-/// A payment in the queue and what became of it, as `SKPaymentTransaction`.
-@MainActor
-public final class SKPaymentTransaction {
-    public let payment: SKPayment
-    public internal(set) var transactionState: SKPaymentTransactionState
-    /// The App Store transaction identifier once purchased or restored.
-    public internal(set) var transactionIdentifier: String?
-    public internal(set) var transactionDate: Date?
-    /// Why the payment failed (an ``SKError``).
-    public internal(set) var error: (any Error)?
-    /// For restored transactions: the transaction that was restored.
-    public internal(set) var original: SKPaymentTransaction?
-    /// The verified StoreKit 2 transaction behind a purchased or restored one.
-    public internal(set) var transaction: Transaction?
-
-    init(payment: SKPayment, state: SKPaymentTransactionState) {
-        self.payment = payment
-        self.transactionState = state
-    }
-}
-
-/// Hears about payment transactions on the main actor, as `SKPaymentTransactionObserver`.
-@MainActor
+/// Hears about payment transactions, as `SKPaymentTransactionObserver`.
+///
+/// The queue calls its observers on the main queue (the main thread), in order, as StoreKit does;
+/// the protocol itself is not tied to an actor, so a plain `NSObject` helper conforms.
 public protocol SKPaymentTransactionObserver: AnyObject {
     /// Transactions changed state: purchasing, purchased, failed, restored or deferred.
     func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction])
@@ -104,67 +28,95 @@ extension SKPaymentTransactionObserver {
 
 /// The original API's payment queue, on the same App Store as the StoreKit 2 API.
 ///
-/// Adding the first observer starts listening to `Transaction.updates` of the queue's device, so
-/// unfinished transactions, Ask to Buy approvals and purchases from other devices arrive as
-/// `purchased`, and revocations through `didRevokeEntitlementsForProductIdentifiers`. Only verified
-/// transactions are ever reported as purchased or restored.
-@MainActor
-public final class SKPaymentQueue {
-    private static var queues: [ObjectIdentifier: SKPaymentQueue] = [:]
+/// Not tied to an actor, as in StoreKit: payments are added, finished and restored from any thread,
+/// and observers hear back on the main queue, in the order things happened. Adding the first observer
+/// starts listening to `Transaction.updates` of the queue's device, so unfinished transactions, Ask to
+/// Buy approvals and purchases from other devices arrive as `purchased`, and revocations through
+/// `didRevokeEntitlementsForProductIdentifiers`. Only verified transactions are ever reported as
+/// purchased or restored.
+public final class SKPaymentQueue: NSObject, @unchecked Sendable {
+    private static let queues = Mutex<[ObjectIdentifier: SKPaymentQueue]>([:])
 
     /// The queue of the active client (see ``StoreClient/active``).
     public static func `default`() -> SKPaymentQueue {
         let client = StoreClient.active
-        if let queue = queues[ObjectIdentifier(client)] { return queue }
-        let queue = SKPaymentQueue(client: client)
-        queues[ObjectIdentifier(client)] = queue
-        return queue
+        return queues.withLock { queues in
+            if let queue = queues[ObjectIdentifier(client)] { return queue }
+            let queue = SKPaymentQueue(client: client)
+            queues[ObjectIdentifier(client)] = queue
+            return queue
+        }
     }
 
-    /// Whether the customer may make payments.
+    /// Whether the customer may make payments (see ``AppStore/canMakePayments``).
     public static func canMakePayments() -> Bool { AppStore.canMakePayments }
 
     public let client: StoreClient
-    /// The transactions not yet finished.
-    public private(set) var transactions: [SKPaymentTransaction] = []
-    private var observers: [any SKPaymentTransactionObserver] = []
-    private var listener: Task<Void, Never>?
-    /// Purchases, restores and finishes still running, by start order; each removes itself when done.
-    private var work: [Int: Task<Void, Never>] = [:]
-    private var nextWorkNumber = 0
+
+    /// What the queue holds; guarded by ``lock``. Observers are the app's objects, called only on the main queue.
+    private struct State {
+        var transactions: [SKPaymentTransaction] = []
+        var observers: [any SKPaymentTransactionObserver] = []
+        var listener: Task<Void, Never>?
+        /// Purchases, restores and finishes still running, by start order; each removes itself when done.
+        var work: [Int: Task<Void, Never>] = [:]
+        var nextWorkNumber = 0
+    }
+
+    private let lock = NSLock()
+    private var state = State()
 
     /// A queue for an explicit client.
     public init(client: StoreClient) {
         self.client = client
     }
 
+    private func withState<Result>(_ body: (inout State) -> Result) -> Result {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&state)
+    }
+
+    /// The transactions not yet finished.
+    public var transactions: [SKPaymentTransaction] { withState { $0.transactions } }
+
     public func add(_ observer: any SKPaymentTransactionObserver) {
-        guard !observers.contains(where: { $0 === observer }) else { return }
-        observers.append(observer)
-        if listener == nil { listener = Task { @MainActor [weak self] in await self?.listen() } }
+        let startsListening = withState { state -> Bool in
+            guard !state.observers.contains(where: { $0 === observer }) else { return false }
+            state.observers.append(observer)
+            return state.listener == nil
+        }
+        if startsListening {
+            let listener = Task { [weak self] in
+                guard let self else { return }
+                await self.listen()
+            }
+            withState { $0.listener = listener }
+        }
     }
 
     public func remove(_ observer: any SKPaymentTransactionObserver) {
-        observers.removeAll { $0 === observer }
+        withState { $0.observers.removeAll { $0 === observer } }
     }
 
     /// Buys the payment's product: observers see `purchasing`, then `purchased`, `deferred` or `failed`.
     public func add(_ payment: SKPayment) {
+        let fields = payment.snapshot
         let transaction = SKPaymentTransaction(payment: payment, state: .purchasing)
-        transactions.append(transaction)
+        withState { $0.transactions.append(transaction) }
         report([transaction])
-        track { @MainActor in
-            var options: Set<Product.PurchaseOption> = [.quantity(payment.quantity)]
-            if let username = payment.applicationUsername, let token = UUID(uuidString: username) { options.insert(.appAccountToken(token)) }
+        track {
+            var options: Set<Product.PurchaseOption> = [.quantity(fields.quantity)]
+            if let username = fields.applicationUsername, let token = UUID(uuidString: username) { options.insert(.appAccountToken(token)) }
+            if fields.simulatesAskToBuyInSandbox { options.insert(.simulatesAskToBuyInSandbox(true)) }
             do {
-                switch try await self.client.purchase(productID: payment.productIdentifier, options: options) {
+                switch try await self.client.purchase(productID: fields.productIdentifier, options: options) {
                 case .success(.verified(let verified)):
                     self.complete(transaction, with: verified, state: .purchased)
                 case .success(.unverified(_, let error)):
                     self.fail(transaction, SKError(.unknown, message: "the purchase did not verify: \(error)"))
                 case .pending:
-                    transaction.transactionState = .deferred
-                    self.report([transaction])
+                    self.report([transaction]) { $0.transactionState = .deferred }
                 case .userCancelled:
                     self.fail(transaction, SKError(.paymentCancelled))
                 }
@@ -176,21 +128,34 @@ public final class SKPaymentQueue {
 
     /// Tells the App Store the purchase was delivered and removes the transaction from the queue.
     public func finishTransaction(_ transaction: SKPaymentTransaction) {
-        transactions.removeAll { $0 === transaction }
-        for observer in observers { observer.paymentQueue(self, removedTransactions: [transaction]) }
+        withState { $0.transactions.removeAll { $0 === transaction } }
+        deliver { queue, observers in
+            for observer in observers { observer.paymentQueue(queue, removedTransactions: [transaction]) }
+        }
         guard let finished = transaction.transaction, transaction.transactionState != .failed else { return }
-        track { @MainActor in await finished.finish() }
+        track { await finished.finish() }
     }
 
     /// Delivers every non-consumable and subscription purchase of the account again as `restored`,
     /// then reports `paymentQueueRestoreCompletedTransactionsFinished`.
     public func restoreCompletedTransactions() {
-        track { @MainActor in
+        restore(applicationUsername: nil)
+    }
+
+    /// Restores as ``restoreCompletedTransactions()`` does, for the customer the app knows by
+    /// `username`: the restored transactions' payments carry it as their `applicationUsername`.
+    public func restoreCompletedTransactions(withApplicationUsername username: String?) {
+        restore(applicationUsername: username)
+    }
+
+    private func restore(applicationUsername: String?) {
+        track {
             do {
                 try await self.client.sync()
             } catch {
-                for observer in self.observers {
-                    observer.paymentQueue(self, restoreCompletedTransactionsFailedWithError: SKError(storeKitError: error))
+                let failure = SKError(storeKitError: error)
+                self.deliver { queue, observers in
+                    for observer in observers { observer.paymentQueue(queue, restoreCompletedTransactionsFailedWithError: failure) }
                 }
                 return
             }
@@ -198,63 +163,93 @@ public final class SKPaymentQueue {
             for await result in self.client.allTransactions {
                 guard case .verified(let verified) = result, verified.revocationDate == nil, verified.productType != .consumable else { continue }
                 let original = SKPaymentTransaction(payment: SKPayment(productIdentifier: verified.productID), state: .purchased)
-                original.transactionIdentifier = String(verified.originalID)
-                original.transactionDate = verified.originalPurchaseDate
-                let transaction = SKPaymentTransaction(payment: SKPayment(productIdentifier: verified.productID), state: .restored)
-                transaction.original = original
-                transaction.transactionIdentifier = String(verified.id)
-                transaction.transactionDate = verified.purchaseDate
-                transaction.transaction = verified
+                original.update {
+                    $0.transactionIdentifier = String(verified.originalID)
+                    $0.transactionDate = verified.originalPurchaseDate
+                }
+                let payment = SKPayment(productIdentifier: verified.productID, applicationUsername: applicationUsername)
+                let transaction = SKPaymentTransaction(payment: payment, state: .restored)
+                transaction.update {
+                    $0.original = original
+                    $0.transactionIdentifier = String(verified.id)
+                    $0.transactionDate = verified.purchaseDate
+                    $0.transaction = verified
+                }
                 restored.append(transaction)
             }
-            self.transactions.append(contentsOf: restored)
+            self.withState { $0.transactions.append(contentsOf: restored) }
             if !restored.isEmpty { self.report(restored) }
-            for observer in self.observers { observer.paymentQueueRestoreCompletedTransactionsFinished(self) }
+            self.deliver { queue, observers in
+                for observer in observers { observer.paymentQueueRestoreCompletedTransactionsFinished(queue) }
+            }
         }
     }
 
-    /// Waits until every purchase, restore and finish started so far has reported (for scripted sessions and tests).
+    /// Waits until every purchase, restore and finish started so far has run and its observers have
+    /// heard about it (for scripted sessions and tests).
     public func settle() async {
-        while let (number, task) = work.min(by: { $0.key < $1.key }) {
+        while let (number, task) = withState({ $0.work.min(by: { $0.key < $1.key }) }) {
             await task.value
-            work[number] = nil
+            withState { $0.work[number] = nil }
+        }
+        // Everything reported so far is on the main queue: wait for it to be delivered.
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { continuation.resume() }
         }
     }
 
     /// Stops listening to the store.
     public func stop() {
-        listener?.cancel()
-        listener = nil
+        withState { state in
+            state.listener?.cancel()
+            state.listener = nil
+        }
     }
 
     // MARK: Reporting
 
-    private func track(_ body: @escaping @MainActor () async -> Void) {
-        let number = nextWorkNumber
-        nextWorkNumber += 1
-        // The task cannot start before this main-actor method returns, so it is registered first.
-        work[number] = Task { @MainActor [weak self] in
-            await body()
-            self?.work[number] = nil
+    private func track(_ body: @escaping @Sendable () async -> Void) {
+        withState { state in
+            let number = state.nextWorkNumber
+            state.nextWorkNumber += 1
+            // Registered under the lock before the task can finish and remove itself.
+            state.work[number] = Task { [weak self] in
+                await body()
+                self?.withState { _ = $0.work.removeValue(forKey: number) }
+            }
         }
     }
 
-    private func report(_ changed: [SKPaymentTransaction]) {
-        for observer in observers { observer.paymentQueue(self, updatedTransactions: changed) }
+    /// Calls the observers on the main queue, in the order of the calls to this method.
+    private func deliver(_ body: @escaping @Sendable (SKPaymentQueue, [any SKPaymentTransactionObserver]) -> Void) {
+        DispatchQueue.main.async {
+            body(self, self.withState { $0.observers })
+        }
+    }
+
+    /// Reports transactions to the observers; a state change is applied on the main queue just before,
+    /// so each observer call sees the transaction in the state it reports, as in StoreKit.
+    private func report(_ changed: [SKPaymentTransaction], applying change: (@Sendable (inout SKPaymentTransaction.State) -> Void)? = nil) {
+        deliver { queue, observers in
+            if let change { for transaction in changed { transaction.update(change) } }
+            for observer in observers { observer.paymentQueue(queue, updatedTransactions: changed) }
+        }
     }
 
     private func complete(_ transaction: SKPaymentTransaction, with verified: Transaction, state: SKPaymentTransactionState) {
-        transaction.transactionState = state
-        transaction.transactionIdentifier = String(verified.id)
-        transaction.transactionDate = verified.purchaseDate
-        transaction.transaction = verified
-        report([transaction])
+        report([transaction]) {
+            $0.transactionState = state
+            $0.transactionIdentifier = String(verified.id)
+            $0.transactionDate = verified.purchaseDate
+            $0.transaction = verified
+        }
     }
 
     private func fail(_ transaction: SKPaymentTransaction, _ error: SKError) {
-        transaction.transactionState = .failed
-        transaction.error = error
-        report([transaction])
+        report([transaction]) {
+            $0.transactionState = .failed
+            $0.error = error
+        }
     }
 
     /// Transactions arriving outside a payment: approvals, other devices, launches, renewals, revocations.
@@ -265,20 +260,26 @@ public final class SKPaymentQueue {
                 continue
             }
             if verified.revocationDate != nil {
-                for observer in observers {
-                    observer.paymentQueue(self, didRevokeEntitlementsForProductIdentifiers: [verified.productID])
+                deliver { queue, observers in
+                    for observer in observers {
+                        observer.paymentQueue(queue, didRevokeEntitlementsForProductIdentifiers: [verified.productID])
+                    }
                 }
                 await verified.finish()
                 continue
             }
-            if let deferred = transactions.first(where: { $0.transactionState == .deferred && $0.payment.productIdentifier == verified.productID }) {
+            let pending = withState { state -> (deferred: SKPaymentTransaction?, known: Bool) in
+                (state.transactions.first { $0.transactionState == .deferred && $0.payment.productIdentifier == verified.productID },
+                 state.transactions.contains { $0.transaction?.id == verified.id })
+            }
+            if let deferred = pending.deferred {
                 complete(deferred, with: verified, state: .purchased)
                 continue
             }
-            guard !transactions.contains(where: { $0.transaction?.id == verified.id }) else { continue }
-            let transaction = SKPaymentTransaction(payment: SKPayment(productIdentifier: verified.productID), state: .purchasing)
-            transaction.payment.fields.quantity = verified.purchasedQuantity
-            transactions.append(transaction)
+            guard !pending.known else { continue }
+            let transaction = SKPaymentTransaction(payment: SKPayment(productIdentifier: verified.productID, quantity: verified.purchasedQuantity),
+                                                   state: .purchasing)
+            withState { $0.transactions.append(transaction) }
             complete(transaction, with: verified, state: .purchased)
         }
     }

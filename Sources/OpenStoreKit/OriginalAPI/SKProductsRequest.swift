@@ -43,30 +43,81 @@ public final class SKProductsResponse: Sendable {
     }
 }
 
-/// Receives the outcome of an ``SKProductsRequest`` on the main actor.
-@MainActor
-public protocol SKProductsRequestDelegate: AnyObject {
-    func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse)
-    func request(_ request: SKProductsRequest, didFailWithError error: any Error)
-    func requestDidFinish(_ request: SKProductsRequest)
+/// Hears how a request ended, as `SKRequestDelegate`; called on the main queue.
+public protocol SKRequestDelegate: AnyObject {
+    /// The request finished (after its response was delivered).
+    func requestDidFinish(_ request: SKRequest)
+    /// The request failed; the error is an ``SKError``.
+    func request(_ request: SKRequest, didFailWithError error: any Error)
 }
 
-extension SKProductsRequestDelegate {
-    public func request(_ request: SKProductsRequest, didFailWithError error: any Error) {}
-    public func requestDidFinish(_ request: SKProductsRequest) {}
+extension SKRequestDelegate {
+    public func requestDidFinish(_ request: SKRequest) {}
+    public func request(_ request: SKRequest, didFailWithError error: any Error) {}
+}
+
+/// Receives the products an ``SKProductsRequest`` found, as `SKProductsRequestDelegate`; called on the main queue.
+public protocol SKProductsRequestDelegate: SKRequestDelegate {
+    func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse)
+}
+
+/// A request to the App Store, as the original API's `SKRequest`: started once, cancelled at will,
+/// reporting to its delegate on the main queue. Not tied to an actor.
+open class SKRequest: NSObject, @unchecked Sendable {
+    private let lock = NSLock()
+    private weak var storedDelegate: (any SKRequestDelegate)?
+    private var task: Task<Void, Never>?
+
+    public override init() {}
+
+    /// Who hears how the request ends (held weakly, as in StoreKit).
+    public var delegate: (any SKRequestDelegate)? {
+        get { lock.withLock { storedDelegate } }
+        set { lock.withLock { storedDelegate = newValue } }
+    }
+
+    /// Starts the request; the delegate hears back on the main queue. Starting twice does nothing.
+    open func start() {
+        lock.withLock {
+            guard task == nil else { return }
+            task = Task { [self] in await self.perform() }
+        }
+    }
+
+    /// Cancels the request; the delegate hears nothing more.
+    open func cancel() {
+        lock.withLock { task }?.cancel()
+    }
+
+    /// Waits until the started request has reported to its delegate (for scripted sessions and tests).
+    public func waitUntilFinished() async {
+        await lock.withLock { task }?.value
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { continuation.resume() }
+        }
+    }
+
+    /// The request's work, run once by ``start()``; subclasses report through ``deliver(_:)``.
+    func perform() async {}
+
+    /// Calls the delegate on the main queue unless the request was cancelled.
+    func deliver(_ body: @escaping @Sendable (any SKRequestDelegate) -> Void) {
+        DispatchQueue.main.async { [self] in
+            guard lock.withLock({ task?.isCancelled != true }), let delegate else { return }
+            body(delegate)
+        }
+    }
 }
 
 /// Fetches products by identifier, reporting to a delegate, as the original API's `SKProductsRequest`.
-@MainActor
-public final class SKProductsRequest {
+public final class SKProductsRequest: SKRequest, @unchecked Sendable {
     public let productIdentifiers: Set<String>
-    public weak var delegate: (any SKProductsRequestDelegate)?
-    private let client: StoreClient
-    private var task: Task<Void, Never>?
+    private let client: StoreClient?
 
-    /// A request through the active client (see ``StoreClient/active``).
-    public convenience init(productIdentifiers: Set<String>) {
-        self.init(productIdentifiers: productIdentifiers, client: StoreClient.active)
+    /// A request through the active client (see ``StoreClient/active``), found when it starts.
+    public init(productIdentifiers: Set<String>) {
+        self.productIdentifiers = productIdentifiers
+        self.client = nil
     }
 
     /// A request through an explicit client.
@@ -75,32 +126,22 @@ public final class SKProductsRequest {
         self.client = client
     }
 
-    /// Starts the request; the delegate hears back on the main actor.
-    public func start() {
-        guard task == nil else { return }
-        task = Task { @MainActor in
-            do {
-                let products = try await client.products(for: productIdentifiers)
-                guard !Task.isCancelled else { return }
-                let found = Set(products.map(\.id))
-                let response = SKProductsResponse(products: products.map(SKProduct.init),
-                                                  invalidProductIdentifiers: productIdentifiers.subtracting(found).sorted())
-                delegate?.productsRequest(self, didReceive: response)
-                delegate?.requestDidFinish(self)
-            } catch {
-                guard !Task.isCancelled else { return }
-                delegate?.request(self, didFailWithError: SKError(storeKitError: error))
+    override func perform() async {
+        let client = self.client ?? StoreClient.active
+        do {
+            let products = try await client.products(for: productIdentifiers)
+            guard !Task.isCancelled else { return }
+            let found = Set(products.map(\.id))
+            let response = SKProductsResponse(products: products.map(SKProduct.init),
+                                              invalidProductIdentifiers: productIdentifiers.subtracting(found).sorted())
+            deliver { delegate in
+                (delegate as? any SKProductsRequestDelegate)?.productsRequest(self, didReceive: response)
+                delegate.requestDidFinish(self)
             }
+        } catch {
+            guard !Task.isCancelled else { return }
+            let failure = SKError(storeKitError: error)
+            deliver { delegate in delegate.request(self, didFailWithError: failure) }
         }
-    }
-
-    /// Cancels the request; the delegate hears nothing more.
-    public func cancel() {
-        task?.cancel()
-    }
-
-    /// Waits until the started request has reported (for scripted sessions and tests).
-    public func waitUntilFinished() async {
-        await task?.value
     }
 }

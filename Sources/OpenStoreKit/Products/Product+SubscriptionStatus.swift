@@ -11,22 +11,29 @@ extension Product.SubscriptionInfo {
         public let renewalInfo: VerificationResult<RenewalInfo>
 
         /// Changes of the customer's subscription statuses on this device: renewals, billing
-        /// problems, grace periods, expiries, refunds, price increases and plan changes.
-        public static var updates: Statuses { StoreClient.active.statusUpdates }
+        /// problems, grace periods, expiries, refunds, price increases and plan changes. A listener
+        /// started before the app sets ``StoreClient/default`` waits for it.
+        public static var updates: Statuses { Statuses(client: StoreClient.current) }
 
         /// The endless sequence of status changes of a device.
         public struct Statuses: AsyncSequence, Sendable {
             public typealias Element = Status
-            let client: StoreClient
+            /// The client to read from; `nil` for the static sequence, which binds when iterated.
+            let client: StoreClient?
 
-            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(client: client) }
+            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bound: client) }
 
             public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-                let client: StoreClient
+                var bound: StoreClient?
                 var buffer: [Status] = []
                 var position = 0
 
                 public mutating func next() async -> Status? {
+                    if bound == nil {
+                        guard let client = await StoreClient.awaitingActive() else { return nil }
+                        bound = client
+                    }
+                    guard let client = bound else { return nil }
                     while position == buffer.count {
                         guard !Task.isCancelled else { return nil }
                         position = 0

@@ -13,7 +13,8 @@ extension Transaction {
             case updates
         }
 
-        let client: StoreClient
+        /// The client to read from; `nil` for the static sequences, which bind when iterated.
+        let client: StoreClient?
         let source: Source
 
         public func makeAsyncIterator() -> AsyncIterator {
@@ -21,19 +22,31 @@ extension Transaction {
         }
 
         /// Reads the store lazily: a view on the first `next()`, updates batch by batch as they arrive.
+        ///
+        /// The static sequences find their client on the first `next()`: the task's, else the
+        /// process's; `Transaction.updates` waits for one to be set, views read the active client.
         public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-            let client: StoreClient
+            var bound: StoreClient?
             let source: Source
             var buffer: [Element] = []
             var position = 0
             var fetchedView = false
 
-            init(client: StoreClient, source: Source) {
-                self.client = client
+            init(client: StoreClient?, source: Source) {
+                self.bound = client
                 self.source = source
             }
 
             public mutating func next() async -> Element? {
+                if bound == nil {
+                    if case .updates = source {
+                        guard let client = await StoreClient.awaitingActive() else { return nil }
+                        bound = client
+                    } else {
+                        bound = StoreClient.active
+                    }
+                }
+                guard let client = bound else { return nil }
                 while position == buffer.count {
                     guard !Task.isCancelled else { return nil }
                     buffer = []
@@ -71,25 +84,28 @@ extension Transaction {
     /// Transactions that happen outside a purchase call: other devices, Ask to Buy approvals,
     /// renewals, refunds and revocations, and, once after launch, unfinished transactions.
     /// Start listening when the app starts.
-    public static var updates: Transactions { StoreClient.active.transactionUpdates }
+    /// A listener started before the app sets ``StoreClient/default`` waits for it.
+    public static var updates: Transactions { Transactions(client: StoreClient.current, source: .updates) }
 
     /// The account's transaction history: everything but finished consumables (unless the store keeps them).
-    public static var all: Transactions { StoreClient.active.allTransactions }
+    public static var all: Transactions { Transactions(client: StoreClient.current, source: .view(.all, productID: nil)) }
 
     /// The latest transaction of every product the customer is entitled to now.
-    public static var currentEntitlements: Transactions { StoreClient.active.currentEntitlements }
+    public static var currentEntitlements: Transactions {
+        Transactions(client: StoreClient.current, source: .view(.currentEntitlements, productID: nil))
+    }
 
     /// Transactions the app has not finished.
-    public static var unfinished: Transactions { StoreClient.active.unfinishedTransactions }
+    public static var unfinished: Transactions { Transactions(client: StoreClient.current, source: .view(.unfinished, productID: nil)) }
 
     /// The history of one product.
     public static func all(for productID: String) -> Transactions {
-        Transactions(client: StoreClient.active, source: .view(.all, productID: productID))
+        Transactions(client: StoreClient.current, source: .view(.all, productID: productID))
     }
 
     /// The current entitlements to one product (a customer can hold several: their own and a family member's).
     public static func currentEntitlements(for productID: String) -> Transactions {
-        Transactions(client: StoreClient.active, source: .view(.currentEntitlements, productID: productID))
+        Transactions(client: StoreClient.current, source: .view(.currentEntitlements, productID: productID))
     }
 
     /// The current entitlement to one product.

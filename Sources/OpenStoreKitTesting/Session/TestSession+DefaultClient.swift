@@ -21,6 +21,27 @@ extension TestSession {
         let client = try await connectDefault(device: device, account: account)
         return try await body(client)
     }
+
+    /// Launches an app before any client is set, then connects `device` as the process-wide default,
+    /// and runs `body` with both, one such body at a time in the process.
+    ///
+    /// This is how an app starts on a device: its `init` may start listening to `Transaction.updates`
+    /// before it (or the test) sets ``StoreClient/default``; those listeners must still hear everything.
+    public func withDefaultClient<App, Result: Sendable>(device: String = "device", account: String = "default",
+                                                         launchingFirst launch: () throws -> App,
+                                                         isolation: isolated (any Actor)? = #isolation,
+                                                         _ body: (StoreClient, App) async throws -> Result) async throws -> Result {
+        await DefaultClientGate.shared.acquire()
+        let previous = StoreClient.default
+        defer {
+            StoreClient.default = previous
+            Task { await DefaultClientGate.shared.release() }
+        }
+        StoreClient.default = nil
+        let app = try launch()
+        let client = try await connectDefault(device: device, account: account)
+        return try await body(client, app)
+    }
 }
 
 /// A process-wide turn-taking gate for the default client.
