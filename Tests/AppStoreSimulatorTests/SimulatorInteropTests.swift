@@ -6,12 +6,16 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
-/// What a Sandbox-environment store signs verifies with Apple's own Python library.
+/// What a Sandbox or Production store signs verifies with Apple's own Python library (in Production
+/// with the app's Apple ID, which Production data must carry and the verifier checks).
 @Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
 struct SimulatorInteropTests {
-    @Test("transactions, renewal infos and notifications of a Sandbox store verify with Apple's library")
-    func sandboxStoreInterop() async throws {
-        let test = try TestStore(environment: .sandbox)
+    static let stores: [(AppStoreModels.Environment, Int64?)] = [(.sandbox, nil), (.sandbox, 1_470_168_868), (.production, 1_470_168_868)]
+
+    @Test("transactions, renewal infos and notifications verify with Apple's library", arguments: stores.indices)
+    func storeInterop(_ index: Int) async throws {
+        let (environment, appAppleId) = Self.stores[index]
+        let test = try TestStore(environment: environment, appAppleId: appAppleId)
         let store = test.store
         let gems = try await test.buy(PurchaseTests.gems, quantity: 2)
         _ = try await test.buy(PurchaseTests.pro)
@@ -39,8 +43,8 @@ struct SimulatorInteropTests {
         }
         try await store.addDevice("phone", account: "alice")
         items.append(("app-transaction", try await store.appTransaction(device: "phone").jws))
-        let verdicts = try AppleLibraryOracle.verify(root: TestStore.authority.rootCertificate.derRepresentation, environment: "Sandbox",
-                                                     bundleId: "com.example.shop", appAppleId: nil, items: items)
+        let verdicts = try AppleLibraryOracle.verify(root: TestStore.authority.rootCertificate.derRepresentation, environment: environment.rawValue,
+                                                     bundleId: "com.example.shop", appAppleId: appAppleId, items: items)
         #expect(verdicts == Array(repeating: "OK", count: items.count), "\(zip(items.map(\.kind), verdicts).filter { $0.1 != "OK" })")
     }
 }

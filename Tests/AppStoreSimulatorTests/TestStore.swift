@@ -19,18 +19,19 @@ struct TestStore {
     let clock: ManualStoreClock
     let verifier: SignedDataVerifier
 
-    init(environment: AppStoreModels.Environment = .xcode, configuration: StoreKitConfiguration = TestStore.shopConfiguration,
+    init(environment: AppStoreModels.Environment = .xcode, appAppleId: Int64? = nil, configuration: StoreKitConfiguration = TestStore.shopConfiguration,
          edit: (inout StoreKitConfiguration) -> Void = { _ in }) throws {
         var configuration = configuration
         edit(&configuration)
         storage = InMemoryLedgerStorage()
         clock = ManualStoreClock(startingAt: Self.start)
-        store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.shop", environment: environment),
+        store = try SimulatedAppStore.create(configuration: configuration,
+                                             identity: StoreIdentity(bundleId: "com.example.shop", environment: environment, appAppleId: appAppleId),
                                              authority: Self.authority, storage: storage, clock: clock, identifiers: .sequential())
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = true
         verifier = try SignedDataVerifier(rootCertificates: [Self.authority.rootCertificate], bundleId: "com.example.shop",
-                                          environment: environment, options: options)
+                                          appAppleId: appAppleId, environment: environment, options: options)
     }
 
     /// Buys and expects success.

@@ -1,5 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
 import Foundation
 import Testing
 import TestSupport
@@ -14,6 +16,34 @@ struct StoreCommandTests {
                                         "--environment", environment, "--start", "2026-01-01"])
         #expect(run.status == 0, "\(run.standardError)")
         return directory
+    }
+
+    @Test("a Production store needs the app's Apple ID, which its data carries; --original-app-version reaches app transactions")
+    func productionStoreAndOriginalVersion() async throws {
+        let scratch = try TemporaryDirectory()
+        let refused = await CommandRun.run(["store", "create", scratch.path("refused"), "--config", Self.shop, "--environment", "Production"])
+        #expect(refused.status != 0)
+        #expect(refused.standardError.contains("--app-apple-id"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("refused")))
+        let xcode = await CommandRun.run(["store", "create", scratch.path("xcode"), "--config", Self.shop, "--app-apple-id", "1470168868"])
+        #expect(xcode.status != 0, "Xcode's StoreKit Testing has no app Apple ID")
+
+        let directory = scratch.path("production")
+        let created = await CommandRun.run(["store", "create", directory, "--config", Self.shop, "--bundle-id", "com.example.shop",
+                                            "--environment", "Production", "--app-apple-id", "1470168868", "--app-version", "2.0",
+                                            "--original-app-version", "1.4", "--start", "2026-01-01"])
+        #expect(created.status == 0, "\(created.standardError)")
+        #expect(await CommandRun.run(["purchase", directory, "com.example.shop.pro", "--account", "alice", "--device", "phone"]).status == 0)
+        let store = try StoreDirectory.open(at: URL(fileURLWithPath: directory))
+        let root = store.rootCertificate
+        let verifier = try SignedDataVerifier(rootCertificates: [root], bundleId: "com.example.shop", appAppleId: 1_470_168_868, environment: .production)
+        let app = try verifier.verifyAndDecodeAppTransaction(try await store.appTransaction(device: "phone").jws)
+        #expect(app.originalApplicationVersion == "1.4")
+        #expect(app.applicationVersion == "2.0")
+        #expect(app.appAppleId == 1_470_168_868)
+        let notification = try verifier.verifyAndDecodeNotification(try #require(try await store.notifications().first).signedPayload)
+        #expect(notification.data?.appAppleId == 1_470_168_868)
+        #expect(notification.data?.environment == .production)
     }
 
     @Test("store create, purchase --json and the transaction views")

@@ -158,7 +158,8 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         payload.revocationReason = revocation?.reason
         payload.revocationDate = revocation?.date
         payload.revocationType = revocation?.type
-        payload.isUpgraded = productKind == .autoRenewable ? isUpgraded : (isUpgraded ? true : nil)
+        // Sandbox and Production write `isUpgraded` only when true; Xcode writes it on every subscription transaction.
+        payload.isUpgraded = isUpgraded ? true : (productKind == .autoRenewable && identity.environment == .xcode ? false : nil)
         payload.offerType = offer?.type
         payload.offerIdentifier = offer?.id
         payload.offerDiscountType = offer?.discountType

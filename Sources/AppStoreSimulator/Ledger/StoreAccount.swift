@@ -55,7 +55,7 @@ public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
 public struct StoreIdentity: Hashable, Sendable, Codable {
     public var bundleId: String
     public var environment: AppStoreModels.Environment
-    /// The app's Apple ID; absent in Sandbox and Xcode, as there.
+    /// The app's Apple ID: in Production and Sandbox notifications and app transactions; Xcode has none.
     public var appAppleId: Int64?
     /// The current app version (`CFBundleVersion`).
     public var applicationVersion: String

@@ -271,9 +271,20 @@ extension SimulatedAppStore {
                             renewalInfo: JWSRenewalInfoDecodedPayload? = nil, status: Status? = nil,
                             consumptionRequestReason: ConsumptionRequestReason? = nil,
                             at date: Date, change: inout Change) throws(AppStoreError) {
+        // Every notification about an auto-renewable subscription carries its status and renewal info,
+        // as Apple's do (CONSUMPTION_REQUEST, REFUND and a family REVOKE included).
+        var renewalInfo = renewalInfo
+        var status = status
+        if type != .test, let transaction, transaction.productKind == .autoRenewable,
+           let record = storedSubscription(transaction.originalID, in: change) {
+            if renewalInfo == nil { renewalInfo = self.renewalInfo(for: record, device: nil, at: date, in: change) }
+            if status == nil { status = record.state.status }
+        }
         var data = NotificationData()
         data.environment = identity.environment
-        data.appAppleId = identity.appAppleId
+        // Sandbox TEST notifications leave the app Apple ID out; every other one carries it (Apple's
+        // verifiers require it in Production, TEST included).
+        data.appAppleId = type == .test && identity.environment != .production ? nil : identity.appAppleId
         data.bundleId = identity.bundleId
         if type != .test {
             data.bundleVersion = identity.applicationVersion

@@ -14,14 +14,23 @@ public struct SubscriptionStatus: Hashable, Sendable {
 }
 
 extension SimulatedAppStore {
-    /// The renewal info of a subscription, as the App Store signs it.
-    func renewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date) -> JWSRenewalInfoDecodedPayload {
+    /// The renewal info of a subscription, as the App Store signs it (inside a unit of work, with the
+    /// change in progress laid over the ledger).
+    ///
+    /// Apple's inclusion rules: `renewalDate` always (the end of the current period);
+    /// `isInBillingRetryPeriod` true while retrying (also in grace), false once expired, absent otherwise;
+    /// the renewal price, currency and offer only while the subscription will renew.
+    func renewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date, in change: Change? = nil) -> JWSRenewalInfoDecodedPayload {
         var info = JWSRenewalInfoDecodedPayload()
         info.originalTransactionId = String(record.originalTransactionID)
         info.productId = record.productID
         info.autoRenewProductId = record.autoRenewProductID
         info.autoRenewStatus = record.autoRenewEnabled ? .on : .off
-        info.isInBillingRetryPeriod = record.state == .inBillingRetryPeriod || record.state == .inGracePeriod ? true : nil
+        switch record.state {
+        case .inBillingRetryPeriod, .inGracePeriod: info.isInBillingRetryPeriod = true
+        case .expired: info.isInBillingRetryPeriod = false
+        case .subscribed, .revoked: info.isInBillingRetryPeriod = nil
+        }
         info.gracePeriodExpiresDate = record.gracePeriodExpirationDate
         if record.state == .expired || record.state == .revoked { info.expirationIntent = record.expirationIntent }
         switch record.priceIncrease {
@@ -32,22 +41,24 @@ extension SimulatedAppStore {
         info.signedDate = date
         info.environment = identity.environment
         info.recentSubscriptionStartDate = record.recentSubscriptionStartDate
-        if record.autoRenewEnabled, record.state != .expired, record.state != .revoked { info.renewalDate = record.expirationDate }
-        let product = catalog().product(id: record.autoRenewProductID)
-        let latest = ledger.transaction(record.latestTransactionID)
-        info.currency = latest?.currency ?? product?.currency
-        let next = nextOffer(of: record)
-        info.renewalPrice = next?.price ?? product?.priceInMilliunits
-        info.offerType = next?.offer.type
-        info.offerIdentifier = next?.offer.id
-        info.offerDiscountType = next?.offer.discountType
-        info.offerPeriod = next?.offer.period
+        info.renewalDate = record.expirationDate
+        let latest = storedTransaction(record.latestTransactionID, in: change)
+        if record.autoRenewEnabled, record.state != .expired, record.state != .revoked {
+            let product = catalog().product(id: record.autoRenewProductID)
+            info.currency = latest?.currency ?? product?.currency
+            let next = nextOffer(of: record)
+            info.renewalPrice = next?.price ?? product?.priceInMilliunits
+            info.offerType = next?.offer.type
+            info.offerIdentifier = next?.offer.id
+            info.offerDiscountType = next?.offer.discountType
+            info.offerPeriod = next?.offer.period
+        }
         if record.state == .expired, let offers = catalog().product(id: record.productID)?.subscription?.winBackOffers {
             let eligible = offers.filter(\.isEligible).compactMap(\.id)
             if !eligible.isEmpty { info.eligibleWinBackOfferIds = eligible }
         }
         info.appAccountToken = record.appAccountToken
-        info.appTransactionId = ledger.account(record.account)?.appTransactionID
+        info.appTransactionId = latest?.appTransactionID ?? storedAccount(record.account, in: change)?.appTransactionID
         if let device {
             let nonce = identifiers()
             info.deviceVerificationNonce = nonce
@@ -62,8 +73,9 @@ extension SimulatedAppStore {
         return record.queuedOffer
     }
 
-    func signedRenewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date) throws(AppStoreError) -> (JWSRenewalInfoDecodedPayload, String) {
-        let info = renewalInfo(for: record, device: device, at: date)
+    func signedRenewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date,
+                           in change: Change? = nil) throws(AppStoreError) -> (JWSRenewalInfoDecodedPayload, String) {
+        let info = renewalInfo(for: record, device: device, at: date, in: change)
         return (info, try sign(info))
     }
 
@@ -71,7 +83,7 @@ extension SimulatedAppStore {
     func appendSubscriptionNotification(_ type: NotificationTypeV2, subtype: Subtype?, record: SubscriptionRecord,
                                         transaction: LedgerTransaction?, change: inout Change) throws(AppStoreError) {
         let now = clock.now()
-        try appendNotification(type, subtype: subtype, transaction: transaction, renewalInfo: renewalInfo(for: record, device: nil, at: now),
+        try appendNotification(type, subtype: subtype, transaction: transaction, renewalInfo: renewalInfo(for: record, device: nil, at: now, in: change),
                                status: record.state.status, at: now, change: &change)
     }
 
@@ -80,7 +92,7 @@ extension SimulatedAppStore {
         guard let transaction = latestTransaction(of: record, in: change) else { return }
         let now = clock.now()
         for device in devices(of: record.account, including: change) {
-            let (_, renewal) = try signedRenewalInfo(for: record, device: device, at: now)
+            let (_, renewal) = try signedRenewalInfo(for: record, device: device, at: now, in: change)
             let sequence = change.counters.nextUpdateSequence
             change.counters.nextUpdateSequence += 1
             var update = LedgerUpdate(sequence: sequence, device: device.name, transactionID: transaction.id, kind: .status,

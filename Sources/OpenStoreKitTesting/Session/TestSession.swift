@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
@@ -59,18 +60,31 @@ public final class TestSession: Sendable {
     /// Loads a `.storekit` file and opens a fresh store selling it.
     ///
     /// - Throws: `ConfigurationError` naming every problem of the file, or a store error.
-    public convenience init(contentsOf url: URL, bundleID: String = "com.example.app", startDate: Date = TestSession.defaultStartDate,
-                            storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+    public convenience init(contentsOf url: URL, bundleID: String = "com.example.app", environment: AppStoreModels.Environment = .xcode,
+                            appAppleID: Int64? = nil, appVersion: String = "1", originalAppVersion: String? = nil,
+                            startDate: Date = TestSession.defaultStartDate, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
         let configuration = try StoreKitConfiguration.load(contentsOf: url).configuration
-        try self.init(configuration: configuration, bundleID: bundleID, startDate: startDate, storage: storage)
+        try self.init(configuration: configuration, bundleID: bundleID, environment: environment, appAppleID: appAppleID,
+                      appVersion: appVersion, originalAppVersion: originalAppVersion, startDate: startDate, storage: storage)
     }
 
     /// Opens a fresh store selling `configuration`.
-    public init(configuration: StoreKitConfiguration, bundleID: String = "com.example.app", startDate: Date = TestSession.defaultStartDate,
-                storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+    ///
+    /// - Parameters:
+    ///   - environment: What the store signs as: `.xcode` (the default, as StoreKit Testing in Xcode),
+    ///     `.sandbox` or `.production` (which needs `appAppleID`, as Production data carries it).
+    ///   - appVersion: The app version the store reports now (`CFBundleVersion`).
+    ///   - originalAppVersion: The version new customers' app transactions report as first bought
+    ///     (`AppTransaction.originalAppVersion`); by default `appVersion`. Set an older one to test
+    ///     grandfathering of customers who bought a paid version.
+    public init(configuration: StoreKitConfiguration, bundleID: String = "com.example.app", environment: AppStoreModels.Environment = .xcode,
+                appAppleID: Int64? = nil, appVersion: String = "1", originalAppVersion: String? = nil,
+                startDate: Date = TestSession.defaultStartDate, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
         let clock = ManualStoreClock(startingAt: startDate)
         let authority = try CertificateAuthority.make()
-        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: bundleID),
+        let identity = StoreIdentity(bundleId: bundleID, environment: environment, appAppleId: appAppleID, applicationVersion: appVersion,
+                                     originalApplicationVersion: originalAppVersion ?? appVersion)
+        let store = try SimulatedAppStore.create(configuration: configuration, identity: identity,
                                                  authority: authority, storage: storage, clock: clock,
                                                  identifiers: .sequential())
         self.controls = store

@@ -9,7 +9,7 @@ import StoreKitCatalog
 struct StoreCreate: Command {
     static let name = "store create"
     static let abstract = "Create a local App Store in DIR from a .storekit file."
-    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|LocalTesting] [--clock manual|real] [--start DATE] [--app-version V] [--ocsp-url URL|none]"
+    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|Production|LocalTesting] [--app-apple-id N] [--clock manual|real] [--start DATE] [--app-version V] [--original-app-version V] [--ocsp-url URL|none]"
 
     /// Where the store's certificates say their OCSP responder is: `storekit serve` on `make serve`'s port.
     static let defaultOCSPURL = "http://127.0.0.1:8080/ocsp"
@@ -21,18 +21,31 @@ struct StoreCreate: Command {
     var clock: StoreDirectory.ClockMode
     var start: Date?
     var appVersion: String
+    var originalAppVersion: String
+    var appAppleId: Int64?
     var ocspURL: String?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         configurationPath = try arguments.requiredValue("--config")
         bundleId = try arguments.value("--bundle-id") ?? "com.example.app"
-        environment = try arguments.value("--environment", expected: "Xcode, Sandbox or LocalTesting") { text -> AppStoreModels.Environment? in
+        environment = try arguments.value("--environment", expected: "Xcode, Sandbox, Production or LocalTesting") { text -> AppStoreModels.Environment? in
             let environment = AppStoreModels.Environment(rawValue: text)
-            return [.xcode, .sandbox, .localTesting].contains(environment) ? environment : nil
+            return [.xcode, .sandbox, .production, .localTesting].contains(environment) ? environment : nil
         } ?? .xcode
+        appAppleId = try arguments.value("--app-apple-id", expected: "the app's Apple ID, a positive number such as 1470168868") {
+            Int64($0).flatMap { $0 > 0 ? $0 : nil }
+        }
+        guard environment != .production || appAppleId != nil else {
+            throw ValidationError("a Production store needs the app's Apple ID (--app-apple-id N): Production data carries it and verifiers check it")
+        }
+        guard environment != .xcode || appAppleId == nil else {
+            throw ValidationError("--app-apple-id: Xcode's StoreKit Testing has no app Apple ID; use --environment Sandbox or Production")
+        }
         clock = try arguments.value("--clock", expected: "manual or real") { StoreDirectory.ClockMode(rawValue: $0) } ?? .manual
         start = try arguments.value("--start", expected: "a date such as 2026-01-01 or 2026-01-01T09:30:00Z") { StoreAccess.date($0) }
         appVersion = try arguments.value("--app-version") ?? "1"
+        // The version customers who bought before had: apps grandfather features by it.
+        originalAppVersion = try arguments.value("--original-app-version") ?? appVersion
         let ocsp = try arguments.value("--ocsp-url", expected: "an http URL or none") { text -> String? in
             text == "none" ? "" : (URL(string: text)?.scheme == "http" ? text : nil)
         } ?? Self.defaultOCSPURL
@@ -47,8 +60,8 @@ struct StoreCreate: Command {
         }
         // The command line is where real time enters: a manual clock starts now unless told otherwise.
         let start = self.start ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-        let identity = StoreIdentity(bundleId: bundleId, environment: environment, applicationVersion: appVersion,
-                                     originalApplicationVersion: appVersion)
+        let identity = StoreIdentity(bundleId: bundleId, environment: environment, appAppleId: appAppleId, applicationVersion: appVersion,
+                                     originalApplicationVersion: originalAppVersion)
         let store = try StoreDirectory.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
                                               clockMode: clock, start: start, ocspURL: ocspURL)
         let catalog = await store.catalog()
