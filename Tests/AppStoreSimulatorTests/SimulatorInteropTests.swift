@@ -18,14 +18,14 @@ struct SimulatorInteropTests {
         let test = try TestStore(environment: environment, appAppleId: appAppleId)
         let store = test.store
         let gems = try await test.buy(PurchaseTests.gems, quantity: 2)
-        _ = try await test.buy(PurchaseTests.pro)
-        try await store.refundTransaction(1)
-        _ = try await test.buy(Shop.premiumMonthly)
+        let pro = try await test.buy(PurchaseTests.pro)
+        try await store.refundTransaction(pro.transaction.id)
+        let premium = try await test.buy(Shop.premiumMonthly)
         try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
         try await store.advanceTime(by: 40 * day)
-        try await store.resolveIssueForTransaction(2)
+        try await store.resolveIssueForTransaction(premium.transaction.id)
         _ = try await test.buy(Shop.standardMonthly)
-        try await store.requestPriceIncreaseConsent(transactionID: 2)
+        try await store.requestPriceIncreaseConsent(transactionID: premium.transaction.id)
         try await store.requestTestNotification()
         var items: [(kind: String, jws: String)] = [("transaction", gems.jws)]
         for status in try await store.subscriptionStatuses(groupID: Shop.plus, device: "phone") {

@@ -51,6 +51,34 @@ struct SigningCommandTests {
         #expect(inline.standardError.hasPrefix("error: INVALID_APP_IDENTIFIER: "))
     }
 
+    @Test("local (Xcode) data is checked against --root: a forged JWS fails; --unchecked-local accepts it and says nothing was checked")
+    func localDataIsChecked() async throws {
+        let scratch = try TemporaryDirectory()
+        let authority = scratch.path("ca")
+        #expect(await CommandRun.run(["ca", "init", authority]).status == 0)
+        let rootFile = try scratch.write(await CommandRun.run(["ca", "export", authority]).standardOutputData, to: "root.der")
+        let payload = try scratch.write(#"{"transactionId":"0","bundleId":"com.example.shop","environment":"Xcode","signedDate":1760000000000,"productId":"gems"}"#, to: "payload.json")
+        let signed = await CommandRun.run(["ca", "sign", authority, payload]).standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        let parts = signed.split(separator: ".")
+        let forgedPayload = Base64URL.encode(Data(#"{"transactionId":"0","bundleId":"com.example.shop","environment":"Xcode","signedDate":1760000000000,"productId":"gem.chest"}"#.utf8))
+        let forged = "\(parts[0]).\(forgedPayload).\(parts[2])"
+        let arguments = ["verify", "--root", rootFile, "--bundle-id", "com.example.shop", "--environment", "Xcode"]
+
+        let genuine = await CommandRun.run(arguments + [signed])
+        #expect(genuine.status == 0, "\(genuine.standardError)")
+        #expect(genuine.standardError.isEmpty)
+        let refused = await CommandRun.run(arguments + [forged])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.hasPrefix("error: VERIFICATION_FAILURE"), "\(refused.standardError)")
+        let unchecked = await CommandRun.run(arguments + ["--unchecked-local", forged])
+        #expect(unchecked.status == 0)
+        #expect(unchecked.standardError.contains("nothing but the format was checked"))
+        let sandbox = await CommandRun.run(["verify", "--root", rootFile, "--bundle-id", "com.example.shop", "--environment", "Sandbox",
+                                            "--unchecked-local", signed])
+        #expect(sandbox.status != 0)
+        #expect(sandbox.standardError.contains("--unchecked-local applies to Xcode and LocalTesting data only"))
+    }
+
     @Test("ca init refuses a directory that already holds an authority")
     func caInitRefusesOverwrite() async throws {
         let scratch = try TemporaryDirectory()

@@ -10,6 +10,9 @@ import TestSupport
 struct StoreCommandTests {
     static let shop = ExampleShop.file.path
 
+    /// The n-th transaction ID of a Sandbox store: 16 digits, as Apple's.
+    static func id(_ n: UInt64) -> String { String(2_000_000_000_000_000 + n) }
+
     static func makeStore(_ scratch: TemporaryDirectory, environment: String = "Sandbox") async throws -> String {
         let directory = scratch.path("store")
         let run = await CommandRun.run(["store", "create", directory, "--config", shop, "--bundle-id", "com.example.shop",
@@ -56,7 +59,7 @@ struct StoreCommandTests {
         let object = try #require(bought.jsonObject)
         #expect(object["result"] as? String == "success")
         let transaction = try #require(object["transaction"] as? [String: Any])
-        #expect(transaction["transactionId"] as? String == "0")
+        #expect(transaction["transactionId"] as? String == Self.id(0))
         #expect(transaction["quantity"] as? Int == 2)
         #expect(transaction["appAccountToken"] as? String == "7e3fb20b-4cdb-47cc-936d-99d65f608138")
         // The printed JWS verifies against the store's exported root.
@@ -68,10 +71,10 @@ struct StoreCommandTests {
         let entitlements = await CommandRun.run(["entitlements", store, "--account", "alice", "--json"])
         let entitled = try #require(try JSONSerialization.jsonObject(with: entitlements.standardOutputData) as? [[String: Any]])
         #expect(entitled.map { $0["productId"] as? String } == ["com.example.shop.pro"])
-        #expect(await CommandRun.run(["finish", store, "1"]).status == 0)
+        #expect(await CommandRun.run(["finish", store, Self.id(1)]).status == 0)
         let unfinished = await CommandRun.run(["unfinished", store, "--device", "phone", "--json"])
         let waiting = try #require(try JSONSerialization.jsonObject(with: unfinished.standardOutputData) as? [[String: Any]])
-        #expect(waiting.map { $0["transactionId"] as? String } == ["0"])
+        #expect(waiting.map { $0["transactionId"] as? String } == [Self.id(0)])
         let listed = await CommandRun.run(["transactions", store, "--json"])
         let all = try #require(try JSONSerialization.jsonObject(with: listed.standardOutputData) as? [[String: Any]])
         #expect(all.map { $0["finished"] as? Bool } == [false, true])
@@ -84,9 +87,9 @@ struct StoreCommandTests {
         #expect(await CommandRun.run(["settings", store, "askToBuyEnabled", "true"]).standardOutput.contains("askToBuyEnabled                   true"))
         let pending = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "kid", "--device", "ipad", "--json"])
         #expect(pending.jsonObject?["result"] as? String == "pending")
-        #expect(pending.jsonObject?["transactionId"] as? String == "0")
-        #expect(await CommandRun.run(["approve", store, "0"]).status == 0)
-        #expect(await CommandRun.run(["refund", store, "0", "--reason", "developerIssue"]).status == 0)
+        #expect(pending.jsonObject?["transactionId"] as? String == Self.id(0))
+        #expect(await CommandRun.run(["approve", store, Self.id(0)]).status == 0)
+        #expect(await CommandRun.run(["refund", store, Self.id(0), "--reason", "developerIssue"]).status == 0)
         let notifications = await CommandRun.run(["notifications", store, "--json"])
         let outbox = try #require(try JSONSerialization.jsonObject(with: notifications.standardOutputData) as? [[String: Any]])
         #expect(outbox.compactMap { ($0["payload"] as? [String: Any])?["notificationType"] as? String } == ["ONE_TIME_CHARGE", "REFUND"])
@@ -114,11 +117,11 @@ struct StoreCommandTests {
         let statuses = try #require(try JSONSerialization.jsonObject(with: status.standardOutputData) as? [[String: Any]])
         #expect(statuses.first?["state"] as? String == "subscribed")
         #expect((statuses.first?["renewalInfo"] as? [String: Any])?["autoRenewStatus"] as? Int == 1)
-        #expect(await CommandRun.run(["price-increase", store, "0", "request"]).status == 0)
-        #expect(await CommandRun.run(["price-increase", store, "0", "agree"]).status == 0)
-        #expect(await CommandRun.run(["extend", store, "0", "--days", "5"]).status == 0)
+        #expect(await CommandRun.run(["price-increase", store, Self.id(0), "request"]).status == 0)
+        #expect(await CommandRun.run(["price-increase", store, Self.id(0), "agree"]).status == 0)
+        #expect(await CommandRun.run(["extend", store, Self.id(0), "--days", "5"]).status == 0)
         #expect(await CommandRun.run(["force-renew", store, "com.example.shop.news.lite", "--account", "alice"]).status == 0)
-        #expect(await CommandRun.run(["renewal", store, "0", "--auto-renew", "off"]).status == 0)
+        #expect(await CommandRun.run(["renewal", store, Self.id(0), "--auto-renew", "off"]).status == 0)
         #expect(await CommandRun.run(["expire", store, "com.example.shop.news.lite", "--account", "alice"]).status == 0)
         let human = await CommandRun.run(["status", store, "21000002", "--account", "alice"])
         #expect(human.standardOutput.hasPrefix("expired: "))

@@ -68,7 +68,7 @@ struct NotificationDeliveryTests {
 
         // The receiver goes down: the refund's notification fails, and is retried an hour later.
         receiver.fail(true)
-        try await api.store.refundTransaction(1)
+        try await api.store.refundTransaction(ServedServerAPI.transactionID(1))
         let refund = try #require(try await api.store.notifications().last)
         try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 1 }
         let firstAttempt = try #require(try await api.store.notification(sequence: refund.sequence)?.1)

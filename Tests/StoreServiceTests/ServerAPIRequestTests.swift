@@ -78,19 +78,19 @@ struct ServerAPIRequestTests {
         BadRequest(method: "GET", path: "/inApps/v1/transactions/abc", body: nil, status: 400, code: 4_000_006),
         BadRequest(method: "GET", path: "/inApps/v1/transactions/-5", body: nil, status: 400, code: 4_000_006),
         BadRequest(method: "GET", path: "/inApps/v1/transactions/123456", body: nil, status: 404, code: 4_040_010),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?startDate=20&endDate=10", body: nil, status: 400, code: 4_000_013),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?startDate=yesterday", body: nil, status: 400, code: 4_000_015),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?endDate=1e30", body: nil, status: 400, code: 4_000_016),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?sort=SIDEWAYS", body: nil, status: 400, code: 4_000_021),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?productType=GADGET", body: nil, status: 400, code: 4_000_022),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?inAppOwnershipType=BORROWED", body: nil, status: 400, code: 4_000_026),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?revoked=maybe", body: nil, status: 400, code: 4_000_030),
-        BadRequest(method: "GET", path: "/inApps/v2/history/0?revision=%%%", body: nil, status: 400, code: 4_000_005),
-        BadRequest(method: "GET", path: "/inApps/v1/subscriptions/0?status=9", body: nil, status: 400, code: 4_000_031),
-        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/0", body: #"{"extendByDays": 91, "extendReasonCode": 1, "requestIdentifier": "a"}"#, status: 400, code: 4_000_009),
-        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/0", body: #"{"extendByDays": 9, "extendReasonCode": 7, "requestIdentifier": "a"}"#, status: 400, code: 4_000_010),
-        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/0", body: #"{"extendByDays": 9, "extendReasonCode": 1}"#, status: 400, code: 4_000_011),
-        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/0", body: #"{"extendByDays": 9, "extendReasonCode": 1, "requestIdentifier": "a"}"#, status: 403, code: 4_030_004),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?startDate=20&endDate=10", body: nil, status: 400, code: 4_000_013),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?startDate=yesterday", body: nil, status: 400, code: 4_000_015),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?endDate=1e30", body: nil, status: 400, code: 4_000_016),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?sort=SIDEWAYS", body: nil, status: 400, code: 4_000_021),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?productType=GADGET", body: nil, status: 400, code: 4_000_022),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?inAppOwnershipType=BORROWED", body: nil, status: 400, code: 4_000_026),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?revoked=maybe", body: nil, status: 400, code: 4_000_030),
+        BadRequest(method: "GET", path: "/inApps/v2/history/{0}?revision=%%%", body: nil, status: 400, code: 4_000_005),
+        BadRequest(method: "GET", path: "/inApps/v1/subscriptions/{0}?status=9", body: nil, status: 400, code: 4_000_031),
+        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/{0}", body: #"{"extendByDays": 91, "extendReasonCode": 1, "requestIdentifier": "a"}"#, status: 400, code: 4_000_009),
+        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/{0}", body: #"{"extendByDays": 9, "extendReasonCode": 7, "requestIdentifier": "a"}"#, status: 400, code: 4_000_010),
+        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/{0}", body: #"{"extendByDays": 9, "extendReasonCode": 1}"#, status: 400, code: 4_000_011),
+        BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/{0}", body: #"{"extendByDays": 9, "extendReasonCode": 1, "requestIdentifier": "a"}"#, status: 403, code: 4_030_004),
         BadRequest(method: "PUT", path: "/inApps/v1/subscriptions/extend/x", body: #"{}"#, status: 400, code: 4_000_008),
         BadRequest(method: "POST", path: "/inApps/v1/subscriptions/extend/mass", body: #"{"extendByDays": 5, "extendReasonCode": 1, "requestIdentifier": "b", "productId": "com.example.shop.pro"}"#, status: 400, code: 4_000_023),
         BadRequest(method: "POST", path: "/inApps/v1/subscriptions/extend/mass", body: #"{"extendByDays": 5, "extendReasonCode": 1, "requestIdentifier": "b", "productId": "com.example.shop.plus.premium.monthly", "storefrontCountryCodes": []}"#, status: 400, code: 4_000_027),
@@ -100,7 +100,7 @@ struct ServerAPIRequestTests {
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"endDate": 1767225600000}"#, status: 400, code: 4_000_015),
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": 1767225600000, "endDate": 1767225500000}"#, status: 400, code: 4_000_013),
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": 1000, "endDate": 1767225600000}"#, status: 400, code: 4_000_012),
-        BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": 1767225600000, "endDate": 1767225600001, "notificationType": "REFUND", "transactionId": "0"}"#, status: 400, code: 4_000_019),
+        BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": 1767225600000, "endDate": 1767225600001, "notificationType": "REFUND", "transactionId": "{0}"}"#, status: 400, code: 4_000_019),
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": 1767225600000, "endDate": 1767225600001, "notificationType": "NOT_A_TYPE"}"#, status: 400, code: 4_000_018),
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history?paginationToken=bogus", body: #"{"startDate": 1767225600000, "endDate": 1767225600001}"#, status: 400, code: 4_000_014),
         BadRequest(method: "POST", path: "/inApps/v1/notifications/history", body: #"{"startDate": "soon", "endDate": 2}"#, status: 400, code: 4_000_000),
@@ -108,8 +108,8 @@ struct ServerAPIRequestTests {
         BadRequest(method: "PUT", path: "/inApps/v1/transactions/consumption/0", body: #"{"customerConsented": true, "consumptionStatus": 9}"#, status: 400, code: 4_000_034),
         BadRequest(method: "PUT", path: "/inApps/v2/transactions/consumption/0", body: #"{"customerConsented": true, "sampleContentProvided": true, "deliveryStatus": "LOST"}"#, status: 400, code: 4_000_036),
         BadRequest(method: "PUT", path: "/inApps/v2/transactions/consumption/0", body: #"{"customerConsented": true, "sampleContentProvided": "yes", "deliveryStatus": "DELIVERED"}"#, status: 400, code: 4_000_041),
-        BadRequest(method: "PUT", path: "/inApps/v1/transactions/0/appAccountToken", body: #"{"appAccountToken": "not-a-uuid"}"#, status: 400, code: 4_000_183),
-        BadRequest(method: "PUT", path: "/inApps/v1/transactions/2/appAccountToken", body: #"{"appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#, status: 400, code: 4_000_187),
+        BadRequest(method: "PUT", path: "/inApps/v1/transactions/{0}/appAccountToken", body: #"{"appAccountToken": "not-a-uuid"}"#, status: 400, code: 4_000_183),
+        BadRequest(method: "PUT", path: "/inApps/v1/transactions/{2}/appAccountToken", body: #"{"appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"}"#, status: 400, code: 4_000_187),
         BadRequest(method: "POST", path: "/inApps/v1/transactions/987654/finish", body: nil, status: 404, code: 4_040_010),
         BadRequest(method: "GET", path: "/inApps/v9/nothing", body: nil, status: 404, code: 4_040_000),
     ]
@@ -118,11 +118,12 @@ struct ServerAPIRequestTests {
     func badRequest(_ bad: BadRequest) async throws {
         let api = try await ServedServerAPI()
         defer { api.server.stop() }
-        // Transaction 0 is a consumable of alice's, 1 her monthly subscription, 2 its renewal (not an original).
+        // Transaction {0} is a consumable of alice's, {1} her monthly subscription, {2} its renewal (not an original).
         _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
         _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
         try await api.store.advanceTime(by: 40 * 86_400)
-        let answer = try await api.send(bad.method, bad.path, body: bad.body.map { Data($0.utf8) })
+        let answer = try await api.send(bad.method, ServedServerAPI.withTransactionIDs(bad.path),
+                                        body: bad.body.map { Data(ServedServerAPI.withTransactionIDs($0).utf8) })
         #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
         #expect(answer.apiErrorCode == bad.code)
         #expect(answer.contentType == "application/json")
@@ -155,7 +156,7 @@ struct ServerAPIRequestTests {
             return try await group.reduce(into: []) { $0 += $1 }
         }
         #expect(failures.isEmpty, "\(failures.prefix(5))")
-        #expect(try await api.send("GET", "/inApps/v1/transactions/0").status == 200)
+        #expect(try await api.send("GET", ServedServerAPI.withTransactionIDs("/inApps/v1/transactions/{0}")).status == 200)
         #expect(try await api.store.integrityProblems().isEmpty)
     }
 }

@@ -19,6 +19,14 @@ struct ServedServerAPI {
     let record: APIKeyRecord
     static let bundleID = "com.example.shop"
 
+    /// The n-th transaction ID of the (Sandbox) store: 16 digits, as Apple's.
+    static func transactionID(_ n: UInt64) -> UInt64 { LedgerCounters(for: .sandbox).nextTransactionID + n }
+
+    /// `text` with `{n}` replaced by the n-th transaction ID, for n from 0 to 9.
+    static func withTransactionIDs(_ text: String) -> String {
+        (0..<10).reduce(text) { text, n in text.replacingOccurrences(of: "{\(n)}", with: String(transactionID(UInt64(n)))) }
+    }
+
     init() async throws {
         store = try StoreDirectory.create(at: scratch.url.appendingPathComponent("store"),
                                           configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,

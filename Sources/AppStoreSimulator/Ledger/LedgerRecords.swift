@@ -175,6 +175,10 @@ public struct NotificationRecord: Hashable, Sendable {
 }
 
 /// The counters that make identifiers, persisted with every change that uses them.
+///
+/// Xcode's StoreKit Testing counts identifiers from 0; the App Store's Sandbox and Production ones are
+/// 16 digits (transactions, web order line items) and 18 digits (app transactions), so a store in
+/// those environments starts its counters there (``init(for:)``) and servers see ids of Apple's length.
 public struct LedgerCounters: Hashable, Sendable, Codable {
     public var nextTransactionID: UInt64 = 0
     public var nextWebOrderLineItemID: UInt64 = 0
@@ -189,5 +193,16 @@ public struct LedgerCounters: Hashable, Sendable, Codable {
         self.nextAppTransactionID = nextAppTransactionID
         self.nextUpdateSequence = nextUpdateSequence
         self.nextNotificationSequence = nextNotificationSequence
+    }
+
+    /// The first counters of a new store signing as `environment`.
+    public init(for environment: AppStoreModels.Environment) {
+        switch environment {
+        case .sandbox, .production:
+            self.init(nextTransactionID: 2_000_000_000_000_000, nextWebOrderLineItemID: 2_000_000_000_000_000,
+                      nextAppTransactionID: 700_000_000_000_000_000)
+        default:
+            self.init()
+        }
     }
 }

@@ -54,7 +54,11 @@ extension SimulatedAppStore {
 
     /// The transactions of an order (`orderId`), or `nil` when no order has that identifier.
     public func orderTransactions(_ orderID: String) throws(AppStoreError) -> [LedgerTransaction]? {
-        guard let id = LedgerTransaction.transactionID(fromOrderID: orderID) else { return nil }
+        guard let residue = LedgerTransaction.orderResidue(fromOrderID: orderID) else { return nil }
+        // The store's transaction IDs run from its environment's first ID, fewer than the order IDs can tell apart.
+        let first = LedgerCounters(for: identity.environment).nextTransactionID
+        let modulus = LedgerTransaction.orderModulus
+        let id = first + (residue + modulus - first % modulus) % modulus
         return try reading { () -> [LedgerTransaction]? in
             guard let transaction = ledger.transaction(id), transaction.ownership == .purchased, transaction.isPurchased else { return nil }
             return [transaction]
@@ -153,9 +157,13 @@ extension LedgerTransaction {
 
     static let orderAlphabet = Array("0123456789ABCDEFGHJKLMNPQRSTVWXYZ")
 
-    /// `M` and nine characters that encode the purchase's transaction identifier.
+    /// How many transaction identifiers the nine characters of an order ID tell apart (33⁹).
+    static let orderModulus: UInt64 = (0..<9).reduce(1) { product, _ in product * UInt64(orderAlphabet.count) }
+
+    /// `M` and nine characters that encode the purchase's transaction identifier (modulo
+    /// ``orderModulus``; a store's identifiers span fewer than that).
     static func orderID(forTransactionID id: UInt64) -> String {
-        var value = id
+        var value = id % orderModulus
         var characters: [Character] = []
         for _ in 0..<9 {
             characters.append(orderAlphabet[Int(value % UInt64(orderAlphabet.count))])
@@ -164,8 +172,8 @@ extension LedgerTransaction {
         return "M" + String(characters.reversed())
     }
 
-    /// The transaction identifier an order ID encodes, or `nil` for text that is not one.
-    static func transactionID(fromOrderID text: String) -> UInt64? {
+    /// The transaction identifier an order ID encodes, modulo ``orderModulus``, or `nil` for text that is not one.
+    static func orderResidue(fromOrderID text: String) -> UInt64? {
         guard text.count == 10, text.first == "M" else { return nil }
         var value: UInt64 = 0
         for character in text.dropFirst() {

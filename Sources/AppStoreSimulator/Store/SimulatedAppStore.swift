@@ -78,7 +78,7 @@ public actor SimulatedAppStore {
             MetaKey.identity: try encode(identity),
             MetaKey.configuration: configurationText,
             MetaKey.overrides: try encode(SettingsOverrides()),
-            MetaKey.counters: try encode(LedgerCounters()),
+            MetaKey.counters: try encode(LedgerCounters(for: identity.environment)),
             MetaKey.clock: String(AppStoreJSON.milliseconds(from: clock.now())),
         ]
         try storage.write { (reader) throws(AppStoreError) -> (LedgerChanges, Void) in

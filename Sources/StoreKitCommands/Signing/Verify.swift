@@ -3,10 +3,15 @@ import AppStoreSigning
 import Foundation
 
 /// `storekit verify`: verifies App Store signed data as Apple's libraries do and prints its payload.
+///
+/// Apple's libraries check nothing but the format of `Xcode` and `LocalTesting` data. A local store
+/// signs with a real chain, so this command checks local data against the given roots too, fully;
+/// `--unchecked-local` does what Apple's libraries do and says on standard error that nothing was
+/// checked.
 struct Verify: Command {
     static let name = "verify"
     static let abstract = "Verify App Store signed data and print its payload as JSON."
-    static let usage = "--root CERT [--root CERT…] --bundle-id ID --environment Production|Sandbox|Xcode|LocalTesting [--app-apple-id N] [--kind transaction|renewal|notification|app-transaction] [--online] JWS_OR_FILE"
+    static let usage = "--root CERT [--root CERT…] --bundle-id ID --environment Production|Sandbox|Xcode|LocalTesting [--app-apple-id N] [--kind transaction|renewal|notification|app-transaction] [--online] [--unchecked-local] JWS_OR_FILE"
 
     var roots: [String]
     var bundleId: String
@@ -14,6 +19,7 @@ struct Verify: Command {
     var appAppleId: Int64?
     var kind: SignedDataKind?
     var online: Bool
+    var uncheckedLocal: Bool
     var input: String
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
@@ -28,6 +34,10 @@ struct Verify: Command {
         appAppleId = try arguments.value("--app-apple-id", expected: "a number") { Int64($0) }
         kind = try arguments.value("--kind", expected: "transaction, renewal, notification or app-transaction") { SignedDataKind(rawValue: $0) }
         online = arguments.flag("--online")
+        uncheckedLocal = arguments.flag("--unchecked-local")
+        guard !uncheckedLocal || Self.isLocal(environment) else {
+            throw ValidationError("--unchecked-local applies to Xcode and LocalTesting data only; \(environment.rawValue) data is always checked")
+        }
         input = try arguments.positional("JWS_OR_FILE")
     }
 
@@ -37,9 +47,11 @@ struct Verify: Command {
             do { certificates.append(try Certificate(contentsOf: URL(fileURLWithPath: path))) } catch { throw CommandFailure("\(error)") }
         }
         let verifier: SignedDataVerifier
+        var options = SignedDataVerifier.Options()
+        options.verifiesLocalEnvironments = !uncheckedLocal
         do {
             verifier = try SignedDataVerifier(rootCertificates: certificates, bundleId: bundleId, appAppleId: appAppleId,
-                                              environment: environment, enableOnlineChecks: online)
+                                              environment: environment, enableOnlineChecks: online, options: options)
         } catch {
             throw ValidationError("\(error)")
         }
@@ -51,9 +63,14 @@ struct Verify: Command {
         case .notification: _ = try verifier.verifyAndDecodeNotification(jws)
         case .appTransaction: _ = try verifier.verifyAndDecodeAppTransaction(jws)
         }
+        if uncheckedLocal {
+            console.printError("warning: nothing but the format was checked: \(environment.rawValue) data is not signed by Apple, and Apple's libraries accept it unchecked; drop --unchecked-local to check it against --root")
+        }
         // Verified: print the payload exactly as signed, fields Apple added since included.
         console.print(try PrettyJSON.string(fromJSON: CompactJWS(jws).payloadData))
     }
+
+    static func isLocal(_ environment: Environment) -> Bool { environment == .xcode || environment == .localTesting }
 
     private func detectKind(_ jws: String) throws(VerificationError) -> SignedDataKind {
         let compact: CompactJWS
