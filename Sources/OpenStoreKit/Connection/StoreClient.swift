@@ -27,6 +27,10 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     let verifier: SignedDataVerifier?
     /// Why no verifier could be made (every value is then unverified).
     let verifierProblem: String?
+    /// The device's `Transaction.updates` feed, shared by every listener of this client.
+    let transactionFeed: UpdateBroadcast
+    /// The device's `Status.updates` feed, shared by every listener of this client.
+    let statusFeed: UpdateBroadcast
 
     /// Connects to a store as the app on `device`, launching it there.
     ///
@@ -42,6 +46,12 @@ public final class StoreClient: Sendable, CustomStringConvertible {
         self.transport = transport
         self.device = device
         self.verificationContext = context
+        self.transactionFeed = UpdateBroadcast(name: "Transaction.updates") {
+            try await transport.nextUpdates(device: device, channel: .transactions)
+        }
+        self.statusFeed = UpdateBroadcast(name: "Status.updates") {
+            try await transport.nextUpdates(device: device, channel: .statuses)
+        }
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = true
         do {

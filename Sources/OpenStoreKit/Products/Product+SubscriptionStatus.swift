@@ -27,6 +27,8 @@ extension Product.SubscriptionInfo {
                 var bound: StoreClient?
                 var buffer: [Status] = []
                 var position = 0
+                /// This listener's copy of the client's shared status feed.
+                var feed: FeedListener?
 
                 public mutating func next() async -> Status? {
                     if bound == nil {
@@ -37,17 +39,11 @@ extension Product.SubscriptionInfo {
                     while position == buffer.count {
                         guard !Task.isCancelled else { return nil }
                         position = 0
-                        do {
-                            let updates = try await client.transport.nextUpdates(device: client.device, channel: .statuses)
-                            buffer = updates.compactMap { update in
-                                guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
-                                return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
-                            }
-                        } catch {
-                            if !(error is CancellationError) && !Task.isCancelled {
-                                StoreDiagnostics.report("Status.updates ended: \(error)")
-                            }
-                            return nil
+                        if feed == nil { feed = client.statusFeed.listen() }
+                        guard let updates = await feed?.next() else { return nil }
+                        buffer = updates.compactMap { update in
+                            guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
+                            return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
                         }
                     }
                     defer { position += 1 }

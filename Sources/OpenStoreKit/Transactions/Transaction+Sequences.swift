@@ -31,6 +31,8 @@ extension Transaction {
             var buffer: [Element] = []
             var position = 0
             var fetchedView = false
+            /// For `updates`: this listener's copy of the client's shared feed.
+            var feed: FeedListener?
 
             init(client: StoreClient?, source: Source) {
                 self.bound = client
@@ -64,15 +66,9 @@ extension Transaction {
                             return nil
                         }
                     case .updates:
-                        do {
-                            let updates = try await client.transport.nextUpdates(device: client.device, channel: .transactions)
-                            buffer = updates.compactMap { client.verifyTransaction($0.transaction) }
-                        } catch {
-                            if !(error is CancellationError) && !Task.isCancelled {
-                                StoreDiagnostics.report("Transaction.updates ended: \(error)")
-                            }
-                            return nil
-                        }
+                        if feed == nil { feed = client.transactionFeed.listen() }
+                        guard let updates = await feed?.next() else { return nil }
+                        buffer = updates.compactMap { client.verifyTransaction($0.transaction) }
                     }
                 }
                 defer { position += 1 }
