@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
 import Testing
+import TestSupport
 
 struct SimulatedErrorTests {
     @Test("every failable API throws its simulated failure", arguments: FailableAPI.allCases)
@@ -129,6 +130,32 @@ struct FamilySharingTests {
         #expect(try await test.store.currentEntitlements(account: "carol").isEmpty)
         #expect(try await test.store.currentEntitlements(account: "alice").count == 1)
         #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE", "REVOKE"])
+    }
+
+    @Test("a shared subscription: the member's periods have their own web order line items, and the server hears SUBSCRIBED and DID_RENEW for the member")
+    func sharedSubscriptionNotifications() async throws {
+        let test = try TestStore()
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.setFamilyGroup("smiths", for: "bob")
+        let yearly = try await test.buy(Shop.premiumYearly)
+        try await test.store.advanceTime(by: 400 * 86_400)
+        let all = try await test.store.ledgerTransactions()
+        let lineItems = all.compactMap(\.webOrderLineItemID)
+        #expect(lineItems.count == all.count)
+        #expect(Set(lineItems).count == lineItems.count, "\(all.map { "\($0.account) \($0.webOrderLineItemID ?? "-")" })")
+        let notifications = try await test.store.notifications()
+        var byAccount: [String: [String]] = [:]
+        for notification in notifications {
+            let transaction = try #require(all.first { $0.id == notification.transactionID })
+            byAccount[transaction.account, default: []].append([notification.type.rawValue, notification.subtype?.rawValue].compactMap { $0 }.joined(separator: "/"))
+            let payload = try test.verifier.verifyAndDecodeNotification(notification.signedPayload)
+            let signed = try test.verifier.verifyAndDecodeTransaction(try #require(payload.data?.signedTransactionInfo))
+            #expect(signed.inAppOwnershipType == (transaction.account == "bob" ? .familyShared : .purchased))
+            #expect(payload.data?.status != nil && payload.data?.signedRenewalInfo != nil)
+        }
+        #expect(byAccount["alice"]?.first == "SUBSCRIBED/INITIAL_BUY")
+        #expect(byAccount["bob"] == byAccount["alice"], "the member hears what the purchaser does: \(byAccount)")
+        #expect(yearly.transaction.account == "alice")
     }
 
     @Test("stopping sharing of one purchase revokes its copies only")

@@ -22,7 +22,8 @@ extension SimulatedAppStore {
                 id: id, originalID: id, account: member.name, device: nil, productID: transaction.productID,
                 productKind: transaction.productKind, subscriptionGroupID: transaction.subscriptionGroupID,
                 purchaseDate: now, originalPurchaseDate: now, expirationDate: transaction.expirationDate, quantity: 1,
-                ownership: .familyShared, familySourceID: transaction.id, webOrderLineItemID: transaction.webOrderLineItemID,
+                ownership: .familyShared, familySourceID: transaction.id,
+                webOrderLineItemID: transaction.webOrderLineItemID == nil ? nil : change.takeWebOrderLineItemID(),
                 appAccountToken: nil, storefront: storefront(of: member), price: transaction.price, reason: transaction.reason,
                 offer: nil, state: .purchased)
             copy.currency = transaction.currency

@@ -341,6 +341,8 @@ extension SimulatedAppStore {
         for member in familyMembers(of: group, including: change) where member.name != source.account {
             var memberRecord = (change.ledger.subscriptions.values.first { $0.familySourceID == source.originalTransactionID && $0.account == member.name })
                 ?? ledger.subscriptions(SubscriptionQuery(account: member.name, familySourceID: source.originalTransactionID)).first
+            let startsSharing = memberRecord == nil
+            var memberCopy: LedgerTransaction?
             if let newTransaction {
                 let id = change.takeTransactionID()
                 var copy = newTransaction
@@ -353,7 +355,10 @@ extension SimulatedAppStore {
                 copy.appAccountToken = nil
                 copy.appTransactionID = member.appTransactionID
                 copy.finishedDate = nil
+                // Each copy is a period of the member's own: its own web order line item, as Apple's.
+                copy.webOrderLineItemID = newTransaction.webOrderLineItemID == nil ? nil : change.takeWebOrderLineItemID()
                 change.record(copy)
+                memberCopy = copy
                 for device in devices(of: member.name, including: change) {
                     try enqueueUpdate(copy, for: device, kind: .familyShare, at: now, change: &change)
                 }
@@ -377,6 +382,11 @@ extension SimulatedAppStore {
             mirrored.expirationIntent = source.expirationIntent
             change.ledger.subscriptions[mirrored.originalTransactionID] = mirrored
             try enqueueStatusUpdates(mirrored, change: &change)
+            // The developer hears about the member's subscription too: when sharing starts, and at each renewal.
+            if let memberCopy, startsSharing || memberCopy.reason == .renewal {
+                try appendSubscriptionNotification(startsSharing ? .subscribed : .didRenew, subtype: startsSharing ? .initialBuy : nil,
+                                                   record: mirrored, transaction: memberCopy, change: &change)
+            }
         }
     }
 }
