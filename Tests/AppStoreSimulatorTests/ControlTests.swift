@@ -170,6 +170,62 @@ struct FamilySharingTests {
     }
 }
 
+struct RefundOutcomeTests {
+    @Test("a declined refund request: CONSUMPTION_REQUEST, then REFUND_DECLINED, and the purchase stands")
+    func declinedRefund() async throws {
+        let test = try TestStore()
+        let gems = try await test.buy(PurchaseTests.gems)
+        try await test.store.requestRefund(gems.transaction.id, declined: true)
+        #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE", "CONSUMPTION_REQUEST", "REFUND_DECLINED"])
+        #expect(try await test.store.ledgerTransactions().first?.revocation == nil)
+        let declined = try #require(try await test.store.notifications().last)
+        let payload = try test.verifier.verifyAndDecodeNotification(declined.signedPayload)
+        #expect(try test.verifier.verifyAndDecodeTransaction(try #require(payload.data?.signedTransactionInfo)).revocationDate == nil)
+    }
+
+    @Test("a reversed refund: REFUND_REVERSED, the purchase and its family copies entitled again and re-delivered")
+    func reversedRefund() async throws {
+        let test = try TestStore()
+        try await test.store.setFamilyGroup("smiths", for: "alice")
+        try await test.store.setFamilyGroup("smiths", for: "bob")
+        try await test.store.addDevice("bob-phone", account: "bob")
+        let pro = try await test.buy(PurchaseTests.pro)
+        try await test.store.refundTransaction(pro.transaction.id)
+        #expect(try await test.store.currentEntitlements(account: "bob").isEmpty)
+        _ = try await test.store.takeUpdates(device: "bob-phone")
+        try await test.store.reverseRefund(pro.transaction.id)
+        #expect(try await test.store.currentEntitlements(account: "alice").map(\.transaction.id) == [pro.transaction.id])
+        #expect(try await test.store.currentEntitlements(account: "bob").count == 1)
+        #expect(try await test.store.takeUpdates(device: "bob-phone").map(\.kind) == [.familyShare])
+        #expect(try await test.notificationKinds().suffix(3) == ["REFUND", "REVOKE", "REFUND_REVERSED"])
+        await #expect(throws: AppStoreError.control(.invalidAction, "transaction \(pro.transaction.id) was not refunded")) {
+            try await test.store.reverseRefund(pro.transaction.id)
+        }
+        let monthly = try await test.buy(Shop.premiumMonthly)
+        try await test.store.refundTransaction(monthly.transaction.id)
+        await #expect(throws: AppStoreError.self) { try await test.store.reverseRefund(monthly.transaction.id) }
+    }
+
+    @Test("a mass extension: RENEWAL_EXTENDED for each subscriber, then RENEWAL_EXTENSION/SUMMARY with the counts")
+    func massExtensionSummary() async throws {
+        let test = try TestStore()
+        for account in ["alice", "bob", "carol"] {
+            _ = try await test.buy(Shop.standardMonthly, account: account, device: "\(account)-phone")
+        }
+        let result = try await test.store.extendAllActiveSubscribers(productID: Shop.standardMonthly, days: 10, storefronts: nil,
+                                                                     requestIdentifier: "goodwill-1")
+        #expect(result.succeededCount == 3)
+        let kinds = try await test.notificationKinds()
+        #expect(kinds.filter { $0 == "RENEWAL_EXTENDED" }.count == 3)
+        #expect(kinds.last == "RENEWAL_EXTENSION/SUMMARY")
+        let summary = try test.verifier.verifyAndDecodeNotification(try #require(try await test.store.notifications().last).signedPayload)
+        #expect(summary.data == nil)
+        #expect(summary.summary?.requestIdentifier == "goodwill-1")
+        #expect(summary.summary?.productId == Shop.standardMonthly)
+        #expect(summary.summary?.succeededCount == 3 && summary.summary?.failedCount == 0)
+    }
+}
+
 struct NotificationTests {
     @Test("ONE_TIME_CHARGE carries the signed transaction and verifies, in the outbox in commit order")
     func oneTimeCharge() async throws {

@@ -86,6 +86,35 @@ struct OfferTests {
         #expect(promoted.offerType == .promotionalOffer && promoted.offerIdentifier == "premium.monthly.firstmonth" && promoted.price == 990)
     }
 
+    @Test("a legacy promotional-offer signature is good once, and for 24 hours from its timestamp by the store's clock")
+    func promotionalSignatureOnceAndFresh() async throws {
+        let test = try TestStore()
+        let (key, keyID) = try Self.offerKey()
+        func legacy(nonce: UUID, at timestamp: Int64) throws -> PurchaseOffer {
+            let message = PromotionalOfferSignature(bundleId: "com.example.shop", keyId: keyID, productIdentifier: Shop.premiumMonthly,
+                                                    subscriptionOfferID: "premium.monthly.firstmonth", applicationUsername: "",
+                                                    nonce: nonce, timestamp: timestamp)
+            return .promotional(id: "premium.monthly.firstmonth",
+                                signature: .legacy(keyID: keyID, nonce: nonce, timestamp: timestamp, signature: try message.sign(with: key)))
+        }
+        func isRefusedSignature(_ error: any Error) -> Bool {
+            if case .purchase(.invalidOfferSignature, _)? = error as? AppStoreError { return true }
+            return false
+        }
+        _ = try await test.buy(Shop.premiumMonthly)
+        try await test.store.expireSubscription(productID: Shop.premiumMonthly, account: "alice")
+        let now = AppStoreJSON.milliseconds(from: try await test.store.currentTime())
+        let once = try legacy(nonce: UUID(counting: 7), at: now - 3_600_000)
+        _ = try await test.buy(Shop.premiumMonthly, offer: once)
+        try await test.store.expireSubscription(productID: Shop.premiumMonthly, account: "alice")
+        await #expect(performing: { try await test.buy(Shop.premiumMonthly, offer: once) }, throws: isRefusedSignature)
+        let stale = try legacy(nonce: UUID(counting: 8), at: now - 25 * 3_600_000)
+        await #expect(performing: { try await test.buy(Shop.premiumMonthly, offer: stale) }, throws: isRefusedSignature)
+        // A fresh signature, made a day after the stale one would have had to be used, is accepted.
+        let fresh = try legacy(nonce: UUID(counting: 8), at: now)
+        #expect(try test.verified(try await test.buy(Shop.premiumMonthly, offer: fresh)).offerIdentifier == "premium.monthly.firstmonth")
+    }
+
     @Test("a JWS promotional-offer signature (V2) is accepted for its product and offer only")
     func promotionalOfferV2() async throws {
         let test = try TestStore()

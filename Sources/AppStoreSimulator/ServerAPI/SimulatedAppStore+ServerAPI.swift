@@ -123,16 +123,30 @@ extension SimulatedAppStore {
                     && record.state == .subscribed {
                     if let storefronts, let latest = storedTransaction(record.latestTransactionID, in: change),
                        !storefronts.contains(latest.storefront) { continue }
+                    let current = storedSubscription(record.originalTransactionID, in: change) ?? record
                     do {
-                        _ = try extendRenewal(storedSubscription(record.originalTransactionID, in: change) ?? record, days: days, change: &change)
+                        _ = try extendRenewal(current, days: days, change: &change)
                         succeeded += 1
                     } catch {
                         failed += 1
+                        try appendSubscriptionNotification(.renewalExtension, subtype: .failure, record: current,
+                                                           transaction: latestTransaction(of: current, in: change), change: &change)
                     }
                 }
             }
             let result = MassExtension(requestIdentifier: requestIdentifier, productID: productID, completeDate: clock.now(),
                                        succeededCount: succeeded, failedCount: failed)
+            // RENEWAL_EXTENSION/SUMMARY tells the server the request is complete, with its counts.
+            var summary = Summary()
+            summary.environment = identity.environment
+            summary.appAppleId = identity.appAppleId
+            summary.bundleId = identity.bundleId
+            summary.productId = productID
+            summary.requestIdentifier = requestIdentifier
+            summary.storefrontCountryCodes = storefronts?.sorted()
+            summary.succeededCount = Int64(succeeded)
+            summary.failedCount = Int64(failed)
+            try appendNotification(.renewalExtension, subtype: .summary, transaction: nil, summary: summary, at: clock.now(), change: &change)
             all[requestIdentifier] = result
             change.ledger.meta[Self.massExtensionsKey] = try Self.encode(all)
             return result

@@ -166,9 +166,10 @@ extension SimulatedAppStore {
         try revokeFamilyCopies(of: id, reason: reason, at: now, change: &change)
     }
 
-    /// A refund the customer asks for in the app (`beginRefundRequest`): approved at once in the test
-    /// environment. Consumables and subscriptions first send `CONSUMPTION_REQUEST`.
-    public func requestRefund(_ id: UInt64, reason: ConsumptionRequestReason = .unintendedPurchase) throws(AppStoreError) {
+    /// A refund the customer asks for in the app (`beginRefundRequest`): decided at once in the test
+    /// environment, approved (`REFUND`) unless `declined` (`REFUND_DECLINED`, the purchase stands).
+    /// Consumables and subscriptions first send `CONSUMPTION_REQUEST`.
+    public func requestRefund(_ id: UInt64, reason: ConsumptionRequestReason = .unintendedPurchase, declined: Bool = false) throws(AppStoreError) {
         try writing { (change) throws(AppStoreError) in
             try checkSimulatedFailure(.refundRequest)
             guard let transaction = ledger.transaction(id) else { throw .refundRequest(.failed, "no transaction \(id)") }
@@ -177,8 +178,40 @@ extension SimulatedAppStore {
                 try appendNotification(.consumptionRequest, subtype: nil, transaction: transaction,
                                        consumptionRequestReason: reason, at: clock.now(), change: &change)
             }
+            guard !declined else {
+                try appendNotification(.refundDeclined, subtype: nil, transaction: transaction, at: clock.now(), change: &change)
+                return
+            }
             let revocationReason: RevocationReason = reason == .fulfillmentIssue ? .refundedDueToIssue : .refundedForOtherReason
             try refund(id, reason: revocationReason, change: &change)
+        }
+    }
+
+    /// Reverses a refund of a one-time purchase, as the App Store does after a dispute
+    /// (`REFUND_REVERSED`): the transaction and its family copies are entitled again and reach the
+    /// account's devices through their updates.
+    ///
+    /// - Throws: `invalidAction` for a transaction that was not refunded, or for a subscription
+    ///   (reinstating a refunded subscription period is not simulated).
+    public func reverseRefund(_ id: UInt64) throws(AppStoreError) {
+        try writing { (change) throws(AppStoreError) in
+            guard var transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
+            guard let revocation = transaction.revocation, revocation.type != .familyRevoke, transaction.ownership == .purchased else {
+                throw .control(.invalidAction, "transaction \(id) was not refunded")
+            }
+            guard transaction.productKind != .autoRenewable else {
+                throw .control(.invalidAction, "transaction \(id) is a subscription period; reversing a subscription refund is not simulated")
+            }
+            let now = clock.now()
+            transaction.revocation = nil
+            change.record(transaction)
+            try enqueueUpdateForAllDevices(transaction, kind: .purchase, at: now, change: &change)
+            for var copy in ledger.transactions(TransactionQuery(familySourceID: id)) where copy.revocation?.type == .familyRevoke {
+                copy.revocation = nil
+                change.record(copy)
+                try enqueueUpdateForAllDevices(copy, kind: .familyShare, at: now, change: &change)
+            }
+            try appendNotification(.refundReversed, subtype: nil, transaction: transaction, at: now, change: &change)
         }
     }
 

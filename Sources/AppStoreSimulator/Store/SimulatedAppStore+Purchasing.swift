@@ -151,6 +151,7 @@ extension SimulatedAppStore {
             throw .purchase(.invalidQuantity, "\(product.kind.rawValue) \(product.id) can be bought \(maximumQuantity == 1 ? "once at a time" : "1 to \(maximumQuantity) at a time"), not \(request.quantity)")
         }
         guard product.kind != .autoRenewable else {
+            try spendOfferSignature(request.offer, change: &change)
             return try subscribe(request, product: product, account: account, device: device, storefront: storefront,
                                  inApp: inApp, change: &change)
         }
@@ -269,7 +270,7 @@ extension SimulatedAppStore {
     /// Appends an App Store Server Notification V2 to the outbox: its content now, signed when read.
     func appendNotification(_ type: NotificationTypeV2, subtype: Subtype?, transaction: LedgerTransaction?,
                             renewalInfo: JWSRenewalInfoDecodedPayload? = nil, status: Status? = nil,
-                            consumptionRequestReason: ConsumptionRequestReason? = nil,
+                            consumptionRequestReason: ConsumptionRequestReason? = nil, summary: Summary? = nil,
                             at date: Date, change: inout Change) throws(AppStoreError) {
         // Every notification about an auto-renewable subscription carries its status and renewal info,
         // as Apple's do (CONSUMPTION_REQUEST, REFUND and a family REVOKE included).
@@ -295,7 +296,8 @@ extension SimulatedAppStore {
         payload.notificationType = type
         payload.subtype = subtype
         payload.notificationUUID = identifiers().uuidString.lowercased()
-        payload.data = data
+        // A summary (the end of a mass extension) stands in place of `data`, as in Apple's payloads.
+        if let summary { payload.summary = summary } else { payload.data = data }
         payload.version = "2.0"
         payload.signedDate = date
         let sequence = change.counters.nextNotificationSequence
@@ -309,5 +311,32 @@ extension SimulatedAppStore {
         // With a notification URL set, the first delivery attempt is due at once.
         if settings.notificationURL != nil { record.delivery.nextAttemptDate = date }
         change.ledger.appendedNotifications.append(record)
+    }
+}
+
+extension SimulatedAppStore {
+    /// How long a legacy promotional-offer signature is good for after its timestamp, as on the App Store.
+    static let offerSignatureLifetime: Int64 = 86_400_000
+
+    /// A legacy promotional-offer signature is good once, and for 24 hours from its timestamp (by the
+    /// store's clock), as Apple's: its nonce is recorded with the purchase that uses it, and refused
+    /// after that. Nonces are kept only as long as their signatures could still be used.
+    func spendOfferSignature(_ offer: PurchaseOffer?, change: inout Change) throws(AppStoreError) {
+        guard case .promotional(let id, .legacy(_, let nonce, let timestamp, _)?)? = offer else { return }
+        let now = AppStoreJSON.milliseconds(from: clock.now())
+        guard timestamp <= now + 300_000, now - timestamp <= Self.offerSignatureLifetime else {
+            throw .purchase(.invalidOfferSignature, "the signature of promotional offer \(id) has timestamp \(timestamp); it is good for 24 hours, and the store's time is \(now) (milliseconds since 1970)")
+        }
+        let key = nonce.uuidString.lowercased()
+        var spent: [String: Int64] = [:]
+        if let text = change.ledger.meta[MetaKey.offerNonces] ?? ledger.meta(MetaKey.offerNonces) {
+            spent = try Self.decode([String: Int64].self, text)
+        }
+        guard spent[key] == nil else {
+            throw .purchase(.invalidOfferSignature, "the nonce \(key) of promotional offer \(id) was already used; a signature is good once")
+        }
+        spent = spent.filter { now - $0.value <= Self.offerSignatureLifetime }
+        spent[key] = timestamp
+        change.ledger.meta[MetaKey.offerNonces] = try Self.encode(spent)
     }
 }

@@ -58,6 +58,8 @@ public actor SimulatedAppStore {
         static let counters = "counters"
         static let clock = "clock"
         static let schema = "schema"
+        /// The nonces of legacy promotional-offer signatures already used, with their timestamps.
+        static let offerNonces = "offerNonces"
     }
 
     /// The ledger format this code writes.

@@ -4,7 +4,7 @@ import Foundation
 
 /// A command that acts on one transaction of a store: refund, approve, decline, delete, resolve.
 struct TransactionControl: Command {
-    enum Action { case refund, approve, decline, delete, resolve, requestRefund }
+    enum Action { case refund, approve, decline, delete, resolve, requestRefund, reverseRefund }
 
     static let name = "refund"
     static let abstract = "Refund a transaction now (REFUND; family copies are revoked)."
@@ -14,8 +14,11 @@ struct TransactionControl: Command {
     var directory: String
     var id: UInt64
     var reason: RevocationReason
+    /// For `request-refund`: the App Store declines the request (`REFUND_DECLINED`).
+    var declinesRequest: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        declinesRequest = arguments.flag("--decline")
         reason = try arguments.value("--reason", expected: "developerIssue or other") { text -> RevocationReason? in
             text == "developerIssue" ? .refundedDueToIssue : text == "other" ? .refundedForOtherReason : nil
         } ?? .refundedForOtherReason
@@ -24,10 +27,13 @@ struct TransactionControl: Command {
     }
 
     func run(console: Console) async throws {
+        guard !declinesRequest || action == .requestRefund else { throw CommandFailure("--decline applies to request-refund only") }
         let store = try await StoreAccess.open(directory)
         switch action {
         case .refund: try await store.refundTransaction(id, reason: reason)
-        case .requestRefund: try await store.requestRefund(id, reason: reason == .refundedDueToIssue ? .fulfillmentIssue : .unintendedPurchase)
+        case .requestRefund:
+            try await store.requestRefund(id, reason: reason == .refundedDueToIssue ? .fulfillmentIssue : .unintendedPurchase, declined: declinesRequest)
+        case .reverseRefund: try await store.reverseRefund(id)
         case .approve: try await store.approveAskToBuyTransaction(id)
         case .decline: try await store.declineAskToBuyTransaction(id)
         case .delete: try await store.deleteTransaction(id)
@@ -35,7 +41,9 @@ struct TransactionControl: Command {
         }
         let verb: String
         switch action {
-        case .refund, .requestRefund: verb = "refunded"
+        case .refund: verb = "refunded"
+        case .requestRefund: verb = declinesRequest ? "declined the refund request of" : "refunded"
+        case .reverseRefund: verb = "reversed the refund of"
         case .approve: verb = "approved"
         case .decline: verb = "declined"
         case .delete: verb = "deleted"
@@ -43,6 +51,14 @@ struct TransactionControl: Command {
         }
         console.print("\(verb) #\(id)")
     }
+}
+
+struct ReverseRefundCommand: CommandVariant {
+    static let name = "reverse-refund"
+    static let abstract = "Reverse the refund of a one-time purchase after a dispute (REFUND_REVERSED): it is entitled again."
+    static let usage = "DIR TRANSACTION_ID"
+    static func adapt(_ base: inout TransactionControl) { base.action = .reverseRefund }
+    var base: TransactionControl
 }
 
 struct ApproveCommand: CommandVariant {
@@ -79,8 +95,8 @@ struct ResolveCommand: CommandVariant {
 
 struct RequestRefundCommand: CommandVariant {
     static let name = "request-refund"
-    static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND."
-    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
+    static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND (or REFUND_DECLINED)."
+    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other] [--decline]"
     static func adapt(_ base: inout TransactionControl) { base.action = .requestRefund }
     var base: TransactionControl
 }

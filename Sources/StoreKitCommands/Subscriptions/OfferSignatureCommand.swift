@@ -31,9 +31,10 @@ struct OfferSignatureCommand: Command {
         }
         let key: P256PrivateKey
         do { key = try P256PrivateKey(pemRepresentation: text) } catch { throw CommandFailure("the subscription offers key is unusable: \(error)") }
-        // The developer's server makes a fresh nonce and reads the real time; so does this command.
+        // The developer's server makes a fresh nonce and signs at the time of the store's world (on a
+        // manual clock, the simulated now): the store accepts a signature for 24 hours from it.
         let nonce = UUID()
-        let now = Date()
+        let now = try await store.currentTime()
         if jws {
             let signature = try OfferSignatureCreator(signingKey: key, keyId: keyID, issuerId: "local", bundleId: store.identity.bundleId)
                 .promotionalOfferSignature(productId: productID, offerIdentifier: offerID, nonce: nonce, issuedAt: now)
