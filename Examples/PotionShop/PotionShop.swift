@@ -34,7 +34,9 @@ final class PotionShop {
         self.inventory = (try? JSONDecoder().decode(Inventory.self, from: Data(contentsOf: inventoryFile))) ?? Inventory()
     }
 
-    /// Starts listening for transactions (unfinished ones arrive first) and loads the products.
+    /// Starts listening for transactions (unfinished ones arrive first), loads the products, and
+    /// unlocks the characters the player is entitled to (`Transaction.currentEntitlements`), so a
+    /// fresh install or a second device gets them back; consumables are counted on the device.
     func start() async throws {
         listener = Task { [weak self] in
             for await result in Transaction.updates {
@@ -45,6 +47,17 @@ final class PotionShop {
         for product in loaded {
             if let item = ShopItem(rawValue: product.id) { products[item] = product }
         }
+        await refreshEntitlements()
+    }
+
+    /// Unlocks exactly the characters with a verified current entitlement.
+    func refreshEntitlements() async {
+        var entitled: Set<String> = []
+        for await result in Transaction.currentEntitlements {
+            if case .verified(let transaction) = result, transaction.productType == .nonConsumable { entitled.insert(transaction.productID) }
+        }
+        inventory.unlockedCharacters = entitled
+        try? save()
     }
 
     func stop() {

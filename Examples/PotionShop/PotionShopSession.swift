@@ -12,6 +12,8 @@ enum PotionShopSession {
         var gems: Int
         var hasWizard: Bool
         var unfinished: Int
+        /// The wizard on a fresh install on a second phone: restored from `currentEntitlements`.
+        var freshInstallHasWizard: Bool
     }
 
     /// Runs the session; `say` receives the narration.
@@ -52,13 +54,30 @@ enum PotionShopSession {
             say("Unfinished transactions: \(unfinished)")
             relaunched.stop()
             return Summary(potions: relaunched.count(of: .potion), gems: relaunched.count(of: .gemChest),
-                           hasWizard: relaunched.inventory.unlockedCharacters.contains(ShopItem.wizard.rawValue), unfinished: unfinished)
-        }
+                           hasWizard: relaunched.inventory.unlockedCharacters.contains(ShopItem.wizard.rawValue), unfinished: unfinished,
+                           freshInstallHasWizard: false)
+        }.withFreshInstall(try await session.withDefaultClient(device: "tablet") { _ in
+            // A fresh install on a second phone: no inventory file; the wizard comes back from currentEntitlements.
+            let fresh = PotionShop(inventoryFile: directory.appendingPathComponent("tablet-inventory.json"))
+            try await fresh.start()
+            say("Fresh install on a tablet → wizard: \(fresh.inventory.unlockedCharacters.contains(ShopItem.wizard.rawValue)), potions: \(fresh.count(of: .potion))")
+            fresh.stop()
+            return fresh.inventory.unlockedCharacters.contains(ShopItem.wizard.rawValue)
+        })
     }
 
     @MainActor
     static func waitUntil(_ condition: () -> Bool) async throws {
         for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
         guard condition() else { throw CancellationError() }
+    }
+}
+
+extension PotionShopSession.Summary {
+    /// The summary with what a fresh install found.
+    func withFreshInstall(_ hasWizard: Bool) -> Self {
+        var summary = self
+        summary.freshInstallHasWizard = hasWizard
+        return summary
     }
 }

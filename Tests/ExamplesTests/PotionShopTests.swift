@@ -11,7 +11,7 @@ struct PotionShopTests {
     func scriptedSession() async throws {
         var lines: [String] = []
         let summary = try await PotionShopSession.run { lines.append($0) }
-        #expect(summary == PotionShopSession.Summary(potions: 4, gems: 1, hasWizard: true, unfinished: 0))
+        #expect(summary == PotionShopSession.Summary(potions: 4, gems: 1, hasWizard: true, unfinished: 0, freshInstallHasWizard: true))
         #expect(lines.contains { $0.contains("arrived through Transaction.updates") })
     }
 
