@@ -4,7 +4,7 @@ import OpenStoreKit
 /// The productivity app's store: one lifetime premium unlock, kept in step with the App Store.
 @MainActor
 final class PremiumStore {
-    static let premiumID = "com.example.productivity.premium.lifetime"
+    static let premiumID = PremiumServer.premiumID
 
     /// What the app shows on its upgrade screen.
     enum Status: Equatable {
@@ -17,12 +17,18 @@ final class PremiumStore {
     private(set) var status: Status = .free
     private var product: Product?
     private var listener: Task<Void, Never>?
+    /// The app's server, told about every purchase before the app finishes it.
+    private let server: PremiumServer
+
+    init(server: PremiumServer) {
+        self.server = server
+    }
 
     func start() async throws {
         product = try await Product.products(for: [Self.premiumID]).first
         listener = Task { [weak self] in
             for await result in Transaction.updates {
-                if case .verified(let transaction) = result { await transaction.finish() }
+                if case .verified(let transaction) = result, self?.reportToServer(transaction) == true { await transaction.finish() }
                 await self?.refresh()
             }
         }
@@ -38,6 +44,12 @@ final class PremiumStore {
         do {
             switch try await product.purchase() {
             case .success(.verified(let transaction)):
+                // The server records the purchase first; only then is it finished (a crash in between
+                // leaves it unfinished, and it comes back at the next launch).
+                guard reportToServer(transaction) else {
+                    status = .purchaseFailed("the server did not accept the purchase")
+                    return
+                }
                 await transaction.finish()
                 await refresh()
             case .success(.unverified(_, let error)):
@@ -63,6 +75,11 @@ final class PremiumStore {
             }
         }
         if status != .waitingForApproval { status = .free }
+    }
+
+    /// Sends a purchase's signed form to the server, which checks it itself (revocations need no record).
+    private func reportToServer(_ transaction: Transaction) -> Bool {
+        transaction.revocationDate != nil || server.recordPurchase(jwsRepresentation: transaction.jwsRepresentation)
     }
 
     /// Called when a parent declined: back to the upgrade offer.

@@ -1,3 +1,4 @@
+import AppStoreSigning
 import Foundation
 import OpenStoreKit
 import OpenStoreKitTesting
@@ -16,14 +17,19 @@ enum ProductivitySession {
         var afterDecline: PremiumStore.Status
         var afterApproval: PremiumStore.Status
         var afterBillingError: PremiumStore.Status
+        /// Purchases the app's server verified and recorded (the first, the rebuy, the approved one).
+        var recordedByServer: Int
+        /// Whether the server refused a transaction whose payload was edited after signing.
+        var serverRefusedForgery: Bool
     }
 
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Steps {
         let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.productivity", server: server)
         let laptop = try await session.client(device: "laptop")
+        let server = try PremiumServer(trusting: laptop.verificationContext)
         return try await laptop.withCurrent {
-            let store = PremiumStore()
+            let store = PremiumStore(server: server)
             try await store.start()
             await store.buyPremium()
             let afterPurchase = store.status
@@ -66,9 +72,19 @@ enum ProductivitySession {
             let afterBillingError = store.status
             say("Refunded again, then the payment is refused → \(afterBillingError)")
             store.stop()
+            // Someone edits a signed purchase to claim premium for a different account: the server checks the signature.
+            var forged = false
+            for await result in Transaction.all(for: PremiumStore.premiumID) {
+                let parts = result.jwsRepresentation.split(separator: ".", omittingEmptySubsequences: false)
+                guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { continue }
+                let edited = Data(String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":2").utf8)
+                forged = !server.recordPurchase(jwsRepresentation: "\(parts[0]).\(Base64URL.encode(edited)).\(parts[2])")
+                break
+            }
+            say("The server recorded \(server.recordedCount) purchases; an edited one was refused: \(forged)")
             return Steps(afterPurchase: afterPurchase, afterDelete: afterDelete, afterRebuy: afterRebuy, afterRefund: afterRefund,
                          whileAskingParent: whileAsking, afterDecline: afterDecline, afterApproval: afterApproval,
-                         afterBillingError: afterBillingError)
+                         afterBillingError: afterBillingError, recordedByServer: server.recordedCount, serverRefusedForgery: forged)
         }
     }
 

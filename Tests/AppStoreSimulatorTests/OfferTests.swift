@@ -106,6 +106,8 @@ struct OfferTests {
         let now = AppStoreJSON.milliseconds(from: try await test.store.currentTime())
         let once = try legacy(nonce: UUID(counting: 7), at: now - 3_600_000)
         _ = try await test.buy(Shop.premiumMonthly, offer: once)
+        // Coming back with a promotional offer is OFFER_REDEEMED/RESUBSCRIBE, as Apple sends it.
+        #expect(try await test.notificationKinds().last == "OFFER_REDEEMED/RESUBSCRIBE")
         try await test.store.expireSubscription(productID: Shop.premiumMonthly, account: "alice")
         await #expect(performing: { try await test.buy(Shop.premiumMonthly, offer: once) }, throws: isRefusedSignature)
         let stale = try legacy(nonce: UUID(counting: 8), at: now - 25 * 3_600_000)

@@ -68,5 +68,7 @@ struct AppExamplesTests {
         #expect(steps.whileAskingParent == .waitingForApproval)
         #expect(steps.afterDecline == .free)
         #expect(steps.afterBillingError == .purchaseFailed("purchaseNotAllowed"))
+        #expect(steps.recordedByServer == 3)
+        #expect(steps.serverRefusedForgery)
     }
 }

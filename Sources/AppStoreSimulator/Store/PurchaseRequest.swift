@@ -102,11 +102,11 @@ enum CommittedPurchase: Sendable {
     case pending(transactionID: UInt64, reason: PurchaseOutcome.PendingReason)
     case userCancelled
 
-    /// The outcome with its transaction signed by `store`.
-    func signed(by store: SimulatedAppStore) throws(AppStoreError) -> PurchaseOutcome {
+    /// The outcome with its transaction signed by `signer`.
+    func signed(with signer: TransactionSigner) throws(AppStoreError) -> PurchaseOutcome {
         switch self {
         case .completed(let transaction, let device, let date, let failure):
-            return .success(SignedTransaction(transaction: transaction, jws: try store.sign(transaction, for: device, at: date),
+            return .success(SignedTransaction(transaction: transaction, jws: try signer.sign(transaction, for: device, at: date),
                                               simulatedVerificationFailure: failure))
         case .pending(let id, let reason): return .pending(transactionID: id, reason: reason)
         case .userCancelled: return .userCancelled

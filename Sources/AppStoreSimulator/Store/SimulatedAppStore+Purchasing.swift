@@ -59,16 +59,19 @@ extension SimulatedAppStore {
     }
 
     /// Commits purchases together and signs what they hand back; `nil` for a purchase that must wait
-    /// for the next group. The signing runs on another thread while the commit is written.
+    /// for the next group. The signing runs in a task of its own while the commit is written; the task
+    /// does not capture the store, so it runs off the store's executor, and it keeps the caller's task
+    /// executor preference (a served store's handler threads), so a busy cooperative pool cannot stall it.
     private func commitAndSign(_ requests: [PurchaseRequest]) async -> [Result<PurchaseOutcome, AppStoreError>?] {
         var signing: Task<[Result<PurchaseOutcome, AppStoreError>?], Never>?
+        let signer = transactionSigner
         do throws(AppStoreError) {
             _ = try commitTogether(requests) { prepared in
-                signing = Task.detached { [self] in
+                signing = Task { [signer] in
                     prepared.map { outcome in
                         outcome.map { (committed) -> Result<PurchaseOutcome, AppStoreError> in
                             committed.flatMap { (purchase) -> Result<PurchaseOutcome, AppStoreError> in
-                                do throws(AppStoreError) { return .success(try purchase.signed(by: self)) } catch { return .failure(error) }
+                                do throws(AppStoreError) { return .success(try purchase.signed(with: signer)) } catch { return .failure(error) }
                             }
                         }
                     }

@@ -388,9 +388,12 @@ public actor SimulatedAppStore {
 
     /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
     nonisolated func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
-        let verification = device.map { (verificationID: $0.deviceVerificationID, nonce: identifiers()) }
-        let payload = transaction.payload(identity: identity, signedDate: date, device: verification)
-        return try sign(payload)
+        try transactionSigner.sign(transaction, for: device, at: date)
+    }
+
+    /// What signs transactions, usable off the store's executor.
+    nonisolated var transactionSigner: TransactionSigner {
+        TransactionSigner(identity: identity, identifiers: identifiers, signer: signer)
     }
 
     nonisolated func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
@@ -407,5 +410,21 @@ public actor SimulatedAppStore {
         do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
             throw .storage("the ledger's \(type) record is damaged: \(error)")
         }
+    }
+}
+
+/// Signs transactions as a store does, holding only what signing needs (no store), so signing can run
+/// on any executor: purchases committed together are signed by a task of the caller's executor while
+/// the store writes the commit.
+struct TransactionSigner: Sendable {
+    let identity: StoreIdentity
+    let identifiers: IdentifierGenerator
+    let signer: JWSSigner
+
+    /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
+    func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
+        let verification = device.map { (verificationID: $0.deviceVerificationID, nonce: identifiers()) }
+        let payload = transaction.payload(identity: identity, signedDate: date, device: verification)
+        do { return try signer.sign(payload) } catch { throw .storage("signing failed: \(error)") }
     }
 }

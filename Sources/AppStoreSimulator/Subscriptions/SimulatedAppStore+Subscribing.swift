@@ -124,7 +124,10 @@ extension SimulatedAppStore {
         change.record(transaction)
         change.ledger.subscriptions[record.originalTransactionID] = record
         try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
-        try appendSubscriptionNotification(.subscribed, subtype: previous == nil ? .initialBuy : .resubscribe, record: record,
+        // Redeeming a promotional offer or an offer code is OFFER_REDEEMED; an introductory or win-back
+        // offer, or none, is SUBSCRIBED. Either way the subtype says first purchase or return.
+        let redeemsOffer = [OfferType.promotionalOffer, .subscriptionOfferCode].contains(transaction.offer?.type ?? .introductoryOffer)
+        try appendSubscriptionNotification(redeemsOffer ? .offerRedeemed : .subscribed, subtype: previous == nil ? .initialBuy : .resubscribe, record: record,
                                            transaction: transaction, change: &change)
         try enqueueStatusUpdates(record, change: &change)
         try syncFamily(record, newTransaction: transaction, change: &change)
