@@ -48,6 +48,7 @@ public final class HTTPServer: Sendable {
     public func stop() {
         guard let handle = daemon.withLock({ handle -> DaemonHandle? in defer { handle = nil }; return handle }) else { return }
         MHD_stop_daemon(handle.pointer)
+        context.executor.shutdown()
     }
 
     /// `http://host:port`.
@@ -69,6 +70,8 @@ struct DaemonHandle: @unchecked Sendable {
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maximumBodySize: Int
+    /// This server's handler threads: a server busy with its own requests never delays another's.
+    let executor = HandlerExecutor(threads: 8)
 
     init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int) {
         self.handler = handler
@@ -77,14 +80,15 @@ final class ServerContext: Sendable {
 
     /// Runs the async handler and waits for it on this connection thread.
     ///
-    /// The handler's task prefers ``HandlerExecutor``, so it (and the default actors it calls) runs on
-    /// threads of its own rather than Swift's cooperative pool: a process that embeds a server and
-    /// blocks pool threads elsewhere (waiting for a child process, say) still gets its requests answered.
+    /// The handler's task prefers the server's ``HandlerExecutor``, so it (and the default actors it
+    /// calls, and the tasks it starts) runs on threads of its own rather than Swift's cooperative pool: a
+    /// process that embeds a server and blocks pool threads elsewhere (waiting for a child process, say),
+    /// or runs other busy servers, still gets this server's requests answered.
     func respond(to request: HTTPRequest) -> HTTPResponse {
         let result = ResponseSlot()
         let done = DispatchSemaphore(value: 0)
         let handler = self.handler
-        Task(executorPreference: HandlerExecutor.shared) {
+        Task(executorPreference: executor) {
             result.set(await handler(request))
             done.signal()
         }
@@ -99,14 +103,14 @@ final class ServerContext: Sendable {
 /// Jobs are short: a handler's task runs until it awaits, then its thread takes the next job. A job
 /// that blocks (SQLite waiting for another process's write lock) holds one thread, not the server.
 final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
-    static let shared = HandlerExecutor(threads: 8)
-
     private let condition = NSCondition()
     private var jobs: [UnownedJob] = []
+    private var stopped = false
 
     init(threads: Int) {
         for index in 0..<threads {
-            let thread = Thread { [unowned self] in self.work() }
+            // The threads keep the executor alive until it is shut down and they have drained it.
+            let thread = Thread { self.work() }
             thread.name = "HTTPService.handler.\(index)"
             thread.start()
         }
@@ -115,15 +119,33 @@ final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
         condition.lock()
+        guard !stopped else {
+            condition.unlock()
+            // A task that outlived its server (one it started, say) still runs, on the caller's thread.
+            job.runSynchronously(on: asUnownedTaskExecutor())
+            return
+        }
         jobs.append(job)
         condition.signal()
+        condition.unlock()
+    }
+
+    /// Lets the threads end once the jobs already queued have run.
+    func shutdown() {
+        condition.lock()
+        stopped = true
+        condition.broadcast()
         condition.unlock()
     }
 
     private func work() {
         while true {
             condition.lock()
-            while jobs.isEmpty { condition.wait() }
+            while jobs.isEmpty && !stopped { condition.wait() }
+            if jobs.isEmpty {
+                condition.unlock()
+                return
+            }
             let job = jobs.removeFirst()
             condition.unlock()
             job.runSynchronously(on: asUnownedTaskExecutor())

@@ -53,6 +53,28 @@ struct OriginalAPITests {
         #expect(observer.response?.invalidProductIdentifiers == ["com.example.nope"])
     }
 
+    @Test("prices are formatted in the store's locale and storefront currency: priceFormatStyle and SKProduct.priceLocale", arguments: [
+        ("USA", "en_US", "USD"), ("ESP", "es_ES", "EUR"), ("JPN", "ja_JP", "JPY"),
+    ])
+    func priceLocale(_ storefront: String, _ locale: String, _ currency: String) async throws {
+        let session = try Shop.session()
+        session.storefront = storefront
+        session.locale = Locale(identifier: locale)
+        let phone = try await session.client(device: "phone")
+        let product = try #require(try await phone.products(for: [Shop.pro]).first)
+        #expect(product.currencyCode == currency)
+        #expect(product.price.formatted(product.priceFormatStyle) == product.displayPrice)
+        let observer = RecordingObserver()
+        let request = SKProductsRequest(productIdentifiers: [Shop.pro], client: phone)
+        request.delegate = observer
+        request.start()
+        await request.waitUntilFinished()
+        let legacy = try #require(observer.response?.products.first)
+        #expect(legacy.priceLocale.identifier.hasPrefix(locale))
+        #expect(legacy.priceLocale.currency?.identifier == currency)
+        #expect(legacy.price.decimalValue.formatted(.currency(code: currency).locale(legacy.priceLocale)) == product.displayPrice)
+    }
+
     @Test("a payment goes purchasing → purchased; a cancelled one fails with paymentCancelled")
     func paymentStates() async throws {
         let session = try Shop.session()

@@ -1,7 +1,7 @@
 // Store code as StoreKit 2 tutorials write it, with only `import StoreKit`: qualified names because
 // SwiftUI also has a `Transaction`, a listener started in `init` (before anything is connected),
-// `Task.detached`, `UserDefaults` from the Foundation that `import StoreKit` brings. Nothing here
-// knows it runs on OpenStoreKit.
+// `Task.detached`, state changed on the main actor (as Apple's sample does), `UserDefaults` from the
+// Foundation that `import StoreKit` brings. Nothing here knows it runs on OpenStoreKit.
 import StoreKit
 
 typealias RenewalState = StoreKit.Product.SubscriptionInfo.RenewalState
@@ -39,9 +39,7 @@ final class TutorialStore {
                 do {
                     let transaction = try self.checkVerified(result)
                     // Deliver products to the user.
-                    await self.updateCustomerProductStatus()
-                    if transaction.productType == .consumable { self.gems += transaction.purchasedQuantity * 10 }
-                    self.lastUpdate = transaction
+                    await self.deliver(transaction)
                     // Always finish a transaction.
                     await transaction.finish()
                 } catch {
@@ -52,6 +50,14 @@ final class TutorialStore {
         }
     }
 
+    @MainActor
+    func deliver(_ transaction: StoreKit.Transaction) async {
+        if transaction.productType == .consumable { gems += transaction.purchasedQuantity * 10 }
+        await updateCustomerProductStatus()
+        lastUpdate = transaction
+    }
+
+    @MainActor
     func requestProducts() async {
         do {
             products = try await Product.products(for: TutorialStore.productIDs).sorted { $0.price < $1.price }
@@ -60,6 +66,7 @@ final class TutorialStore {
         }
     }
 
+    @MainActor
     func purchase(_ product: Product) async throws -> StoreKit.Transaction? {
         // Begin purchasing the `Product` the user selects.
         let result = try await product.purchase()
@@ -97,6 +104,7 @@ final class TutorialStore {
         }
     }
 
+    @MainActor
     func updateCustomerProductStatus() async {
         var purchased: Set<String> = []
         // Iterate through all of the user's purchased products.

@@ -25,7 +25,7 @@ struct DescriptorLimitTests {
         for _ in 0..<20 {
             var request = URLRequest(url: server.url.appendingPathComponent("hello"))
             request.setValue("close", forHTTPHeaderField: "Connection")
-            let (data, response) = try await URLSession.shared.detachedData(for: request)
+            let (data, response) = try await TestHTTP.session.detachedData(for: request)
             #expect((response as? HTTPURLResponse)?.statusCode == 200)
             #expect(String(decoding: data, as: UTF8.self) == "answered")
         }

@@ -84,6 +84,16 @@ struct ServeFailure: Error, CustomStringConvertible {
     init(_ description: String) { self.description = description }
 }
 
+/// The tests' own HTTP client: not `URLSession.shared`, whose few connections per host (every test
+/// server is on 127.0.0.1) other tests' long polls could hold, delaying unrelated requests by a minute.
+enum TestHTTP {
+    static let session: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = 256
+        return URLSession(configuration: configuration)
+    }()
+}
+
 /// A plain HTTP exchange for tests of the server's answers.
 struct Exchange {
     var status: Int
@@ -98,7 +108,7 @@ struct Exchange {
         var request = URLRequest(url: url)
         request.httpMethod = method
         request.httpBody = body
-        let (data, response) = try await URLSession.shared.detachedData(for: request)
+        let (data, response) = try await TestHTTP.session.detachedData(for: request)
         let http = response as? HTTPURLResponse
         return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
     }

@@ -52,7 +52,7 @@ struct ServedServerAPI {
         case .some(let value?): request.setValue("Bearer \(value)", forHTTPHeaderField: "Authorization")
         case .some(nil): break
         }
-        let (data, response) = try await URLSession.shared.detachedData(for: request)
+        let (data, response) = try await TestHTTP.session.detachedData(for: request)
         let http = response as? HTTPURLResponse
         return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
     }

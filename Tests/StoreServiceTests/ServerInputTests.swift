@@ -77,7 +77,8 @@ struct ServerInputTests {
     func slowClients() async throws {
         let (scratch, _, server) = try await Self.served()
         defer { server.stop(); _ = scratch }
-        // Twenty slow-loris connections: half a request, then a byte every two seconds, for longer than the test.
+        // Twenty slow-loris connections: half a request, then a byte every two seconds, for far longer than
+        // the test (it is stopped at the end), so a machine slowed by other tests cannot outlast it.
         let script = """
             import socket, sys, time
             sockets = []
@@ -86,7 +87,7 @@ struct ServerInputTests {
                 s.sendall(b"POST /v1/devices/phone/purchases HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n{\\"pro")
                 sockets.append(s)
             print("holding", flush=True)
-            for _ in range(30):
+            for _ in range(300):
                 time.sleep(2)
                 for s in sockets:
                     s.sendall(b" ")

@@ -23,10 +23,13 @@ extension URLSession {
                         slot.resume(.failure(error ?? URLError(.badServerResponse)))
                     }
                 }
+                slot.attach(task)
                 task.resume()
             }
         } onCancel: {
             slot.resume(.failure(CancellationError()))
+            // Stop the transfer too: a cancelled long poll must not keep holding a connection.
+            slot.cancelTransfer()
         }
     }
 }
@@ -40,6 +43,25 @@ private final class ResultSlot: Sendable {
     }
 
     private let state = Mutex<State>(.waiting)
+    private let transfer = Mutex<(task: URLSessionDataTask?, cancelled: Bool)>((nil, false))
+
+    /// Remembers the transfer, cancelling it at once when the caller already gave up.
+    func attach(_ task: URLSessionDataTask) {
+        let cancelled = transfer.withLock { transfer -> Bool in
+            transfer.task = task
+            return transfer.cancelled
+        }
+        if cancelled { task.cancel() }
+    }
+
+    /// Cancels the transfer (now, or as soon as it is attached).
+    func cancelTransfer() {
+        let task = transfer.withLock { transfer -> URLSessionDataTask? in
+            transfer.cancelled = true
+            return transfer.task
+        }
+        task?.cancel()
+    }
 
     /// Stores the continuation; returns false (having resumed it) when the outcome is already known.
     func install(_ continuation: CheckedContinuation<(Data, URLResponse), any Error>) -> Bool {

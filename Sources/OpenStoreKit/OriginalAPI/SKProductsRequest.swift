@@ -7,7 +7,8 @@ public final class SKProduct: Sendable, Hashable, CustomStringConvertible {
     public let localizedDescription: String
     /// The price in the storefront's currency.
     public var price: NSDecimalNumber { NSDecimalNumber(decimal: product.price) }
-    /// A locale whose currency is the storefront's.
+    /// The locale prices are presented in, with the storefront's currency (`es_ES@currency=EUR`), as
+    /// StoreKit's: format ``price`` with it to get what the store shows.
     public let priceLocale: Locale
     public let isFamilyShareable: Bool
     /// The subscription group, for auto-renewable subscriptions.
@@ -20,7 +21,7 @@ public final class SKProduct: Sendable, Hashable, CustomStringConvertible {
         self.productIdentifier = product.id
         self.localizedTitle = product.displayName
         self.localizedDescription = product.description
-        self.priceLocale = Locale(identifier: "en_US@currency=\(product.currencyCode)")
+        self.priceLocale = product.priceFormatStyle.locale
         self.isFamilyShareable = product.isFamilyShareable
         self.subscriptionGroupIdentifier = product.subscription?.subscriptionGroupID
     }

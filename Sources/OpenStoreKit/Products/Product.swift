@@ -24,6 +24,9 @@ public struct Product: Identifiable, Hashable, Sendable {
     public let subscription: SubscriptionInfo?
     /// The ISO 4217 currency of ``price``.
     public let currencyCode: String
+    /// How ``displayPrice`` is formatted: the storefront's currency in the locale the store presents
+    /// products in. Use it to format other amounts (a per-month price) the way the store does.
+    public let priceFormatStyle: Decimal.FormatStyle.Currency
 
     let client: StoreClient?
 
@@ -37,6 +40,7 @@ public struct Product: Identifiable, Hashable, Sendable {
         self.isFamilyShareable = product.isFamilyShareable
         self.subscription = product.subscription.map { SubscriptionInfo($0, currencyCode: product.currency, client: client) }
         self.currencyCode = product.currency
+        self.priceFormatStyle = Decimal.FormatStyle.Currency(code: product.currency, locale: Locale(identifier: product.priceLocale))
         self.client = client
     }
 

@@ -55,7 +55,7 @@ struct CatalogBuilder {
         return CatalogProduct(
             id: id, kind: kind, displayName: localization?.displayName ?? product.referenceName ?? id,
             description: localization?.description ?? "", price: amount, displayPrice: format(amount),
-            currency: storefront.currency, isFamilyShareable: product.familyShareable ?? false,
+            currency: storefront.currency, priceLocale: "\(locale)@currency=\(storefront.currency)", isFamilyShareable: product.familyShareable ?? false,
             referenceName: product.referenceName, subscription: nil)
     }
 
@@ -77,7 +77,7 @@ struct CatalogBuilder {
         return CatalogProduct(
             id: id, kind: .autoRenewable, displayName: localization?.displayName ?? subscription.referenceName ?? id,
             description: localization?.description ?? "", price: amount, displayPrice: format(amount),
-            currency: storefront.currency, isFamilyShareable: subscription.familyShareable ?? false,
+            currency: storefront.currency, priceLocale: "\(locale)@currency=\(storefront.currency)", isFamilyShareable: subscription.familyShareable ?? false,
             referenceName: subscription.referenceName, subscription: info)
     }
 

@@ -34,6 +34,8 @@ public struct CatalogProduct: Hashable, Sendable, Identifiable {
     public let displayPrice: String
     /// The ISO 4217 currency of ``price``.
     public let currency: String
+    /// The locale ``displayPrice`` is formatted in, with the storefront's currency (`es_ES@currency=EUR`).
+    public let priceLocale: String
     /// Whether family members share the purchase.
     public let isFamilyShareable: Bool
     /// The internal reference name.
