@@ -60,7 +60,7 @@ let package = Package(
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning",
+        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels",
                                                            "StoreKitCatalog", "TestSupport"]),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
         .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),

@@ -18,10 +18,12 @@ public struct PurchaseRequest: Hashable, Sendable {
     public var purchaseDate: Date?
     /// What a back-dated subscription does between its purchase date and now.
     public var renewalBehavior: RenewalBehavior
+    /// `simulatesAskToBuyInSandbox`: in a Sandbox store the purchase waits for a parent's approval.
+    public var simulatesAskToBuyInSandbox: Bool
 
     public init(productID: String, account: String = "default", device: String? = "default", quantity: Int = 1,
                 appAccountToken: UUID? = nil, offer: PurchaseOffer? = nil, purchaseDate: Date? = nil,
-                renewalBehavior: RenewalBehavior = .renewUntilNow) {
+                renewalBehavior: RenewalBehavior = .renewUntilNow, simulatesAskToBuyInSandbox: Bool = false) {
         self.productID = productID
         self.account = account
         self.device = device
@@ -30,6 +32,7 @@ public struct PurchaseRequest: Hashable, Sendable {
         self.offer = offer
         self.purchaseDate = purchaseDate
         self.renewalBehavior = renewalBehavior
+        self.simulatesAskToBuyInSandbox = simulatesAskToBuyInSandbox
     }
 }
 

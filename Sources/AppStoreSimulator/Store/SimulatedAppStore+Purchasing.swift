@@ -162,7 +162,7 @@ extension SimulatedAppStore {
             return .completed(owned, for: device, at: clock.now(), verificationFailure: verificationFailure)
         }
         let now = clock.now()
-        let state = initialState(inApp: inApp, account: account)
+        let state = initialState(inApp: inApp, account: account, request: request)
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: id, account: account.name, device: device?.name, productID: product.id, productKind: product.kind,
@@ -180,10 +180,12 @@ extension SimulatedAppStore {
 
     /// How a new purchase starts: waiting for a parent (Ask to Buy), interrupted, or purchased.
     /// Purchases outside the app (the transaction manager) always complete.
-    func initialState(inApp: Bool, account: StoreAccount) -> LedgerTransaction.State {
+    /// A Sandbox store also honours a purchase's `simulatesAskToBuyInSandbox`, as Apple's sandbox does.
+    func initialState(inApp: Bool, account: StoreAccount, request: PurchaseRequest) -> LedgerTransaction.State {
         guard inApp else { return .purchased }
         let settings = self.settings
         if settings.askToBuyEnabled || account.askToBuy { return .pendingApproval }
+        if request.simulatesAskToBuyInSandbox, identity.environment == .sandbox { return .pendingApproval }
         return settings.interruptedPurchasesEnabled ? .interrupted : .purchased
     }
 

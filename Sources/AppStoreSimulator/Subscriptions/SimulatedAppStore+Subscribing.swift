@@ -63,7 +63,7 @@ extension SimulatedAppStore {
         let previous = ownSubscription(account: account.name, group: info.groupID)
         let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
                                                appAccountToken: request.appAccountToken)
-        let state = initialState(inApp: inApp, account: account)
+        let state = initialState(inApp: inApp, account: account, request: request)
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: previous?.originalTransactionID ?? id, account: account.name, device: device?.name,

@@ -40,6 +40,7 @@ extension Product {
             case quantity(Int)
             case offer(TransportOffer)
             case purchaseDate(Date, SubscriptionRenewalBehavior)
+            case simulatesAskToBuy(Bool)
             case ignored(String)
         }
 
@@ -69,10 +70,11 @@ extension Product {
             PurchaseOption(value: .offer(.winBack(offerID: offer.id ?? "")))
         }
 
-        /// Sandbox only: makes the purchase wait for Ask to Buy approval. No effect in the local App
-        /// Store, where the test session's `askToBuyEnabled` decides, as in Xcode.
+        /// Sandbox only: makes the purchase wait for Ask to Buy approval, as if the account had it on.
+        /// A Sandbox store honours it; Xcode and Production stores ignore it, as Apple's do (in Xcode
+        /// the test session's `askToBuyEnabled` decides).
         public static func simulatesAskToBuyInSandbox(_ enabled: Bool) -> PurchaseOption {
-            PurchaseOption(value: .ignored("simulatesAskToBuyInSandbox(\(enabled))"))
+            PurchaseOption(value: .simulatesAskToBuy(enabled))
         }
 
         /// Whether to continue when the storefront changes during the purchase. The local App Store
@@ -156,6 +158,7 @@ extension TransportPurchaseRequest {
             case .purchaseDate(let date, let behavior):
                 request.purchaseDate = date
                 request.cancelsAfterFirstPeriod = behavior == .cancelImmediately
+            case .simulatesAskToBuy(let enabled): request.simulatesAskToBuyInSandbox = enabled
             case .ignored: break
             }
         }

@@ -93,9 +93,11 @@ public struct TransportPurchaseRequest: Sendable, Hashable {
     public var purchaseDate: Date?
     /// Testing: a back-dated subscription runs one period instead of renewing up to now.
     public var cancelsAfterFirstPeriod: Bool
+    /// `simulatesAskToBuyInSandbox(true)`: in a Sandbox store the purchase waits for a parent's approval.
+    public var simulatesAskToBuyInSandbox: Bool
 
     public init(productID: String, device: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: TransportOffer? = nil,
-                purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false) {
+                purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false, simulatesAskToBuyInSandbox: Bool = false) {
         self.productID = productID
         self.device = device
         self.quantity = quantity
@@ -103,6 +105,7 @@ public struct TransportPurchaseRequest: Sendable, Hashable {
         self.offer = offer
         self.purchaseDate = purchaseDate
         self.cancelsAfterFirstPeriod = cancelsAfterFirstPeriod
+        self.simulatesAskToBuyInSandbox = simulatesAskToBuyInSandbox
     }
 }
 

@@ -84,7 +84,8 @@ public struct InProcessStoreTransport: StoreTransport {
             let outcome = try await store.purchase(PurchaseRequest(
                 productID: request.productID, account: account, device: request.device, quantity: request.quantity,
                 appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init), purchaseDate: request.purchaseDate,
-                renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow))
+                renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow,
+                simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox))
             switch outcome {
             case .success(let signed): return .success(item(signed))
             case .pending: return .pending

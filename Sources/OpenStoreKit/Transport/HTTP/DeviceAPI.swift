@@ -73,6 +73,7 @@ public enum DeviceAPI {
         /// Milliseconds since 1970.
         public var purchaseDate: Int64?
         public var cancelsAfterFirstPeriod: Bool?
+        public var simulatesAskToBuyInSandbox: Bool?
 
         public init(_ request: TransportPurchaseRequest) {
             productID = request.productID
@@ -81,6 +82,7 @@ public enum DeviceAPI {
             offer = request.offer.map(OfferBody.init)
             purchaseDate = request.purchaseDate.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
             cancelsAfterFirstPeriod = request.cancelsAfterFirstPeriod ? true : nil
+            simulatesAskToBuyInSandbox = request.simulatesAskToBuyInSandbox ? true : nil
         }
 
         public func request(device: String) -> TransportPurchaseRequest? {
@@ -91,7 +93,8 @@ public enum DeviceAPI {
             }
             return TransportPurchaseRequest(productID: productID, device: device, quantity: quantity ?? 1, appAccountToken: appAccountToken,
                                             offer: offer, purchaseDate: purchaseDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                                            cancelsAfterFirstPeriod: cancelsAfterFirstPeriod ?? false)
+                                            cancelsAfterFirstPeriod: cancelsAfterFirstPeriod ?? false,
+                                            simulatesAskToBuyInSandbox: simulatesAskToBuyInSandbox ?? false)
         }
     }
 
