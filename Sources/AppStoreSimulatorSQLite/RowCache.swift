@@ -17,8 +17,8 @@ extension SQLiteLedgerStorage {
         var accounts: [String: StoreAccount?] = [:]
         var devices: [String: StoreDevice?] = [:]
         var devicesByAccount: [String: [StoreDevice]] = [:]
-        private(set) var transactions = Generations<LedgerTransaction>(capacity: RowCache.capacity)
-        private(set) var subscriptions = Generations<SubscriptionRecord>(capacity: RowCache.capacity)
+        var transactions = Generations<LedgerTransaction>(capacity: RowCache.capacity)
+        var subscriptions = Generations<SubscriptionRecord>(capacity: RowCache.capacity)
         static let capacity = 10_000
 
         func reset(version: Int64) {

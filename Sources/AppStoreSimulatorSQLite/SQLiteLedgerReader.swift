@@ -103,17 +103,7 @@ extension SQLiteLedgerStorage {
 
         func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
             let (sql, values) = Self.select(query)
-            var result: [LedgerTransaction] = []
-            rows(sql, values) { row in
-                let id = UInt64(clamping: row.integer(0))
-                if let cached = cache.transactions[id], let cached {
-                    result.append(cached)
-                } else if let transaction = decode(LedgerTransaction.self, row.text(1)) {
-                    cache.remember(transaction, id: id)
-                    result.append(transaction)
-                }
-            }
-            return result
+            return cachedRows(sql, values, in: \.transactions)
         }
 
         // MARK: Subscriptions
@@ -128,7 +118,7 @@ extension SQLiteLedgerStorage {
 
         func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
             let (sql, values) = Self.select(query)
-            return subscriptionRows(sql, values)
+            return cachedRows(sql, values, in: \.subscriptions)
         }
 
         /// The statement that answers a transaction query: `id, record` rows in identifier order.
@@ -158,15 +148,17 @@ extension SQLiteLedgerStorage {
             return conditions.select("original_id, record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
         }
 
-        /// Subscription records from rows of `original_id, record`, decoded once per ledger version.
-        private func subscriptionRows(_ sql: String, _ values: [SQLiteConnection.Value]) -> [SubscriptionRecord] {
-            var result: [SubscriptionRecord] = []
-            rows(sql, values) { row in
+        /// Records from rows of `id, record`, each decoded once per ledger version: taken from the row
+        /// cache when there, remembered in it when decoded.
+        private func cachedRows<Row: Decodable>(_ sql: String, _ values: [SQLiteConnection.Value],
+                                                in rows: ReferenceWritableKeyPath<RowCache, Generations<Row>>) -> [Row] {
+            var result: [Row] = []
+            self.rows(sql, values) { row in
                 let id = UInt64(clamping: row.integer(0))
-                if let cached = cache.subscriptions[id], let cached {
+                if let cached = cache[keyPath: rows][id], let cached {
                     result.append(cached)
-                } else if let record = decode(SubscriptionRecord.self, row.text(1)) {
-                    cache.remember(record, id: id)
+                } else if let record = decode(Row.self, row.text(1)) {
+                    cache[keyPath: rows][id] = .some(record)
                     result.append(record)
                 }
             }
@@ -185,8 +177,8 @@ extension SQLiteLedgerStorage {
         }
 
         func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
-            subscriptionRows("SELECT original_id, record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
-                             [.integer(AppStoreJSON.milliseconds(from: date))])
+            cachedRows("SELECT original_id, record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
+                       [.integer(AppStoreJSON.milliseconds(from: date))], in: \.subscriptions)
         }
 
         // MARK: Feeds and outbox

@@ -105,9 +105,7 @@ struct FamilySharingTests {
     @Test("refunding the purchaser's transaction revokes the family copies with REVOKE")
     func refundRevokesFamily() async throws {
         let test = try TestStore()
-        try await test.store.setFamilyGroup("smiths", for: "alice")
-        try await test.store.setFamilyGroup("smiths", for: "bob")
-        try await test.store.addDevice("bob-phone", account: "bob")
+        try await test.makeSmithsFamily(bobsPhone: true)
         let pro = try await test.buy(PurchaseTests.pro)
         try await test.store.refundTransaction(pro.transaction.id)
         #expect(try await test.store.currentEntitlements(device: "bob-phone").isEmpty)
@@ -135,8 +133,7 @@ struct FamilySharingTests {
     @Test("a shared subscription: the member's periods have their own web order line items, and the server hears SUBSCRIBED and DID_RENEW for the member")
     func sharedSubscriptionNotifications() async throws {
         let test = try TestStore()
-        try await test.store.setFamilyGroup("smiths", for: "alice")
-        try await test.store.setFamilyGroup("smiths", for: "bob")
+        try await test.makeSmithsFamily()
         let yearly = try await test.buy(Shop.premiumYearly)
         try await test.store.advanceTime(by: 400 * 86_400)
         let all = try await test.store.ledgerTransactions()
@@ -161,8 +158,7 @@ struct FamilySharingTests {
     @Test("stopping sharing of one purchase revokes its copies only")
     func stopSharing() async throws {
         let test = try TestStore()
-        try await test.store.setFamilyGroup("smiths", for: "alice")
-        try await test.store.setFamilyGroup("smiths", for: "bob")
+        try await test.makeSmithsFamily()
         let pro = try await test.buy(PurchaseTests.pro)
         try await test.store.stopFamilySharing(transactionID: pro.transaction.id)
         #expect(try await test.store.currentEntitlements(account: "bob").isEmpty)
@@ -186,9 +182,7 @@ struct RefundOutcomeTests {
     @Test("a reversed refund: REFUND_REVERSED, the purchase and its family copies entitled again and re-delivered")
     func reversedRefund() async throws {
         let test = try TestStore()
-        try await test.store.setFamilyGroup("smiths", for: "alice")
-        try await test.store.setFamilyGroup("smiths", for: "bob")
-        try await test.store.addDevice("bob-phone", account: "bob")
+        try await test.makeSmithsFamily(bobsPhone: true)
         let pro = try await test.buy(PurchaseTests.pro)
         try await test.store.refundTransaction(pro.transaction.id)
         #expect(try await test.store.currentEntitlements(account: "bob").isEmpty)

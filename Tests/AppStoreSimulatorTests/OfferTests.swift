@@ -264,8 +264,7 @@ struct SubscriptionControlTests {
     @Test("a family-shared subscription gives family members a status of their own")
     func familySubscription() async throws {
         let test = try TestStore()
-        try await test.store.setFamilyGroup("smiths", for: "alice")
-        try await test.store.setFamilyGroup("smiths", for: "bob")
+        try await test.makeSmithsFamily()
         _ = try await test.buy(Shop.premiumYearly)
         _ = try await test.buy(Shop.standardMonthly, account: "bob", device: "bob-phone")
         let statuses = try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "bob-phone")

@@ -44,6 +44,14 @@ struct TestStore {
         return signed
     }
 
+    /// Puts alice and bob in the "smiths" Family Sharing group; with `bobsPhone`, bob gets a device
+    /// ("bob-phone") to receive family copies through its updates.
+    func makeSmithsFamily(bobsPhone: Bool = false) async throws {
+        try await store.setFamilyGroup("smiths", for: "alice")
+        try await store.setFamilyGroup("smiths", for: "bob")
+        if bobsPhone { try await store.addDevice("bob-phone", account: "bob") }
+    }
+
     /// Verifies a signed transaction and returns its payload.
     func verified(_ signed: SignedTransaction) throws -> JWSTransactionDecodedPayload {
         try verifier.verifyAndDecodeTransaction(signed.jws)

@@ -175,6 +175,25 @@ struct SigningCommandTests {
         for key in ["renewals_per_second", "sign_per_second", "renewals_to_sign_ratio"] {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
         }
+        let ratios = ["_min", "", "_max"].map { report["renewals_to_sign_ratio\($0)"] as? Double ?? 0 }
+        #expect(ratios == ratios.sorted(), "min ≤ median ≤ max: \(ratios)")
+        #expect(report["rounds"] as? Int == 3)
+    }
+
+    @Test("bench purchase reports one-at-a-time and concurrent rates, over rounds, beside the limit of the same rows' commit")
+    func benchPurchase() async throws {
+        let run = await CommandRun.run(["bench", "purchase", "--json", "--seconds", "0.05", "--rounds", "2", "--history", "10"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try #require(run.jsonObject)
+        for key in ["purchases_per_second", "concurrent_purchases_per_second", "purchase_rows_durable_commit_per_second", "ecdsa_p256_sign_per_second"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+        for name in ["concurrent_to_sequential_ratio", "purchase_cost_in_sign_plus_commit"] {
+            let values = ["min", "median", "max"].map { report["\(name)_\($0)"] as? Double ?? 0 }
+            #expect(values.allSatisfy { $0 > 0 } && values == values.sorted(), "\(name): \(values)")
+        }
+        #expect(report["rounds"] as? Int == 2)
+        #expect(report["concurrent_purchases_in_flight"] as? Int == 8)
     }
 
     @Test("bench verify refuses meaningless rounds and windows")

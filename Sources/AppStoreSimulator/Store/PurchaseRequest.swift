@@ -106,7 +106,7 @@ enum CommittedPurchase: Sendable {
     case userCancelled
 
     /// The outcome with its transaction signed by `signer`.
-    func signed(with signer: TransactionSigner) throws(AppStoreError) -> PurchaseOutcome {
+    func signed(with signer: StoreSigner) throws(AppStoreError) -> PurchaseOutcome {
         switch self {
         case .completed(let transaction, let device, let date, let failure):
             return .success(SignedTransaction(transaction: transaction, jws: try signer.sign(transaction, for: device, at: date),

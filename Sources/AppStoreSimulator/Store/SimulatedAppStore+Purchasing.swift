@@ -64,7 +64,7 @@ extension SimulatedAppStore {
     /// executor preference (a served store's handler threads), so a busy cooperative pool cannot stall it.
     private func commitAndSign(_ requests: [PurchaseRequest]) async -> [Result<PurchaseOutcome, AppStoreError>?] {
         var signing: Task<[Result<PurchaseOutcome, AppStoreError>?], Never>?
-        let signer = transactionSigner
+        let signer = storeSigner
         do throws(AppStoreError) {
             _ = try commitTogether(requests) { prepared in
                 signing = Task { [signer] in
@@ -159,7 +159,7 @@ extension SimulatedAppStore {
                                  inApp: inApp, change: &change)
         }
         if product.kind == .nonConsumable, let owned = ownedTransaction(productID: product.id, account: account.name) {
-            return .completed(owned, for: device, at: clock.now(), verificationFailure: verificationFailure)
+            return answer(owned, for: device, at: clock.now())
         }
         let now = clock.now()
         let state = initialState(inApp: inApp, account: account, request: request)
@@ -175,7 +175,7 @@ extension SimulatedAppStore {
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
         }
         try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
-        return .completed(transaction, for: device, at: now, verificationFailure: verificationFailure)
+        return answer(transaction, for: device, at: now)
     }
 
     /// How a new purchase starts: waiting for a parent (Ask to Buy), interrupted, or purchased.
@@ -194,9 +194,7 @@ extension SimulatedAppStore {
     /// purchasing device gets the transaction as the purchase's answer, not through its updates.
     func completePurchase(_ transaction: LedgerTransaction, purchasingDevice: StoreDevice?, updateKind: LedgerUpdate.Kind,
                           at now: Date, change: inout Change) throws(AppStoreError) {
-        for device in devices(of: transaction.account, including: change) where device.name != purchasingDevice?.name {
-            try enqueueUpdate(transaction, for: device, kind: updateKind, at: now, change: &change)
-        }
+        try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
         try shareWithFamily(transaction, at: now, change: &change)
         try appendNotification(.oneTimeCharge, subtype: nil, transaction: transaction, at: now, change: &change)
     }
@@ -206,6 +204,12 @@ extension SimulatedAppStore {
         ledger.transactions(TransactionQuery(account: account, productID: productID, entitlementCandidatesOnly: true, newestFirst: true)).first {
             $0.isPurchased && !$0.isRevoked
         }
+    }
+
+    /// A completed purchase's answer: the transaction, to be signed for `device` at `date`, with the
+    /// simulated verification failure in force.
+    func answer(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) -> CommittedPurchase {
+        .completed(transaction, for: device, at: date, verificationFailure: verificationFailure)
     }
 
     /// The simulated verification failure in force, if any.
@@ -281,7 +285,7 @@ extension SimulatedAppStore {
         // as Apple's do (CONSUMPTION_REQUEST, REFUND and a family REVOKE included).
         var renewalInfo = renewalInfo
         var status = status
-        if type != .test, let transaction, transaction.productKind == .autoRenewable,
+        if type != .test, renewalInfo == nil || status == nil, let transaction, transaction.productKind == .autoRenewable,
            let record = storedSubscription(transaction.originalID, in: change) {
             if renewalInfo == nil { renewalInfo = self.renewalInfo(for: record, device: nil, at: date, in: change) }
             if status == nil { status = record.state.status }

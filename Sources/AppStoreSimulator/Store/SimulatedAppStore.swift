@@ -388,16 +388,16 @@ public actor SimulatedAppStore {
 
     /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
     nonisolated func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
-        try transactionSigner.sign(transaction, for: device, at: date)
+        try storeSigner.sign(transaction, for: device, at: date)
     }
 
-    /// What signs transactions, usable off the store's executor.
-    nonisolated var transactionSigner: TransactionSigner {
-        TransactionSigner(identity: identity, identifiers: identifiers, signer: signer)
+    /// What signs what the store hands out, usable off the store's executor.
+    nonisolated var storeSigner: StoreSigner {
+        StoreSigner(identity: identity, identifiers: identifiers, signer: signer)
     }
 
     nonisolated func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
-        do { return try signer.sign(payload) } catch { throw .storage("signing failed: \(error)") }
+        try storeSigner.sign(payload)
     }
 
     static func encode<Value: Encodable>(_ value: Value) throws(AppStoreError) -> String {
@@ -413,10 +413,10 @@ public actor SimulatedAppStore {
     }
 }
 
-/// Signs transactions as a store does, holding only what signing needs (no store), so signing can run
-/// on any executor: purchases committed together are signed by a task of the caller's executor while
-/// the store writes the commit.
-struct TransactionSigner: Sendable {
+/// Signs what a store hands out (transactions, notifications, renewal info), holding only what signing
+/// needs (no store), so signing can run on any executor: purchases committed together are signed by a
+/// task of the caller's executor while the store writes the commit.
+struct StoreSigner: Sendable {
     let identity: StoreIdentity
     let identifiers: IdentifierGenerator
     let signer: JWSSigner
@@ -424,7 +424,11 @@ struct TransactionSigner: Sendable {
     /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
     func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
         let verification = device.map { (verificationID: $0.deviceVerificationID, nonce: identifiers()) }
-        let payload = transaction.payload(identity: identity, signedDate: date, device: verification)
+        return try sign(transaction.payload(identity: identity, signedDate: date, device: verification))
+    }
+
+    /// Signs any App Store payload (a notification, renewal info) with the store's chain.
+    func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
         do { return try signer.sign(payload) } catch { throw .storage("signing failed: \(error)") }
     }
 }

@@ -82,7 +82,7 @@ extension SimulatedAppStore {
             try catchUpBackdated(originalTransactionID: transaction.originalID, behavior: request.renewalBehavior, now: now, change: &change)
         }
         let latest = change.ledger.transactions[transaction.id] ?? transaction
-        return .completed(latest, for: device, at: now, verificationFailure: verificationFailure)
+        return answer(latest, for: device, at: now)
     }
 
     /// Starts (or restarts) the subscription of a completed purchase: its first period, its record,
@@ -212,7 +212,7 @@ extension SimulatedAppStore {
             try appendSubscriptionNotification(offer != nil ? .offerRedeemed : .didChangeRenewalPref, subtype: .upgrade, record: record, transaction: transaction, change: &change)
             try enqueueStatusUpdates(record, change: &change)
             try syncFamily(record, newTransaction: transaction, change: &change)
-            return .completed(transaction, for: device, at: now, verificationFailure: verificationFailure)
+            return answer(transaction, for: device, at: now)
         }
         let previousRenewalProduct = record.autoRenewProductID
         record.autoRenewProductID = product.id
@@ -225,7 +225,7 @@ extension SimulatedAppStore {
                                                transaction: current, change: &change)
         }
         try enqueueStatusUpdates(record, change: &change)
-        return .completed(current, for: device, at: now, verificationFailure: verificationFailure)
+        return answer(current, for: device, at: now)
     }
 
     // MARK: Offers

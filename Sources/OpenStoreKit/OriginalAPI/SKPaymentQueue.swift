@@ -192,10 +192,7 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
             await task.value
             withState { $0.work[number] = nil }
         }
-        // Everything reported so far is on the main queue: wait for it to be delivered.
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.main.async { continuation.resume() }
-        }
+        await MainQueueDelivery.drained()
     }
 
     /// Stops listening to the store.
@@ -281,6 +278,16 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
                                                    state: .purchasing)
             withState { $0.transactions.append(transaction) }
             complete(transaction, with: verified, state: .purchased)
+        }
+    }
+}
+
+/// The original API calls its observers and delegates on the main queue, in order.
+enum MainQueueDelivery {
+    /// Returns once everything queued on the main queue before this call has been delivered.
+    static func drained() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            DispatchQueue.main.async { continuation.resume() }
         }
     }
 }

@@ -93,9 +93,7 @@ open class SKRequest: NSObject, @unchecked Sendable {
     /// Waits until the started request has reported to its delegate (for scripted sessions and tests).
     public func waitUntilFinished() async {
         await lock.withLock { task }?.value
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            DispatchQueue.main.async { continuation.resume() }
-        }
+        await MainQueueDelivery.drained()
     }
 
     /// The request's work, run once by ``start()``; subclasses report through ``deliver(_:)``.
