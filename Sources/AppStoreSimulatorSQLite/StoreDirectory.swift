@@ -72,9 +72,13 @@ public enum StoreDirectory {
     /// Makes the authority and the ledger in `folder` and closes them again.
     private static func build(in folder: URL, configuration: StoreKitConfiguration, identity: StoreIdentity, clockMode: ClockMode, start: Date,
                               ocspURL: String?, identifiers: IdentifierGenerator) throws(AppStoreError) {
+        let clock: any StoreClock = clockMode == .manual ? ManualStoreClock(startingAt: start) : SystemStoreClock()
         let authority: CertificateAuthority
         do {
-            authority = try CertificateAuthority.make(ocspURL: ocspURL)
+            // The first signing leaf is valid from the store's start, for as long as Apple's are; the store
+            // issues the next ones as its clock moves on.
+            let leafStart = clock.now().addingTimeInterval(-CertificateAuthority.signingCertificateBackdating)
+            authority = try CertificateAuthority.make(signingCertificateValidFrom: leafStart, ocspURL: ocspURL)
             try authority.save(to: authorityURL(in: folder))
         } catch {
             throw AppStoreError.storage("cannot create the certificate authority: \(error)")
@@ -85,7 +89,6 @@ public enum StoreDirectory {
         guard descriptor >= 0 else { throw .storage("cannot create \(database): \(String(cString: strerror(errno)))") }
         close(descriptor)
         let storage = try SQLiteLedgerStorage(path: database, create: true)
-        let clock: any StoreClock = clockMode == .manual ? ManualStoreClock(startingAt: start) : SystemStoreClock()
         _ = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
                                          storage: storage, clock: clock, identifiers: identifiers)
         try storage.write { _ in

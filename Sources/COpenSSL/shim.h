@@ -20,6 +20,7 @@
 // Function-like macros and variadic functions are not imported into Swift; these wrappers are.
 static inline void shim_OPENSSL_free(void *p) { OPENSSL_free(p); }
 static inline EVP_PKEY *shim_EVP_EC_gen_P256(void) { return EVP_EC_gen("P-256"); }
+static inline EVP_PKEY *shim_EVP_EC_gen_P384(void) { return EVP_EC_gen("P-384"); }
 static inline STACK_OF(X509) *shim_sk_X509_new_null(void) { return sk_X509_new_null(); }
 static inline int shim_sk_X509_push(STACK_OF(X509) *sk, X509 *x) { return sk_X509_push(sk, x); }
 static inline void shim_sk_X509_free(STACK_OF(X509) *sk) { sk_X509_free(sk); }
@@ -34,7 +35,8 @@ static inline OCSP_RESPONSE *shim_OCSP_RESPONSE_d2i_bio(BIO *b) { return d2i_OCS
 static inline unsigned long shim_XN_FLAG_RFC2253(void) { return XN_FLAG_RFC2253; }
 
 /* An OCSP responder's answer, for `cert` issued by `issuer`: when the request's single certificate ID
-   names `cert` (with the hash the request chose), a successful response with status good or revoked,
+   names `cert` (with the hash the request chose) or, with `cert` NULL, any certificate `issuer` issued
+   (same issuer name and key hash, whatever the serial), a successful response with status good or revoked,
    this update `now` and next update a day later, signed by `issuer_key` with SHA-256 and identified by
    key hash; `*out` then holds its DER (free with OPENSSL_free) and the length is returned. Returns -2
    when the request names another certificate, -1 when it cannot be read or answered. */
@@ -56,7 +58,7 @@ static inline int shim_ocsp_respond(const unsigned char *request_der, long reque
     if (digest == NULL) goto done;
     mine = OCSP_cert_to_id(digest, cert, issuer);
     if (mine == NULL) goto done;
-    if (OCSP_id_cmp(mine, asked) != 0) { result = -2; goto done; }
+    if ((cert != NULL ? OCSP_id_cmp(mine, asked) : OCSP_id_issuer_cmp(mine, asked)) != 0) { result = -2; goto done; }
     basic = OCSP_BASICRESP_new();
     this_update = ASN1_TIME_set(NULL, now);
     next_update = ASN1_TIME_set(NULL, now + 86400);

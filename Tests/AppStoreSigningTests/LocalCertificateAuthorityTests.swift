@@ -54,6 +54,66 @@ struct LocalCertificateAuthorityTests {
         #expect(authority.intermediateCertificate.issuer == authority.rootCertificate.subject)
     }
 
+    @Test("the root and intermediate are P-384 signed with ecdsa-with-SHA384, and the P-256 leaf is signed with SHA-384, as Apple's chain is")
+    func chainAlgorithmsMatchApple() throws {
+        let authority = try CertificateAuthority.make()
+        #expect(authority.rootCertificate.publicKeyDescription == "EC 384")
+        #expect(authority.intermediateCertificate.publicKeyDescription == "EC 384")
+        #expect(authority.signingCertificate.publicKeyDescription == "EC 256")
+        for certificate in authority.certificateChain {
+            #expect(certificate.signatureAlgorithm == "ecdsa-with-SHA384", "\(certificate.subject)")
+        }
+    }
+
+    @Test("Apple's real chain has the algorithms ours copies", .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+    func appleChainAlgorithms() throws {
+        let jws = try CompactJWS(SharedTestData.text("apple-vectors/real-sandbox/01-transaction-2000001024998954.jws").trimmingCharacters(in: .whitespacesAndNewlines))
+        let chain = try (jws.header().x5c ?? []).map { try Certificate(derRepresentation: Data(base64Encoded: $0) ?? Data()) }
+        #expect(chain.map(\.publicKeyDescription) == ["EC 256", "EC 384", "EC 384"])
+        #expect(chain.map(\.signatureAlgorithm) == ["ecdsa-with-SHA384", "ecdsa-with-SHA384", "ecdsa-with-SHA384"])
+    }
+
+    @Test("a newly issued signing leaf is valid for two years from the time it is issued for, and keeps the root and intermediate")
+    func issuedLeafHasRealisticValidity() throws {
+        let authority = try CertificateAuthority.make()
+        let start = Date(timeIntervalSince1970: 1_767_225_600)
+        let next = try authority.issueSigningCertificate(validFrom: start)
+        #expect(next.signingCertificate.notBefore == start)
+        #expect(next.signingCertificate.notAfter == start.addingTimeInterval(CertificateAuthority.signingCertificateLifetime))
+        #expect(next.signingCertificate != authority.signingCertificate)
+        #expect(next.rootCertificate == authority.rootCertificate && next.intermediateCertificate == authority.intermediateCertificate)
+        #expect(next.hasRealisticSigningCertificate(covering: start.addingTimeInterval(86_400)))
+        #expect(!next.hasRealisticSigningCertificate(covering: start.addingTimeInterval(CertificateAuthority.signingCertificateLifetime + 1)))
+        #expect(!authority.hasRealisticSigningCertificate(covering: start), "the all-time leaf of a bare authority is not realistic")
+    }
+
+    @Test("signing across the years rotates leaves, and everything signed verifies at its own date", arguments: [
+        Date(timeIntervalSince1970: 86_400 * 3), // 1970, the earliest a store's clock shows
+        Date(timeIntervalSince1970: 1_767_225_600), // 2026
+        Date(timeIntervalSince1970: 253_370_764_800), // 9999-01-01
+    ])
+    func leavesRotateWithTime(start: Date) throws {
+        let authority = try CertificateAuthority.make()
+        let leaves = try SigningCertificates(authority: authority)
+        let verifier = try Self.verifier(trusting: authority)
+        var seen: Set<Certificate> = []
+        for step in 0..<4 {
+            let date = start.addingTimeInterval(Double(step) * 100 * 86_400)
+            let signer = try leaves.signer(at: date)
+            seen.insert(signer.certificateChain[0])
+            #expect(signer.certificateChain[0].notAfter!.timeIntervalSince(signer.certificateChain[0].notBefore!) <= CertificateAuthority.signingCertificateLifetime)
+            #expect(throws: Never.self) { try verifier.verifyAndDecodeTransaction(signer.sign(Self.transaction(signedAt: date))) }
+        }
+        // 300 days fit one leaf; 9999's leaf is clamped to end with the root, so it still covers that year.
+        #expect(seen.count == 1)
+        let later = start.addingTimeInterval(800 * 86_400)
+        if later <= CertificateAuthority.defaultNotAfter {
+            let rotated = try leaves.signer(at: later)
+            #expect(!seen.contains(rotated.certificateChain[0]))
+            #expect(throws: Never.self) { try verifier.verifyAndDecodeTransaction(rotated.sign(Self.transaction(signedAt: later))) }
+        }
+    }
+
     @Test("data signed long before or after today still verifies at its signedDate", arguments: [
         Date(timeIntervalSince1970: 978_307_200), // 2001
         Date(timeIntervalSince1970: 4_102_444_800), // 2100

@@ -25,8 +25,7 @@ struct VerifiedChainCacheTests {
 
     @Test("a cached chain is not reused outside its certificates' validity")
     func cacheHonoursValidity() throws {
-        let authority = try CertificateAuthority.make(notBefore: Date(timeIntervalSince1970: 1_700_000_000),
-                                                      notAfter: Date(timeIntervalSince1970: 1_800_000_000))
+        let authority = try CertificateAuthority.make(signingCertificateValidFrom: Date(timeIntervalSince1970: 1_700_000_000))
         let signer = try authority.makeSigner()
         let verifier = try SignedDataVerifier(rootCertificates: [authority.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
         _ = try verifier.verifyAndDecodeTransaction(signer.sign(Self.transaction(at: Date(timeIntervalSince1970: 1_750_000_000))))

@@ -13,7 +13,10 @@ import TestSupport
 /// runs, verifiers with online checks accept what it signs, and refuse it once a certificate is revoked.
 struct OCSPTests {
     /// A served Sandbox store whose certificates name the server's own `/ocsp`, and one signed purchase.
-    static func served() async throws -> (Scratch, SimulatedAppStore, StoreServer, String) {
+    ///
+    /// Online checks verify at the real time (as Apple's library does), so the store's manual clock starts
+    /// near it (`daysAgo` before): its signing leaf, valid two years from the store's start, must cover today.
+    static func served(startingDaysAgo daysAgo: Double = 0) async throws -> (Scratch, SimulatedAppStore, StoreServer, String) {
         // A free port, so the certificates can name the responder before the server starts.
         let probe = try HTTPServer { _ in .text(200, "") }
         let port = probe.port
@@ -22,7 +25,7 @@ struct OCSPTests {
         let directory = scratch.url.appendingPathComponent("store")
         let store = try StoreDirectory.create(at: directory, configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,
                                               identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox), clockMode: .manual,
-                                              start: Date(timeIntervalSince1970: 1_767_225_600), ocspURL: "http://127.0.0.1:\(port)/ocsp")
+                                              start: SystemStoreClock().now().addingTimeInterval(-daysAgo * 86_400), ocspURL: "http://127.0.0.1:\(port)/ocsp")
         let server = try StoreServer(store: store, authority: try StoreDirectory.authority(at: directory), port: port)
         guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: nil)) else {
             throw TestFailure("expected a purchase")
@@ -43,6 +46,21 @@ struct OCSPTests {
         #expect(try Self.onlineVerifier(store).verifyAndDecodeTransaction(jws).productId == ExampleShop.pro)
         try await store.revokeCertificate(member)
         #expect(throws: VerificationError.self) { try Self.onlineVerifier(store).verifyAndDecodeTransaction(jws) }
+    }
+
+    @Test("a leaf the store issued later, as its clock moved on, is answered for by the same responder")
+    func rotatedLeaf() async throws {
+        let (scratch, store, server, first) = try await Self.served(startingDaysAgo: 3 * 365 + 10)
+        defer { server.stop(); _ = scratch }
+        try await store.advanceTime(by: 3 * 365 * 86_400)
+        guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: nil)) else {
+            throw TestFailure("expected a purchase")
+        }
+        let leaf = { (jws: String) throws -> String? in try CompactJWS(jws).header().x5c?.first }
+        #expect(try leaf(signed.jws) != leaf(first), "three years on, the store signs with a new leaf")
+        #expect(try Self.onlineVerifier(store).verifyAndDecodeTransaction(signed.jws).productId == ExampleShop.gems)
+        try await store.revokeCertificate(.leaf)
+        #expect(throws: VerificationError.self) { try Self.onlineVerifier(store).verifyAndDecodeTransaction(signed.jws) }
     }
 
     @Test("Apple's Python verifier with online checks accepts the store's data, and refuses it after a revocation",

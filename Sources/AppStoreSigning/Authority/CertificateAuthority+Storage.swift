@@ -95,17 +95,23 @@ extension CertificateAuthority {
                 throw SigningError("\(directory.appendingPathComponent(name).path): \(error.message)")
             }
         }
-        func key(_ name: String) throws(SigningError) -> P256PrivateKey {
-            do { return try P256PrivateKey(pemRepresentation: try text(name)) } catch {
+        func authorityKey(_ name: String) throws(SigningError) -> AuthorityKey {
+            do { return try AuthorityKey(pemRepresentation: try text(name)) } catch {
                 throw SigningError("\(directory.appendingPathComponent(name).path): \(error.message)")
             }
         }
+        let root = try certificate(FileName.rootCertificate)
+        let intermediate = try certificate(FileName.intermediateCertificate)
+        let signingKey: P256PrivateKey
+        do { signingKey = try P256PrivateKey(pemRepresentation: try text(FileName.signingKey)) } catch {
+            throw SigningError("\(directory.appendingPathComponent(FileName.signingKey).path): \(error.message)")
+        }
+        let rootName = root.handle.commonName ?? ""
         let authority = CertificateAuthority(
-            rootCertificate: try certificate(FileName.rootCertificate),
-            intermediateCertificate: try certificate(FileName.intermediateCertificate),
-            signingCertificate: try certificate(FileName.signingCertificate),
-            rootKey: try key(FileName.rootKey), intermediateKey: try key(FileName.intermediateKey),
-            signingKey: try key(FileName.signingKey))
+            rootCertificate: root, intermediateCertificate: intermediate, signingCertificate: try certificate(FileName.signingCertificate),
+            rootKey: try authorityKey(FileName.rootKey), intermediateKey: try authorityKey(FileName.intermediateKey), signingKey: signingKey,
+            name: rootName.hasSuffix(" Root CA") ? String(rootName.dropLast(8)) : rootName,
+            ocspURL: intermediate.handle.ocspResponderURLs.first)
         let expected = try authority.signingKey.publicKey.derRepresentation
         guard let actual = authority.signingCertificate.p256PublicKey, try actual.derRepresentation == expected else {
             throw SigningError("\(directory.path): the signing key does not match the signing certificate")

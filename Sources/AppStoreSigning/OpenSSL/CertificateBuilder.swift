@@ -37,7 +37,8 @@ package struct CertificateTemplate: Sendable {
 
 /// Issues X.509 v3 certificates with OpenSSL.
 package enum CertificateBuilder {
-    /// Issues a certificate for `subjectKey`, signed by `issuerKey` (ECDSA with SHA-256).
+    /// Issues a certificate for `subjectKey`, signed by `issuerKey` (ECDSA with SHA-384 for a P-384
+    /// issuer, SHA-256 for a P-256 one).
     ///
     /// `issuer` is `nil` for a self-signed root. The result carries subject and authority key
     /// identifiers, so it also passes OpenSSL's strict checks (Apple's Python library uses them).
@@ -87,7 +88,8 @@ package enum CertificateBuilder {
         for oid in template.markerExtensionOIDs {
             try addMarkerExtension(oid: oid, to: certificate)
         }
-        guard X509_sign(certificate, issuerKey.pointer, EVP_sha256()) > 0 else {
+        // ecdsa-with-SHA384 from a P-384 issuer, as Apple's root and intermediate sign; SHA-256 from P-256.
+        guard X509_sign(certificate, issuerKey.pointer, issuerKey.bits > 256 ? EVP_sha384() : EVP_sha256()) > 0 else {
             throw OpenSSLFailure("signing the certificate")
         }
         return handle

@@ -29,6 +29,12 @@ package final class EVPKey: @unchecked Sendable {
         return EVPKey(taking: key)
     }
 
+    /// Generates a fresh P-384 key pair (the curve of Apple's root and intermediate authorities).
+    package static func generateP384() throws(OpenSSLFailure) -> EVPKey {
+        guard let key = shim_EVP_EC_gen_P384() else { throw OpenSSLFailure("P-384 key generation") }
+        return EVPKey(taking: key)
+    }
+
     /// Reads a private key in PKCS#8 or SEC1 DER.
     package static func privateKey(der: Data) throws(OpenSSLFailure) -> EVPKey {
         let key = OpenSSLBytes.decode(der) { cursor, length in d2i_AutoPrivateKey(nil, cursor, length) }
@@ -42,6 +48,9 @@ package final class EVPKey: @unchecked Sendable {
         guard let key else { throw OpenSSLFailure("reading the public key") }
         return EVPKey(taking: key)
     }
+
+    /// The key's size in bits (256 for P-256, 384 for P-384).
+    package var bits: Int32 { EVP_PKEY_get_bits(pointer) }
 
     /// Whether this is an elliptic-curve key on P-256.
     package var isP256: Bool {

@@ -39,6 +39,26 @@ package final class X509Handle: @unchecked Sendable {
     package var subject: String { Self.describe(X509_get_subject_name(pointer)) }
     package var issuer: String { Self.describe(X509_get_issuer_name(pointer)) }
 
+    /// The subject's common name (CN), or `nil`.
+    package var commonName: String? {
+        var buffer = [CChar](repeating: 0, count: 256)
+        let length = X509_NAME_get_text_by_NID(X509_get_subject_name(pointer), NID_commonName, &buffer, Int32(buffer.count))
+        guard length > 0 else { return nil }
+        return String(decoding: buffer.prefix(Int(length)).map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The short name of the algorithm the issuer signed with, such as `ecdsa-with-SHA384`.
+    package var signatureAlgorithmName: String {
+        guard let name = OBJ_nid2ln(X509_get_signature_nid(pointer)) else { return "unknown" }
+        return String(cString: name)
+    }
+
+    /// The subject key's type and size, such as `EC 384`.
+    package var publicKeyDescription: String {
+        guard let key = X509_get0_pubkey(pointer) else { return "none" }
+        return EVP_PKEY_get_base_id(key) == EVP_PKEY_EC ? "EC \(EVP_PKEY_get_bits(key))" : "type \(EVP_PKEY_get_base_id(key))"
+    }
+
     package var notBefore: Date? { Self.date(X509_get0_notBefore(pointer)) }
     package var notAfter: Date? { Self.date(X509_get0_notAfter(pointer)) }
 

@@ -56,6 +56,10 @@ public struct Certificate: Sendable, Hashable, CustomStringConvertible {
     public var notAfter: Date? { handle.notAfter }
     /// The serial number in upper-case hexadecimal.
     public var serialNumber: String { handle.serialNumberHex }
+    /// The algorithm the issuer signed this certificate with, such as `ecdsa-with-SHA384`.
+    public var signatureAlgorithm: String { handle.signatureAlgorithmName }
+    /// The certified key's type and size, such as `EC 384` (Apple's root and intermediate) or `EC 256` (a signing leaf).
+    public var publicKeyDescription: String { handle.publicKeyDescription }
     /// The SHA-256 fingerprint of the DER bytes, as upper-case hexadecimal pairs joined by colons.
     public var sha256Fingerprint: String {
         Digest.sha256(derRepresentation).map { String(format: "%02X", $0) }.joined(separator: ":")

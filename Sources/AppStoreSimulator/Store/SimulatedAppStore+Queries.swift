@@ -172,7 +172,7 @@ extension SimulatedAppStore {
             payload.deviceVerificationNonce = nonce
             payload.deviceVerification = DeviceVerificationValue.of(nonce: nonce, device: device)
         }
-        return (payload, try sign(payload))
+        return (payload, try sign(payload, at: now))
     }
 
     /// The outbox, oldest first, after a sequence number.
@@ -183,10 +183,11 @@ extension SimulatedAppStore {
     /// Signs a notification of the outbox: its transaction into `signedTransactionInfo`, then the whole.
     func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
         var payload = record.payload
-        if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction) }
-        if let renewalInfo = record.renewalInfo { payload.data?.signedRenewalInfo = try sign(renewalInfo) }
+        // Everything in a notification is signed as of the notification's own date.
+        if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction, at: record.date) }
+        if let renewalInfo = record.renewalInfo { payload.data?.signedRenewalInfo = try sign(renewalInfo, at: record.date) }
         var stored = StoredNotification(sequence: record.sequence, notificationUUID: record.notificationUUID, type: record.type,
-                                        subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload),
+                                        subtype: record.subtype, transactionID: record.transactionID, signedPayload: try sign(payload, at: record.date),
                                         date: record.date)
         stored.delivery = record.delivery
         return stored

@@ -24,7 +24,8 @@ public actor SimulatedAppStore {
     nonisolated let storage: any LedgerStorage
     nonisolated let clock: any StoreClock
     nonisolated let identifiers: IdentifierGenerator
-    nonisolated let signer: JWSSigner
+    /// The signing leaves, issued as the store's clock moves.
+    nonisolated let signingCertificates: SigningCertificates
 
     let configuration: StoreKitConfiguration
     let defaults: StoreSettings
@@ -127,7 +128,9 @@ public actor SimulatedAppStore {
         self.storage = storage
         self.clock = clock
         self.identifiers = identifiers
-        do { self.signer = try authority.makeSigner() } catch { throw .storage("cannot sign with the store's authority: \(error)") }
+        do { self.signingCertificates = try SigningCertificates(authority: authority) } catch {
+            throw .storage("cannot sign with the store's authority: \(error)")
+        }
         self.configuration = configuration
         self.defaults = StoreSettings(configuration: configuration)
         self.overrides = meta.overrides
@@ -393,11 +396,12 @@ public actor SimulatedAppStore {
 
     /// What signs what the store hands out, usable off the store's executor.
     nonisolated var storeSigner: StoreSigner {
-        StoreSigner(identity: identity, identifiers: identifiers, signer: signer)
+        StoreSigner(identity: identity, identifiers: identifiers, certificates: signingCertificates)
     }
 
-    nonisolated func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
-        try storeSigner.sign(payload)
+    /// Signs any App Store payload dated `date` (its `signedDate`) with a leaf valid then.
+    nonisolated func sign<Payload: Encodable>(_ payload: Payload, at date: Date) throws(AppStoreError) -> String {
+        try storeSigner.sign(payload, at: date)
     }
 
     static func encode<Value: Encodable>(_ value: Value) throws(AppStoreError) -> String {
@@ -419,16 +423,16 @@ public actor SimulatedAppStore {
 struct StoreSigner: Sendable {
     let identity: StoreIdentity
     let identifiers: IdentifierGenerator
-    let signer: JWSSigner
+    let certificates: SigningCertificates
 
     /// Signs a transaction for a device (with `deviceVerification`) or, with `nil`, in server form.
     func sign(_ transaction: LedgerTransaction, for device: StoreDevice?, at date: Date) throws(AppStoreError) -> String {
         let verification = device.map { (verificationID: $0.deviceVerificationID, nonce: identifiers()) }
-        return try sign(transaction.payload(identity: identity, signedDate: date, device: verification))
+        return try sign(transaction.payload(identity: identity, signedDate: date, device: verification), at: date)
     }
 
-    /// Signs any App Store payload (a notification, renewal info) with the store's chain.
-    func sign<Payload: Encodable>(_ payload: Payload) throws(AppStoreError) -> String {
-        do { return try signer.sign(payload) } catch { throw .storage("signing failed: \(error)") }
+    /// Signs any App Store payload (a notification, renewal info) dated `date` with a leaf valid then.
+    func sign<Payload: Encodable>(_ payload: Payload, at date: Date) throws(AppStoreError) -> String {
+        do { return try certificates.signer(at: date).sign(payload) } catch { throw .storage("signing failed: \(error)") }
     }
 }

@@ -76,7 +76,7 @@ extension SimulatedAppStore {
     func signedRenewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date,
                            in change: Change? = nil) throws(AppStoreError) -> (JWSRenewalInfoDecodedPayload, String) {
         let info = renewalInfo(for: record, device: device, at: date, in: change)
-        return (info, try sign(info))
+        return (info, try sign(info, at: date))
     }
 
     /// Appends a subscription notification with the transaction, renewal info and status (signed when read).
