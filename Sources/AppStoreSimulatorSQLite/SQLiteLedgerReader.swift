@@ -187,7 +187,7 @@ extension SQLiteLedgerStorage {
             var result: [LedgerUpdate] = []
             rows("""
                 SELECT sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info, renewal_state,
-                       group_id, created_ms FROM updates WHERE device = ?1 AND channel = ?2 AND delivered = 0 ORDER BY sequence LIMIT ?3
+                       group_id, created_ms, detail FROM updates WHERE device = ?1 AND channel = ?2 AND delivered = 0 ORDER BY sequence LIMIT ?3
                 """, [.text(device), .text(channel.rawValue), Self.limit(limit)]) { row in
                 guard let device = row.text(1), let channel = row.text(2).flatMap(LedgerUpdate.Channel.init(rawValue:)),
                       let kind = row.text(4).flatMap(LedgerUpdate.Kind.init(rawValue:)), let signed = row.text(5)
@@ -201,6 +201,13 @@ extension SQLiteLedgerStorage {
                 update.signedRenewalInfo = row.text(6)
                 update.renewalState = row.text(7).flatMap(SubscriptionRecord.State.init(rawValue:))
                 update.subscriptionGroupID = row.text(8)
+                if let detail = row.text(10) {
+                    guard let decoded = try? AppStoreJSON.decode(LedgerUpdate.Detail.self, from: Data(detail.utf8)) else {
+                        if failure == nil { failure = .storage("the detail of feed entry \(row.integer(0)) in \(path) cannot be read") }
+                        return
+                    }
+                    update.detail = decoded
+                }
                 result.append(update)
             }
             return result

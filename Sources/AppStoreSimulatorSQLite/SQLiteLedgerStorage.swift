@@ -26,7 +26,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     public let isReadOnly: Bool
 
     /// The table layout this code writes; stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 4
+    static let layoutVersion = 5
 
     private struct State {
         let connection: SQLiteConnection
@@ -248,6 +248,12 @@ extension SQLiteLedgerStorage {
         CREATE INDEX IF NOT EXISTS notifications_test_by_uuid ON notifications(uuid) WHERE type = 'TEST';
         """
 
+    /// What layout 5 adds: the detail of feed entries that are not transactions (messages, purchase
+    /// intents, storefront changes), as JSON.
+    private static let layoutFive = """
+        ALTER TABLE updates ADD COLUMN detail TEXT;
+        """
+
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
@@ -292,6 +298,7 @@ extension SQLiteLedgerStorage {
                 }
                 if layout < 3 { try connection.execute(layoutThree) }
                 try connection.execute(layoutFour)
+                if layout < 5 { try connection.execute(layoutFive) }
                 try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
                 var hasStore = false
                 try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
@@ -384,11 +391,12 @@ extension SQLiteLedgerStorage {
         for update in changes.appendedUpdates {
             try connection.query("""
                 INSERT INTO updates (sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info,
-                                     renewal_state, group_id, created_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                     renewal_state, group_id, created_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
                 """, [.integer(update.sequence), .text(update.device), .text(update.channel.rawValue), .integer(Int64(update.transactionID)),
                       .text(update.kind.rawValue), .text(update.signedTransaction), .optionalText(update.signedRenewalInfo),
                       .optionalText(update.renewalState?.rawValue), .optionalText(update.subscriptionGroupID),
-                      .integer(AppStoreJSON.milliseconds(from: update.date))])
+                      .integer(AppStoreJSON.milliseconds(from: update.date)),
+                      .optionalText(try update.detail.map { try Self.encode($0) })])
         }
         for sequence in changes.deliveredUpdates {
             try connection.query("UPDATE updates SET delivered = 1 WHERE sequence = ?1", [.integer(sequence)])

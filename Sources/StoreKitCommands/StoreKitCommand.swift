@@ -9,7 +9,7 @@ public enum StoreKitCommand {
     public static let commands: [any Command.Type] = [
         StoreCreate.self, ServeCommand.self, APIKeyCreateCommand.self, APIKeyRevokeCommand.self, APIKeyListCommand.self, PurchaseCommand.self, TransactionsCommand.self, TransactionViewCommand.self, UnfinishedCommand.self,
         FinishCommand.self, UpdatesCommand.self, LaunchCommand.self, TransactionControl.self, RequestRefundCommand.self,
-        ApproveCommand.self, DeclineCommand.self, ReverseRefundCommand.self, DeleteCommand.self, ResolveCommand.self, AccountCommand.self, SettingsCommand.self,
+        ApproveCommand.self, DeclineCommand.self, ReverseRefundCommand.self, DeleteCommand.self, ResolveCommand.self, AccountCommand.self, PurchaseIntentCommand.self, CustomerResponseCommand.self, SettingsCommand.self,
         NotificationsCommand.self, TestNotificationCommand.self,
         AdvanceCommand.self, NowCommand.self, StatusCommand.self, RenewalCommand.self, ExpireCommand.self, ForceRenewCommand.self,
         PriceIncreaseCommand.self, ExtendCommand.self, OfferSignatureCommand.self, AvailabilityCommand.self,

@@ -189,9 +189,23 @@ struct AdminRoutes {
             let storefront: String?? = body.storefront.map { code -> String? in code == "default" ? nil : code }
             try await store.configureAccount(name, storefront: storefront, askToBuy: body.askToBuy)
             if let family = body.familyGroup { try await store.setFamilyGroup(family == "none" ? nil : family, for: name) }
+            if let allowed = body.purchasesAllowed { try await store.setPurchasesAllowed(allowed, account: name) }
             for device in body.devices ?? [] { try await store.addDevice(device, account: name) }
             guard let account = try await store.account(named: name) else { throw APIError.notFound("no account \(name)") }
             return try Self.json(AccountBody(account: account, devices: try await store.devices(ofAccount: name)))
+        }
+        if let captured = route.match("POST", "devices", "*", "purchase-intents") {
+            let body = try APIResponse.decode(PurchaseIntentBody.self, from: request)
+            try await store.sendPurchaseIntent(productID: body.productID, offerID: body.offerID, device: captured[0])
+            return try Self.json(["sent": true])
+        }
+        if let captured = route.match("POST", "devices", "*", "sheets", "*", "responses") {
+            guard let sheet = CustomerSheet(rawValue: captured[1]) else {
+                throw APIError.badRequest("no sheet \(captured[1]); sheets are \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let response = try APIResponse.decode(CustomerResponse.self, from: request)
+            try await store.queueCustomerResponse(response, in: sheet, device: captured[0])
+            return try Self.json(["queued": response.description])
         }
         if route.match("GET", "devices") != nil {
             return try Self.json(DevicesBody(devices: try await store.allDevices(after: request.queryValue("after"), limit: 1_000)))
@@ -260,9 +274,12 @@ struct AdminRoutes {
     struct RenewalBody: Decodable { var enabled: Bool }
     struct PriceIncreaseBody: Decodable { var action: String }
     struct ExtendBody: Decodable { var days: Int }
+    struct PurchaseIntentBody: Decodable { var productID: String; var offerID: String? }
     struct AvailabilityBody: Decodable { var available: Bool }
     struct AdvanceBody: Decodable { var by: String?; var to: Int64? }
-    struct AccountChangeBody: Decodable { var storefront: String?; var askToBuy: Bool?; var familyGroup: String?; var devices: [String]? }
+    struct AccountChangeBody: Decodable {
+        var storefront: String?; var askToBuy: Bool?; var familyGroup: String?; var purchasesAllowed: Bool?; var devices: [String]?
+    }
 }
 
 extension AdminAPI.NotificationBody {

@@ -87,10 +87,17 @@ struct DeviceRoutes {
             try await devices.sync(device: device)
             return try APIResponse.json(["synced": true])
         }
-        if let captured = route.match("POST", "availability", "*") {
-            let api = captured[0]
-            try await devices.checkAvailability(of: api, device: device)
-            return try APIResponse.json(["available": true])
+        if let captured = route.match("POST", "sheets", "*") {
+            let sheet = captured[0]
+            guard CustomerSheet(rawValue: sheet) != nil else {
+                throw APIError.notFound("no sheet \(sheet); sheets are \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            let about = try request.queryValue("about").map { text throws(APIError) in try Self.transactionID(text) }
+            try await devices.presentSheet(sheet, device: device, about: about)
+            return try APIResponse.json(["closed": true])
+        }
+        if route.match("GET", "payments") != nil {
+            return try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
         }
         if Self.knownPaths.contains(where: { $0.matches(rest) }) {
             throw APIError(status: 405, family: "other", code: "methodNotAllowed", message: "\(request.path) does not take \(request.method)")
@@ -101,12 +108,11 @@ struct DeviceRoutes {
     /// A long poll: acknowledges what the client received (`ack`), then answers the waiting entries
     /// of the channel at once, or as soon as one arrives, or empty after `wait` seconds.
     private func updates(_ request: HTTPRequest, device: String) async throws -> HTTPResponse {
-        let channel: LedgerUpdate.Channel
-        switch request.queryValue("channel") ?? "transactions" {
-        case "transactions": channel = .transactions
-        case "statuses": channel = .statuses
-        case let other: throw APIError.badRequest("channel is transactions or statuses, not \(other)")
+        let name = request.queryValue("channel") ?? "transactions"
+        guard let transportChannel = TransportUpdate.Channel(rawValue: name) else {
+            throw APIError.badRequest("channel is \(TransportUpdate.Channel.allCases.map(\.rawValue).joined(separator: ", ")), not \(name)")
         }
+        let channel = LedgerUpdate.Channel(transportChannel)
         if let ackText = request.queryValue("ack") {
             guard let ack = Int64(ackText) else { throw APIError.badRequest("ack must be a sequence number, not \(ackText)") }
             try await store.acknowledgeUpdates(device: device, channel: channel, through: ack)
@@ -122,12 +128,7 @@ struct DeviceRoutes {
         }
         let failure: String?
         if case .verification(let code)? = try await store.simulatedError(forAPI: .verification) { failure = code.rawValue } else { failure = nil }
-        let updates = waiting.prefix(100).map { update in
-            DeviceAPI.UpdateBody(sequence: update.sequence, TransportUpdate(
-                transaction: SignedItem(jws: update.signedTransaction, simulatedVerificationFailure: failure),
-                renewalInfo: update.signedRenewalInfo.map { SignedItem(jws: $0, simulatedVerificationFailure: failure) },
-                renewalState: update.renewalState.map { Int($0.status.rawValue) }))
-        }
+        let updates = waiting.prefix(100).map { DeviceAPI.UpdateBody(sequence: $0.sequence, TransportUpdate($0, simulatedVerificationFailure: failure)) }
         return try APIResponse.json(DeviceAPI.UpdatesBody(updates: updates))
     }
 
@@ -172,7 +173,7 @@ struct DeviceRoutes {
     private static let knownPaths: [PathPattern] = [
         ["verification-context"], ["products"], ["purchases"], ["transactions"], ["transactions", "*", "finish"],
         ["transactions", "*", "refund-request"], ["launch"], ["updates"], ["subscriptions", "*", "statuses"],
-        ["subscriptions", "*", "intro-offer-eligibility"], ["app-transaction"], ["storefront"], ["sync"], ["availability", "*"],
+        ["subscriptions", "*", "intro-offer-eligibility"], ["app-transaction"], ["storefront"], ["sync"], ["sheets", "*"], ["payments"],
     ].map(PathPattern.init)
 }
 

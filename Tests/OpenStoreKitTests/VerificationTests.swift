@@ -45,7 +45,10 @@ struct TamperingTransport: StoreTransport {
     func storefront(device: String) async throws -> StoreKitCatalog.Storefront { try await base.storefront(device: device) }
     func sync(device: String) async throws { try await base.sync(device: device) }
     func requestRefund(transactionID: UInt64, device: String) async throws { try await base.requestRefund(transactionID: transactionID, device: device) }
-    func checkAvailability(of api: String, device: String) async throws { try await base.checkAvailability(of: api, device: device) }
+    func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws {
+        try await base.presentSheet(sheet, device: device, about: transactionID)
+    }
+    func canMakePayments(device: String) async throws -> Bool { try await base.canMakePayments(device: device) }
 }
 
 @Suite("Verification on the device side")

@@ -18,7 +18,7 @@ struct LedgerMigrationTests {
         let added = ["accounts": ["family_group"], "devices": ["account"],
                      "transactions": ["original_id", "product_id", "product_kind", "group_id", "family_source_id", "unfinished", "history"],
                      "subscriptions": ["account", "group_id", "family_source_id", "next_event_ms"],
-                     "notifications": ["attempts", "next_attempt_ms"]]
+                     "notifications": ["attempts", "next_attempt_ms"], "updates": ["detail"]]
         for (table, columns) in added {
             for column in columns { try connection.execute("ALTER TABLE \(table) DROP COLUMN \(column)") }
         }
@@ -67,7 +67,7 @@ struct LedgerMigrationTests {
         #expect(try await Self.views(reopened) == before)
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
-        #expect(layout == "4")
+        #expect(layout == "5")
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.

@@ -94,6 +94,23 @@ struct TutorialTests {
         #expect(restored == [Self.pro])
     }
 
+    @Test("a StoreKit 1 helper made before any client is set hears the client set later, on the same default queue")
+    func storeKit1HelperBeforeConnecting() async throws {
+        let session = try TestSession(contentsOf: Self.shop, bundleID: "com.example.shop")
+        let heard = try await session.withDefaultClient(device: "early-phone", account: "carol",
+                                                        launchingFirst: { (IAPHelper(productIds: [Self.pro]), SKPaymentQueue.default()) }) { _, launched in
+            let (helper, earlyQueue) = launched
+            #expect(SKPaymentQueue.default() === earlyQueue, "the queue handed out before connecting is the client's queue")
+            let tablet = try await session.client(device: "carol-tablet", account: "carol")
+            _ = try await tablet.purchase(productID: Self.pro, options: [])
+            try await eventually("the tablet's purchase reaching the helper's observer") { helper.isProductPurchased(Self.pro) }
+            SKPaymentQueue.default().remove(helper)
+            SKPaymentQueue.default().stop()
+            return helper.isProductPurchased(Self.pro)
+        }
+        #expect(heard)
+    }
+
     @Test("SKError bridges to NSError as StoreKit's does", arguments: SKError.Code.allCases)
     func skErrorBridging(_ code: SKError.Code) {
         let error: Error = SKError(code)

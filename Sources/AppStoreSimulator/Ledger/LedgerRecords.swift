@@ -23,6 +23,40 @@ public struct LedgerUpdate: Hashable, Sendable, Codable {
         case status
         /// Delivered again at launch because it is unfinished.
         case unfinished
+        /// A message for the customer (messages channel).
+        case message
+        /// A purchase the customer began on the App Store (purchase intents channel).
+        case purchaseIntent
+        /// The account's storefront changed (storefronts channel).
+        case storefrontChange
+    }
+
+    /// Why StoreKit shows the customer a message (`Message.Reason`).
+    public enum MessageReason: String, Hashable, Sendable, Codable, CaseIterable {
+        /// A subscription renewal could not be billed: the customer should update the payment method.
+        case billingIssue
+        /// A price increase needs the customer's consent.
+        case priceIncreaseConsent
+        /// An expired subscriber may come back with a win-back offer.
+        case winBackOffer
+        case generic
+    }
+
+    /// What an entry that is not a transaction carries: a message's reason, a purchase intent's
+    /// product and offer, or the new storefront.
+    public struct Detail: Hashable, Sendable, Codable {
+        public var messageReason: MessageReason?
+        public var productID: String?
+        public var offerID: String?
+        /// The storefront's three-letter country code.
+        public var storefront: String?
+
+        public init(messageReason: MessageReason? = nil, productID: String? = nil, offerID: String? = nil, storefront: String? = nil) {
+            self.messageReason = messageReason
+            self.productID = productID
+            self.offerID = offerID
+            self.storefront = storefront
+        }
     }
 
     /// Which sequence an entry belongs to.
@@ -31,6 +65,12 @@ public struct LedgerUpdate: Hashable, Sendable, Codable {
         case transactions
         /// `Product.SubscriptionInfo.Status.updates`.
         case statuses
+        /// `Message.messages`.
+        case messages
+        /// `PurchaseIntent.intents`.
+        case purchaseIntents
+        /// `Storefront.updates`.
+        case storefronts
     }
 
     /// The feed position, increasing across the store.
@@ -45,6 +85,8 @@ public struct LedgerUpdate: Hashable, Sendable, Codable {
     public var signedRenewalInfo: String?
     public var renewalState: SubscriptionRecord.State?
     public var subscriptionGroupID: String?
+    /// For messages, purchase intents and storefront changes: what they carry.
+    public var detail: Detail?
     public var date: Date
 
     public init(sequence: Int64, device: String, transactionID: UInt64, kind: Kind, signedTransaction: String, date: Date) {

@@ -17,6 +17,14 @@ public struct StoreAccount: Hashable, Sendable, Codable, Identifiable {
     public var originalPurchaseDate: Date
     /// The app version the account first got.
     public var originalApplicationVersion: String
+    /// Stored only when restricted (`false`), so records written before it existed read as allowed.
+    private var inAppPurchasesAllowed: Bool?
+
+    /// Whether the account may buy in-app purchases (Screen Time can restrict them).
+    public var purchasesAllowed: Bool {
+        get { inAppPurchasesAllowed ?? true }
+        set { inAppPurchasesAllowed = newValue ? nil : false }
+    }
 
     public var id: String { name }
 

@@ -35,6 +35,7 @@ extension SimulatedAppStore {
             var overrides = self.overrides
             body(&overrides)
             change.overrides = overrides
+            enqueueStorefrontChanges(from: settings, to: overrides.applied(to: defaults), change: &change)
         }
     }
 
@@ -45,7 +46,10 @@ extension SimulatedAppStore {
 
     /// Drops every runtime setting, back to the `.storekit` file's values.
     public func resetToDefaultState() throws(AppStoreError) {
-        try writing { (change) throws(AppStoreError) in change.overrides = SettingsOverrides() }
+        try writing { (change) throws(AppStoreError) in
+            change.overrides = SettingsOverrides()
+            enqueueStorefrontChanges(from: settings, to: defaults, change: &change)
+        }
     }
 
     /// Takes a product off sale, or puts it back: unavailable products cannot be bought and their
@@ -258,7 +262,10 @@ extension SimulatedAppStore {
             var (account, _) = try register(account: name, device: nil, in: &change)
             if let storefront {
                 if let code = storefront, Storefront(code: code) == nil { throw .control(.invalidAction, "unknown storefront \(code)") }
+                let before = self.storefront(of: account)
                 account.storefront = storefront?.uppercased()
+                let after = self.storefront(of: account)
+                if after != before { enqueueStorefrontChange(after, account: name, change: &change) }
             }
             if let askToBuy { account.askToBuy = askToBuy }
             change.ledger.accounts[name] = account

@@ -137,8 +137,11 @@ extension SimulatedAppStore {
         return transaction
     }
 
-    private func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
+    func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         let (account, device) = try register(account: request.account, device: request.device, in: &change)
+        guard !inApp || account.purchasesAllowed else {
+            throw .purchase(.purchaseNotAllowed, "in-app purchases are restricted for account \(account.name)")
+        }
         let storefront = self.storefront(of: account)
         guard let product = catalog(storefront: storefront.countryCode).product(id: request.productID) else {
             throw .purchase(.productUnavailable, "no product \(request.productID) in the catalog")

@@ -61,6 +61,8 @@ public actor SimulatedAppStore {
         static let schema = "schema"
         /// The nonces of legacy promotional-offer signatures already used, with their timestamps.
         static let offerNonces = "offerNonces"
+        /// What customers will do in the sheets their devices show next, by device (see ``queueCustomerResponse(_:device:)``).
+        static let customerResponses = "customerResponses"
     }
 
     /// The ledger format this code writes.

@@ -242,6 +242,7 @@ extension SimulatedAppStore {
         try appendSubscriptionNotification(.didFailToRenew, subtype: record.state == .inGracePeriod ? .gracePeriod : nil, record: record,
                                            transaction: latestTransaction(of: record, in: change), change: &change)
         try enqueueStatusUpdates(record, change: &change)
+        enqueueMessage(.billingIssue, about: record, change: &change)
         try syncFamily(record, newTransaction: nil, change: &change)
     }
 
@@ -269,6 +270,9 @@ extension SimulatedAppStore {
         try appendSubscriptionNotification(.expired, subtype: subtype, record: record,
                                            transaction: latestTransaction(of: record, in: change), change: &change)
         try enqueueStatusUpdates(record, change: &change)
+        if record.familySourceID == nil, catalog().product(id: record.productID)?.subscription?.winBackOffers.contains(where: \.isEligible) == true {
+            enqueueMessage(.winBackOffer, about: record, change: &change)
+        }
         try syncFamily(record, newTransaction: nil, change: &change)
     }
 

@@ -147,7 +147,11 @@ extension SimulatedAppStore {
     /// Turns automatic renewal on or off (`enableAutoRenewForTransaction` / `disableAutoRenewForTransaction`),
     /// with `DID_CHANGE_RENEWAL_STATUS`.
     public func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) throws(AppStoreError) {
-        try writing { (change) throws(AppStoreError) in
+        try writing { (change) throws(AppStoreError) in try setAutoRenew(originalTransactionID: originalTransactionID, enabled: enabled, change: &change) }
+    }
+
+    func setAutoRenew(originalTransactionID: UInt64, enabled: Bool, change: inout Change) throws(AppStoreError) {
+        do {
             guard var record = ledger.subscription(ownOriginal(originalTransactionID)) else {
                 throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
             }
@@ -235,7 +239,13 @@ extension SimulatedAppStore {
     }
 
     private func changePriceIncrease(_ id: UInt64, to status: SubscriptionRecord.PriceIncrease, notify subtype: Subtype?) throws(AppStoreError) {
-        try writing { (change) throws(AppStoreError) in
+        try writing { (change) throws(AppStoreError) in try changePriceIncrease(id, to: status, notify: subtype, change: &change) }
+    }
+
+    /// The customer's answer to a price increase, within a unit of work.
+    func changePriceIncrease(_ id: UInt64, to status: SubscriptionRecord.PriceIncrease, notify subtype: Subtype?,
+                             change: inout Change) throws(AppStoreError) {
+        do {
             guard var record = ledger.subscription(ownOriginal(id)), record.familySourceID == nil else {
                 throw .control(.noSubscriptionFound, "transaction \(id) has no subscription")
             }
@@ -254,6 +264,7 @@ extension SimulatedAppStore {
             change.ledger.subscriptions[record.originalTransactionID] = record
             if let subtype { try appendSubscriptionNotification(.priceIncrease, subtype: subtype, record: record, transaction: latest, change: &change) }
             try enqueueStatusUpdates(record, change: &change)
+            if status == .pending { enqueueMessage(.priceIncreaseConsent, about: record, change: &change) }
         }
     }
 

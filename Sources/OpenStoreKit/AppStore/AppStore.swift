@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The App Store as the app sees it: syncing, device identity, payments and environments.
 public enum AppStore {
@@ -26,21 +27,33 @@ public enum AppStore {
         return client.isDisconnected ? nil : client.verificationContext.deviceVerificationID
     }
 
-    /// Whether the customer may make payments on this device.
-    public static var canMakePayments: Bool { !StoreClient.active.isDisconnected }
-
-    /// Shows the manage-subscriptions sheet. There is no interface here; the call fails as a test
-    /// session says (`manageSubscriptions` simulated errors) and otherwise returns.
-    public static func showManageSubscriptions() async throws {
+    /// Whether the customer may make payments on this device: false when the account's in-app
+    /// purchases are restricted (Screen Time) or the test session simulates `purchaseNotAllowed`.
+    ///
+    /// Read synchronously, as StoreKit's is: the value the store gave when the app launched, after
+    /// its last purchase attempt or its last `AppStore.sync()`; false without a connection.
+    public static var canMakePayments: Bool {
         let client = StoreClient.active
-        try await storeKitCall { try await client.transport.checkAvailability(of: "manageSubscriptions", device: client.device) }
+        return !client.isDisconnected && client.paymentsAllowed.withLock { $0 }
     }
 
-    /// Shows the offer-code redemption sheet. There is no interface here; redeem codes with
-    /// `Product.PurchaseOption.codeOffer(referenceName:)` in tests. Fails as a test session says.
+    /// Shows the manage-subscriptions sheet and returns when the customer closes it.
+    ///
+    /// What the customer does there (cancel a subscription, switch plans, or nothing) is what the
+    /// test controls queued for the sheet (`TestSession.queueCustomerResponse(_:in:device:)`); the
+    /// changes reach the app through `Transaction.updates` and `Status.updates`, as with StoreKit's
+    /// sheet. Fails as a test session's `manageSubscriptions` simulated error says.
+    public static func showManageSubscriptions() async throws {
+        try await StoreClient.active.presentSheet("manageSubscriptions")
+    }
+
+    /// Shows the offer-code redemption sheet and returns when the customer closes it.
+    ///
+    /// A code the customer redeems there (as queued with `.redeemOfferCode(referenceName:)`) arrives
+    /// as a transaction through `Transaction.updates`, not as a return value, as with StoreKit's
+    /// sheet. Fails as a test session's `offerCodeRedeem` simulated error says.
     public static func presentOfferCodeRedeemSheet() async throws {
-        let client = StoreClient.active
-        try await storeKitCall { try await client.transport.checkAvailability(of: "offerCodeRedeem", device: client.device) }
+        try await StoreClient.active.presentSheet("offerCodeRedeem")
     }
 }
 
@@ -48,5 +61,11 @@ extension StoreClient {
     /// `AppStore.sync()` from this device.
     public func sync() async throws {
         try await storeKitCall { try await transport.sync(device: device) }
+        await refreshPaymentsAllowed()
+    }
+
+    /// Shows a sheet over the app on this device and returns when the customer closes it.
+    func presentSheet(_ sheet: String, about transactionID: UInt64? = nil) async throws {
+        try await storeKitCall { try await transport.presentSheet(sheet, device: device, about: transactionID) }
     }
 }

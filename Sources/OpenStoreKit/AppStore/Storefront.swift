@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import StoreKitCatalog
 
 /// The App Store country or region a customer buys in.
@@ -22,14 +23,48 @@ public struct Storefront: Identifiable, Hashable, Sendable, CustomStringConverti
     public static var current: Storefront? {
         get async { await StoreClient.active.storefront() }
     }
+
+    /// The account's storefront each time it changes (the customer moves to another country or
+    /// region). A listener started before the app sets ``StoreClient/default`` waits for it.
+    public static var updates: Storefronts { Storefronts(client: StoreClient.current) }
+
+    /// The endless sequence of storefront changes of a device's account.
+    public struct Storefronts: AsyncSequence, Sendable {
+        public typealias Element = Storefront
+        let client: StoreClient?
+
+        public func makeAsyncIterator() -> AsyncIterator {
+            AsyncIterator(base: ClientFeedIterator(client: client, channel: .storefronts) { client, updates in
+                updates.compactMap { update in
+                    guard let code = update.storefrontCountryCode, let known = StoreKitCatalog.Storefront(code: code) else { return nil }
+                    let storefront = Storefront(known)
+                    client.observedStorefront.withLock { $0 = storefront }
+                    return storefront
+                }
+            })
+        }
+
+        public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+            var base: ClientFeedIterator<Storefront>
+            public mutating func next() async -> Storefront? { await base.next() }
+        }
+    }
+
+    init(_ storefront: StoreKitCatalog.Storefront) {
+        self.init(countryCode: storefront.countryCode, id: storefront.id, currencyCode: storefront.currency)
+    }
 }
 
 extension StoreClient {
+    /// `Storefront.updates` for this device's account.
+    public var storefrontUpdates: Storefront.Storefronts { Storefront.Storefronts(client: self) }
+
     /// `Storefront.current` for this device's account.
     public func storefront() async -> Storefront? {
         do {
-            let storefront = try await transport.storefront(device: device)
-            return Storefront(countryCode: storefront.countryCode, id: storefront.id, currencyCode: storefront.currency)
+            let storefront = Storefront(try await transport.storefront(device: device))
+            observedStorefront.withLock { $0 = storefront }
+            return storefront
         } catch {
             StoreDiagnostics.report("the storefront is unknown: \(error)")
             return nil

@@ -31,6 +31,16 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     let transactionFeed: UpdateBroadcast
     /// The device's `Status.updates` feed, shared by every listener of this client.
     let statusFeed: UpdateBroadcast
+    /// The device's messages, purchase intents and storefront changes, each shared the same way.
+    let messageFeed: UpdateBroadcast
+    let purchaseIntentFeed: UpdateBroadcast
+    let storefrontFeed: UpdateBroadcast
+    /// `AppStore.canMakePayments` as last read from the store: at launch, after each purchase and
+    /// after `AppStore.sync()`.
+    let paymentsAllowed: Mutex<Bool>
+    /// The storefront the app last saw (`Storefront.current`, `Storefront.updates`): a purchase with
+    /// `onStorefrontChange` asks the app when the account's storefront is no longer this one.
+    let observedStorefront: Mutex<Storefront?>
 
     /// Connects to a store as the app on `device`, launching it there.
     ///
@@ -39,6 +49,7 @@ public final class StoreClient: Sendable, CustomStringConvertible {
         let context = try await storeKitCall { try await transport.verificationContext(device: device) }
         let client = StoreClient(transport: transport, device: device, context: context)
         try await storeKitCall { try await transport.launch(device: device) }
+        await client.refreshPaymentsAllowed()
         return client
     }
 
@@ -52,6 +63,17 @@ public final class StoreClient: Sendable, CustomStringConvertible {
         self.statusFeed = UpdateBroadcast(name: "Status.updates") {
             try await transport.nextUpdates(device: device, channel: .statuses)
         }
+        self.messageFeed = UpdateBroadcast(name: "Message.messages") {
+            try await transport.nextUpdates(device: device, channel: .messages)
+        }
+        self.purchaseIntentFeed = UpdateBroadcast(name: "PurchaseIntent.intents") {
+            try await transport.nextUpdates(device: device, channel: .purchaseIntents)
+        }
+        self.storefrontFeed = UpdateBroadcast(name: "Storefront.updates") {
+            try await transport.nextUpdates(device: device, channel: .storefronts)
+        }
+        self.paymentsAllowed = Mutex(false)
+        self.observedStorefront = Mutex(nil)
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = true
         do {
@@ -67,6 +89,23 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     }
 
     public var description: String { "StoreClient(device: \(device))" }
+
+    /// The shared broadcast of one channel of the device's feed.
+    func feed(_ channel: TransportUpdate.Channel) -> UpdateBroadcast {
+        switch channel {
+        case .transactions: return transactionFeed
+        case .statuses: return statusFeed
+        case .messages: return messageFeed
+        case .purchaseIntents: return purchaseIntentFeed
+        case .storefronts: return storefrontFeed
+        }
+    }
+
+    /// Reads again whether the account may buy; an unreachable store leaves the last answer.
+    func refreshPaymentsAllowed() async {
+        guard let allowed = try? await transport.canMakePayments(device: device) else { return }
+        paymentsAllowed.withLock { $0 = allowed }
+    }
 
     // MARK: Binding
 
@@ -164,5 +203,6 @@ struct DisconnectedTransport: StoreTransport {
     func storefront(device: String) async throws -> StoreKitCatalog.Storefront { throw fail() }
     func sync(device: String) async throws { throw fail() }
     func requestRefund(transactionID: UInt64, device: String) async throws { throw fail() }
-    func checkAvailability(of api: String, device: String) async throws { throw fail() }
+    func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws { throw fail() }
+    func canMakePayments(device: String) async throws -> Bool { throw fail() }
 }

@@ -35,23 +35,50 @@ extension SKPaymentTransactionObserver {
 /// `didRevokeEntitlementsForProductIdentifiers`. Only verified transactions are ever reported as
 /// purchased or restored.
 public final class SKPaymentQueue: NSObject, @unchecked Sendable {
-    private static let queues = Mutex<[ObjectIdentifier: SKPaymentQueue]>([:])
+    /// The queues handed out by ``default()``: one per client, and the one handed out before any
+    /// client was set, which binds to the first client set.
+    private struct Registry {
+        var queues: [ObjectIdentifier: SKPaymentQueue] = [:]
+        var unbound: SKPaymentQueue?
 
-    /// The queue of the active client (see ``StoreClient/active``).
-    public static func `default`() -> SKPaymentQueue {
-        let client = StoreClient.active
-        return queues.withLock { queues in
+        /// The queue of `client`: its own, or the unbound queue, which is bound to it now.
+        mutating func queue(for client: StoreClient) -> SKPaymentQueue {
             if let queue = queues[ObjectIdentifier(client)] { return queue }
-            let queue = SKPaymentQueue(client: client)
+            let queue = unbound ?? SKPaymentQueue(bound: nil)
+            unbound = nil
+            queue.bound.withLock { $0 = client }
             queues[ObjectIdentifier(client)] = queue
             return queue
+        }
+    }
+
+    private static let registry = Mutex(Registry())
+
+    /// The queue of the active client (see ``StoreClient/active``).
+    ///
+    /// Called before any client is set (an app adds its observer in `application(_:didFinishLaunching…)`
+    /// or a helper's `init`, before it connects), it returns a queue that binds to the first client
+    /// set: its observer then hears that client's transactions, and later calls return the same queue.
+    public static func `default`() -> SKPaymentQueue {
+        let client = StoreClient.active
+        return registry.withLock { registry in
+            guard !client.isDisconnected else {
+                if let unbound = registry.unbound { return unbound }
+                let queue = SKPaymentQueue(bound: nil)
+                registry.unbound = queue
+                return queue
+            }
+            return registry.queue(for: client)
         }
     }
 
     /// Whether the customer may make payments (see ``AppStore/canMakePayments``).
     public static func canMakePayments() -> Bool { AppStore.canMakePayments }
 
-    public let client: StoreClient
+    /// The client the queue buys through: the one it was made or bound for, else the active one.
+    public var client: StoreClient { bound.withLock { $0 } ?? StoreClient.active }
+    /// `nil` for the queue ``default()`` handed out before any client was set, until one is.
+    private let bound: Mutex<StoreClient?>
 
     /// What the queue holds; guarded by ``lock``. Observers are the app's objects, called only on the main queue.
     private struct State {
@@ -68,7 +95,18 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// A queue for an explicit client.
     public init(client: StoreClient) {
-        self.client = client
+        self.bound = Mutex(client)
+    }
+
+    private init(bound client: StoreClient?) {
+        self.bound = Mutex(client)
+    }
+
+    /// The client to listen to: the bound one, or (for an unbound default queue) the first client set.
+    private func listeningClient() async -> StoreClient? {
+        if let client = bound.withLock({ $0 }) { return client }
+        guard let client = await StoreClient.awaitingActive() else { return nil }
+        return Self.registry.withLock { $0.queue(for: client) } === self ? client : bound.withLock { $0 }
     }
 
     private func withState<Result>(_ body: (inout State) -> Result) -> Result {
@@ -251,6 +289,7 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// Transactions arriving outside a payment: approvals, other devices, launches, renewals, revocations.
     private func listen() async {
+        guard let client = await listeningClient() else { return }
         for await result in client.transactionUpdates {
             guard case .verified(let verified) = result else {
                 StoreDiagnostics.report("the payment queue ignored an unverified transaction")

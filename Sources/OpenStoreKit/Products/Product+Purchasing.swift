@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 extension Product {
     /// How a purchase ended.
@@ -41,7 +42,16 @@ extension Product {
             case offer(TransportOffer)
             case purchaseDate(Date, SubscriptionRenewalBehavior)
             case simulatesAskToBuy(Bool)
+            case onStorefrontChange(StorefrontChangeHandler)
             case ignored(String)
+        }
+
+        /// The app's answer to a storefront change, compared by identity (a closure has no value).
+        final class StorefrontChangeHandler: Hashable, Sendable {
+            let shouldContinue: @Sendable (Storefront) -> Bool
+            init(_ shouldContinue: @escaping @Sendable (Storefront) -> Bool) { self.shouldContinue = shouldContinue }
+            static func == (lhs: StorefrontChangeHandler, rhs: StorefrontChangeHandler) -> Bool { lhs === rhs }
+            func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
         }
 
         let value: Value
@@ -77,10 +87,12 @@ extension Product {
             PurchaseOption(value: .simulatesAskToBuy(enabled))
         }
 
-        /// Whether to continue when the storefront changes during the purchase. The local App Store
-        /// never changes a storefront mid-purchase, so this has no effect.
+        /// Whether to continue when the account's storefront changed since the app last saw it (through
+        /// `Storefront.current` or `Storefront.updates`): the closure gets the new storefront; `false`
+        /// ends the purchase with `StoreKitError.notAvailableInStorefront`, before anything is bought.
+        /// Without this option the purchase continues in the new storefront, as StoreKit's default.
         public static func onStorefrontChange(shouldContinuePurchase: @escaping @Sendable (Storefront) -> Bool) -> PurchaseOption {
-            PurchaseOption(value: .ignored("onStorefrontChange"))
+            PurchaseOption(value: .onStorefrontChange(StorefrontChangeHandler(shouldContinuePurchase)))
         }
 
         /// A custom key-value option; StoreKit passes these to the App Store, which ignores unknown keys.
@@ -130,7 +142,17 @@ extension StoreClient {
     /// Buys a product by identifier from this device.
     public func purchase(productID: String, options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
         let request = try TransportPurchaseRequest(productID: productID, device: device, options: options)
-        let outcome = try await storeKitCall { try await transport.purchase(request) }
+        for option in options {
+            if case .onStorefrontChange(let handler) = option.value { try await checkStorefront(handler) }
+        }
+        let outcome: TransportPurchaseOutcome
+        do {
+            outcome = try await storeKitCall { try await transport.purchase(request) }
+            paymentsAllowed.withLock { $0 = true }
+        } catch Product.PurchaseError.purchaseNotAllowed {
+            paymentsAllowed.withLock { $0 = false }
+            throw Product.PurchaseError.purchaseNotAllowed
+        }
         switch outcome {
         case .success(let item):
             guard let result = verifyTransaction(item) else {
@@ -140,6 +162,19 @@ extension StoreClient {
         case .pending: return .pending
         case .userCancelled: return .userCancelled
         }
+    }
+}
+
+extension StoreClient {
+    /// Asks the app whether to go on when the account's storefront is not the one it last saw.
+    private func checkStorefront(_ handler: Product.PurchaseOption.StorefrontChangeHandler) async throws {
+        let current = Storefront(try await storeKitCall { try await transport.storefront(device: device) })
+        let seen = observedStorefront.withLock { seen in
+            defer { seen = current }
+            return seen
+        }
+        guard let seen, seen != current else { return }
+        guard handler.shouldContinue(current) else { throw StoreKitError.notAvailableInStorefront }
     }
 }
 
@@ -159,7 +194,7 @@ extension TransportPurchaseRequest {
                 request.purchaseDate = date
                 request.cancelsAfterFirstPeriod = behavior == .cancelImmediately
             case .simulatesAskToBuy(let enabled): request.simulatesAskToBuyInSandbox = enabled
-            case .ignored: break
+            case .onStorefrontChange, .ignored: break
             }
         }
         if options.filter({ if case .quantity = $0.value { return true } else { return false } }).count > 1 {

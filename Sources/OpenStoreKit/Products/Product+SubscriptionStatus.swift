@@ -15,40 +15,63 @@ extension Product.SubscriptionInfo {
         /// started before the app sets ``StoreClient/default`` waits for it.
         public static var updates: Statuses { Statuses(client: StoreClient.current) }
 
+        /// The statuses of every subscription group the customer has subscribed in, one group at a
+        /// time, as `(groupID, statuses)`: the groups of the account's transaction history, in the
+        /// order they first appear there. Ends after the last group (or at once without a connection).
+        public static var all: AllStatuses { AllStatuses(client: StoreClient.current) }
+
+        /// The statuses of every group of the account, group by group.
+        public struct AllStatuses: AsyncSequence, Sendable {
+            public typealias Element = (groupID: String, statuses: [Status])
+            let client: StoreClient?
+
+            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(client: client) }
+
+            public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+                var client: StoreClient?
+                var groups: [String]?
+
+                public mutating func next() async -> (groupID: String, statuses: [Status])? {
+                    let client = self.client ?? StoreClient.active
+                    self.client = client
+                    if groups == nil {
+                        var seen: [String] = []
+                        for await result in client.allTransactions {
+                            if let group = result.unsafePayloadValue.subscriptionGroupID, !seen.contains(group) { seen.append(group) }
+                        }
+                        groups = seen
+                    }
+                    while let group = groups?.first {
+                        groups?.removeFirst()
+                        do {
+                            return (group, try await client.subscriptionStatuses(groupID: group))
+                        } catch {
+                            StoreDiagnostics.report("reading the statuses of group \(group) failed: \(error)")
+                        }
+                    }
+                    return nil
+                }
+            }
+        }
+
         /// The endless sequence of status changes of a device.
         public struct Statuses: AsyncSequence, Sendable {
             public typealias Element = Status
             /// The client to read from; `nil` for the static sequence, which binds when iterated.
             let client: StoreClient?
 
-            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(bound: client) }
+            public func makeAsyncIterator() -> AsyncIterator {
+                AsyncIterator(base: ClientFeedIterator(client: client, channel: .statuses) { client, updates in
+                    updates.compactMap { update in
+                        guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
+                        return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
+                    }
+                })
+            }
 
             public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-                var bound: StoreClient?
-                var buffer: [Status] = []
-                var position = 0
-                /// This listener's copy of the client's shared status feed.
-                var feed: FeedListener?
-
-                public mutating func next() async -> Status? {
-                    if bound == nil {
-                        guard let client = await StoreClient.awaitingActive() else { return nil }
-                        bound = client
-                    }
-                    guard let client = bound else { return nil }
-                    while position == buffer.count {
-                        guard !Task.isCancelled else { return nil }
-                        position = 0
-                        if feed == nil { feed = client.statusFeed.listen() }
-                        guard let updates = await feed?.next() else { return nil }
-                        buffer = updates.compactMap { update in
-                            guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
-                            return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
-                        }
-                    }
-                    defer { position += 1 }
-                    return buffer[position]
-                }
+                var base: ClientFeedIterator<Status>
+                public mutating func next() async -> Status? { await base.next() }
             }
         }
     }

@@ -39,8 +39,14 @@ public protocol StoreTransport: Sendable {
     func sync(device: String) async throws
     /// A refund the customer asks for in the app.
     func requestRefund(transactionID: UInt64, device: String) async throws
-    /// Checks an API that has no other call (the manage-subscriptions and offer-code sheets).
-    func checkAvailability(of api: String, device: String) async throws
+    /// Shows a sheet over the app (`manageSubscriptions`, `offerCodeRedeem`, or a message's:
+    /// `billingIssue`, `priceIncreaseConsent`, `winBackOffer`, `generic`) and returns when the customer
+    /// closes it, having done what the store's test controls queued for it.
+    ///
+    /// - Parameter transactionID: For a message's sheet, the subscription the message is about.
+    func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws
+    /// Whether the device's account may buy (`AppStore.canMakePayments`).
+    func canMakePayments(device: String) async throws -> Bool
 }
 
 /// What signed data from a store is checked against.
@@ -128,21 +134,51 @@ public enum TransportPurchaseOutcome: Sendable, Hashable {
 
 /// An entry of a device's feed.
 public struct TransportUpdate: Sendable, Hashable {
-    /// `Transaction.updates` or `Product.SubscriptionInfo.Status.updates`.
-    public enum Channel: String, Sendable, Hashable {
-        case transactions, statuses
+    /// The sequence an entry belongs to.
+    public enum Channel: String, Sendable, Hashable, CaseIterable {
+        /// `Transaction.updates`.
+        case transactions
+        /// `Product.SubscriptionInfo.Status.updates`.
+        case statuses
+        /// `Message.messages`.
+        case messages
+        /// `PurchaseIntent.intents`.
+        case purchaseIntents
+        /// `Storefront.updates`.
+        case storefronts
     }
 
+    /// For transaction and status entries (empty for the others).
     public var transaction: SignedItem
     /// For status entries.
     public var renewalInfo: SignedItem?
     /// For status entries: the state's raw value (1 subscribed … 5 revoked).
     public var renewalState: Int?
+    /// For messages: the reason (`billingIssue`, `priceIncreaseConsent`, `winBackOffer`, `generic`).
+    public var messageReason: String?
+    /// For messages: the original transaction of the subscription the message is about.
+    public var subjectTransactionID: UInt64?
+    /// For purchase intents: the product, and the offer to buy it with.
+    public var productID: String?
+    public var offerID: String?
+    /// For storefront changes: the new storefront's country code.
+    public var storefrontCountryCode: String?
 
     public init(transaction: SignedItem, renewalInfo: SignedItem? = nil, renewalState: Int? = nil) {
         self.transaction = transaction
         self.renewalInfo = renewalInfo
         self.renewalState = renewalState
+    }
+
+    /// An entry that carries no transaction (a message, purchase intent or storefront change).
+    public init(messageReason: String? = nil, subjectTransactionID: UInt64? = nil, productID: String? = nil, offerID: String? = nil,
+                storefrontCountryCode: String? = nil) {
+        self.init(transaction: SignedItem(jws: ""))
+        self.messageReason = messageReason
+        self.subjectTransactionID = subjectTransactionID
+        self.productID = productID
+        self.offerID = offerID
+        self.storefrontCountryCode = storefrontCountryCode
     }
 }
 

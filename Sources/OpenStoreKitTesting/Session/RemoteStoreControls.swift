@@ -92,6 +92,22 @@ public struct RemoteStoreControls: StoreControls {
         _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(name))", body: body, as: Empty.self)
     }
 
+    public func setPurchasesAllowed(_ allowed: Bool, account: String) async throws(AppStoreError) {
+        _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(account))", body: ["purchasesAllowed": allowed], as: Empty.self)
+    }
+
+    public func sendPurchaseIntent(productID: String, offerID: String?, device: String) async throws(AppStoreError) {
+        var body: [String: Any] = ["productID": productID]
+        if let offerID { body["offerID"] = offerID }
+        _ = try await call("POST", "/v1/admin/devices/\(Self.segment(device))/purchase-intents", body: body, as: Empty.self)
+    }
+
+    public func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError) {
+        let encoded: Data
+        do { encoded = try JSONEncoder().encode(response) } catch { throw .control(.invalidAction, "cannot encode \(response): \(error)") }
+        _ = try await call("POST", "/v1/admin/devices/\(Self.segment(device))/sheets/\(sheet.rawValue)/responses", encoded: encoded, as: Empty.self)
+    }
+
     public func setFamilyGroup(_ group: String?, for account: String) async throws(AppStoreError) {
         _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(account))", body: ["familyGroup": group ?? "none"], as: Empty.self)
     }

@@ -32,6 +32,9 @@ public protocol StoreControls: Sendable {
     func consentToPriceIncrease(transactionID: UInt64) async throws(AppStoreError)
     func declinePriceIncrease(transactionID: UInt64) async throws(AppStoreError)
     func notifications(after sequence: Int64, limit: Int) async throws(AppStoreError) -> [StoredNotification]
+    func setPurchasesAllowed(_ allowed: Bool, account: String) async throws(AppStoreError)
+    func sendPurchaseIntent(productID: String, offerID: String?, device: String) async throws(AppStoreError)
+    func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError)
 }
 
 extension SimulatedAppStore: StoreControls {}
@@ -81,7 +84,10 @@ struct PreparedTransport: StoreTransport {
     func requestRefund(transactionID: UInt64, device: String) async throws {
         try await prepare(); try await base.requestRefund(transactionID: transactionID, device: device)
     }
-    func checkAvailability(of api: String, device: String) async throws {
-        try await prepare(); try await base.checkAvailability(of: api, device: device)
+    func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws {
+        try await prepare(); try await base.presentSheet(sheet, device: device, about: transactionID)
+    }
+    func canMakePayments(device: String) async throws -> Bool {
+        try await prepare(); return try await base.canMakePayments(device: device)
     }
 }

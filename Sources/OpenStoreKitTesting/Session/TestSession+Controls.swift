@@ -135,6 +135,30 @@ extension TestSession {
         try await control { () throws(AppStoreError) in try await controls.declinePriceIncrease(transactionID: UInt64(identifier)) }
     }
 
+    // MARK: Customers
+
+    /// Restricts an account's in-app purchases, or allows them again, as Screen Time does: while
+    /// restricted, its purchases fail with `purchaseNotAllowed` and `AppStore.canMakePayments` is
+    /// false on its devices (from their next launch, purchase attempt or `AppStore.sync()`).
+    public func setPurchasesAllowed(_ allowed: Bool, account: String) async throws {
+        try await control { () throws(AppStoreError) in try await controls.setPurchasesAllowed(allowed, account: stored(account)) }
+    }
+
+    /// Sends a purchase intent to the app on a device, as when the customer taps a promoted in-app
+    /// purchase on the App Store; the app hears it through `PurchaseIntent.intents`.
+    public func sendPurchaseIntent(productIdentifier: String, offerID: String? = nil, device: String) async throws {
+        try await control { () throws(AppStoreError) in
+            try await controls.sendPurchaseIntent(productID: productIdentifier, offerID: offerID, device: stored(device))
+        }
+    }
+
+    /// Decides what the customer on `device` does the next time the app shows `sheet` there: redeem
+    /// an offer code, cancel or change a subscription, answer a price increase, update a payment
+    /// method. Without a queued response the customer closes the sheet.
+    public func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws {
+        try await control { () throws(AppStoreError) in try await controls.queueCustomerResponse(response, in: sheet, device: stored(device)) }
+    }
+
     // MARK: Accounts
 
     /// Sets up an account: its storefront, whether a parent approves its purchases, its family group.

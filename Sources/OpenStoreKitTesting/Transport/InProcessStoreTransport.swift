@@ -126,16 +126,12 @@ public struct InProcessStoreTransport: StoreTransport {
     }
 
     public func nextUpdates(device: String, channel: TransportUpdate.Channel) async throws -> [TransportUpdate] {
-        let ledgerChannel: LedgerUpdate.Channel = channel == .transactions ? .transactions : .statuses
+        let ledgerChannel = LedgerUpdate.Channel(channel)
         while !Task.isCancelled {
             let batch = try await call { () throws(AppStoreError) in try await store.takeUpdates(device: device, channel: ledgerChannel) }
             if !batch.isEmpty {
                 let failure = await simulatedFailure()
-                return batch.map { update in
-                    TransportUpdate(transaction: SignedItem(jws: update.signedTransaction, simulatedVerificationFailure: failure),
-                                    renewalInfo: update.signedRenewalInfo.map { SignedItem(jws: $0, simulatedVerificationFailure: failure) },
-                                    renewalState: update.renewalState.map(\.status.rawValue).map(Int.init))
-                }
+                return batch.map { TransportUpdate($0, simulatedVerificationFailure: failure) }
             }
             await store.waitForUpdates(device: device, channel: ledgerChannel)
         }
@@ -191,10 +187,18 @@ public struct InProcessStoreTransport: StoreTransport {
         }
     }
 
-    public func checkAvailability(of api: String, device: String) async throws {
+    public func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws {
         try await call { () throws(AppStoreError) in
-            guard let failable = FailableAPI(rawValue: api) else { return }
-            try await store.checkSimulatedFailure(failable)
+            guard let kind = CustomerSheet(rawValue: sheet) else { throw AppStoreError.storeKit(.unsupported, "no sheet named \(sheet)") }
+            _ = try await account(of: device)
+            try await store.presentSheet(kind, device: device, about: transactionID)
+        }
+    }
+
+    public func canMakePayments(device: String) async throws -> Bool {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            return try await store.canMakePayments(device: device)
         }
     }
 }
@@ -210,6 +214,37 @@ extension PurchaseOffer {
         case .promotionalUnsigned(let id): self = .promotional(id: id, signature: nil)
         case .code(let referenceName): self = .code(referenceName: referenceName)
         case .winBack(let id): self = .winBack(id: id)
+        }
+    }
+}
+
+extension LedgerUpdate.Channel {
+    /// The store's channel behind a transport channel.
+    public init(_ channel: TransportUpdate.Channel) {
+        switch channel {
+        case .transactions: self = .transactions
+        case .statuses: self = .statuses
+        case .messages: self = .messages
+        case .purchaseIntents: self = .purchaseIntents
+        case .storefronts: self = .storefronts
+        }
+    }
+}
+
+extension TransportUpdate {
+    /// A feed entry as the device receives it; signed items carry the verification failure the
+    /// store's test session simulates.
+    public init(_ update: LedgerUpdate, simulatedVerificationFailure failure: String?) {
+        switch update.channel {
+        case .transactions, .statuses:
+            self.init(transaction: SignedItem(jws: update.signedTransaction, simulatedVerificationFailure: failure),
+                      renewalInfo: update.signedRenewalInfo.map { SignedItem(jws: $0, simulatedVerificationFailure: failure) },
+                      renewalState: update.renewalState.map { Int($0.status.rawValue) })
+        case .messages, .purchaseIntents, .storefronts:
+            self.init(messageReason: update.detail?.messageReason?.rawValue,
+                      subjectTransactionID: update.channel == .messages ? update.transactionID : nil,
+                      productID: update.channel == .purchaseIntents ? update.detail?.productID : nil, offerID: update.detail?.offerID,
+                      storefrontCountryCode: update.detail?.storefront)
         }
     }
 }

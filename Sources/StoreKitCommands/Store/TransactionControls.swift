@@ -104,20 +104,24 @@ struct RequestRefundCommand: CommandVariant {
 /// `storekit account`: creates or changes an account.
 struct AccountCommand: Command {
     static let name = "account"
-    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, devices."
-    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--device NAME…]"
+    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, in-app purchase restriction, devices."
+    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--purchases allowed|restricted] [--device NAME…]"
 
     var directory: String
     var account: String
     var storefront: String??
     var askToBuy: Bool?
     var family: String??
+    var purchasesAllowed: Bool?
     var devices: [String]
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         storefront = try arguments.value("--storefront").map { $0 == "default" ? String?.none : .some($0) }
         askToBuy = try arguments.value("--ask-to-buy", expected: "on or off") { $0 == "on" ? true : $0 == "off" ? false : nil }
         family = try arguments.value("--family").map { $0 == "none" ? String?.none : .some($0) }
+        purchasesAllowed = try arguments.value("--purchases", expected: "allowed or restricted") {
+            $0 == "allowed" ? true : $0 == "restricted" ? false : nil
+        }
         devices = try arguments.values("--device")
         directory = try arguments.positional("DIR")
         account = try arguments.positional("NAME")
@@ -127,9 +131,10 @@ struct AccountCommand: Command {
         let store = try await StoreAccess.open(directory)
         try await store.configureAccount(account, storefront: storefront, askToBuy: askToBuy)
         if let family { try await store.setFamilyGroup(family, for: account) }
+        if let purchasesAllowed { try await store.setPurchasesAllowed(purchasesAllowed, account: account) }
         for device in devices { try await store.addDevice(device, account: account) }
         guard let record = try await store.account(named: account) else { return }
         let deviceNames = try await store.devices(ofAccount: account).map(\.name)
-        console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), family \(record.familyGroup ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
+        console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), purchases \(record.purchasesAllowed ? "allowed" : "restricted"), family \(record.familyGroup ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
     }
 }

@@ -173,17 +173,42 @@ public enum DeviceAPI {
         public var transaction: SignedItemBody
         public var renewalInfo: SignedItemBody?
         public var renewalState: Int?
+        /// Messages: the reason and the subscription's original transaction.
+        public var messageReason: String?
+        public var subjectTransactionID: UInt64?
+        /// Purchase intents: the product and offer.
+        public var productID: String?
+        public var offerID: String?
+        /// Storefront changes: the new storefront's country code.
+        public var storefront: String?
 
         public init(sequence: Int64, _ update: TransportUpdate) {
             self.sequence = sequence
             transaction = SignedItemBody(update.transaction)
             renewalInfo = update.renewalInfo.map(SignedItemBody.init)
             renewalState = update.renewalState
+            messageReason = update.messageReason
+            subjectTransactionID = update.subjectTransactionID
+            productID = update.productID
+            offerID = update.offerID
+            storefront = update.storefrontCountryCode
         }
 
         public var update: TransportUpdate {
-            TransportUpdate(transaction: transaction.item, renewalInfo: renewalInfo?.item, renewalState: renewalState)
+            var update = TransportUpdate(transaction: transaction.item, renewalInfo: renewalInfo?.item, renewalState: renewalState)
+            update.messageReason = messageReason
+            update.subjectTransactionID = subjectTransactionID
+            update.productID = productID
+            update.offerID = offerID
+            update.storefrontCountryCode = storefront
+            return update
         }
+    }
+
+    /// `GET …/payments`: whether the device's account may buy.
+    public struct PaymentsBody: Codable, Sendable, Hashable {
+        public var canMakePayments: Bool
+        public init(canMakePayments: Bool) { self.canMakePayments = canMakePayments }
     }
 
     public struct StatusesBody: Codable, Sendable, Hashable {

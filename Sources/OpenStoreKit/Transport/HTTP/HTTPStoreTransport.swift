@@ -241,8 +241,13 @@ public final class HTTPStoreTransport: StoreTransport {
         _ = try await request("POST", devicePath(device, "/transactions/\(transactionID)/refund-request"), as: Acknowledged.self)
     }
 
-    public func checkAvailability(of api: String, device: String) async throws {
-        _ = try await request("POST", devicePath(device, "/availability/\(Self.segment(api))"), as: Acknowledged.self)
+    public func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws {
+        let query = transactionID.map { [URLQueryItem(name: "about", value: String($0))] } ?? []
+        _ = try await request("POST", devicePath(device, "/sheets/\(Self.segment(sheet))"), query: query, as: Acknowledged.self)
+    }
+
+    public func canMakePayments(device: String) async throws -> Bool {
+        try await request("GET", devicePath(device, "/payments"), as: DeviceAPI.PaymentsBody.self).canMakePayments
     }
 
     private static func segment(_ text: String) -> String {
