@@ -195,9 +195,26 @@ struct RefundOutcomeTests {
         await #expect(throws: AppStoreError.control(.invalidAction, "transaction \(pro.transaction.id) was not refunded")) {
             try await test.store.reverseRefund(pro.transaction.id)
         }
+    }
+
+    @Test("a reversed subscription refund reinstates the running period without automatic renewal; it expires at the period's end")
+    func reversedSubscriptionRefund() async throws {
+        let test = try TestStore()
         let monthly = try await test.buy(Shop.premiumMonthly)
         try await test.store.refundTransaction(monthly.transaction.id)
-        await #expect(throws: AppStoreError.self) { try await test.store.reverseRefund(monthly.transaction.id) }
+        #expect(try await test.store.subscriptionStatuses(groupID: Shop.plus, account: "alice").map(\.state) == [.revoked])
+        try await test.store.reverseRefund(monthly.transaction.id)
+        let status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, account: "alice").first)
+        #expect(status.state == .subscribed)
+        #expect(status.renewalInfo.autoRenewStatus == .off)
+        #expect(try await test.store.currentEntitlements(account: "alice").map(\.transaction.id) == [monthly.transaction.id])
+        let reversed = try #require(try await test.store.notifications().last)
+        let payload = try test.verifier.verifyAndDecodeNotification(reversed.signedPayload)
+        #expect(payload.notificationType == .refundReversed)
+        #expect(payload.data?.status == .active)
+        #expect(payload.data?.signedRenewalInfo != nil)
+        try await test.store.advanceTime(to: try #require(monthly.transaction.expirationDate).addingTimeInterval(60))
+        #expect(try await test.store.subscriptionStatuses(groupID: Shop.plus, account: "alice").map(\.state) == [.expired])
     }
 
     @Test("a mass extension: RENEWAL_EXTENDED for each subscriber, then RENEWAL_EXTENSION/SUMMARY with the counts")

@@ -105,6 +105,33 @@ struct StoreCommandTests {
         #expect(refused.standardError.contains("productUnavailable"))
     }
 
+    @Test("customers from the command line: a purchase restriction, a purchase intent, a queued sheet response")
+    func customerCommands() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        let restricted = await CommandRun.run(["account", store, "kid", "--purchases", "restricted", "--device", "ipad"])
+        #expect(restricted.standardOutput.contains("purchases restricted"), "\(restricted.standardError)")
+        let refused = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "kid", "--device", "ipad"])
+        #expect(refused.status == 1)
+        #expect(refused.standardError.contains("purchaseNotAllowed"))
+
+        let intent = await CommandRun.run(["purchase-intent", store, "ipad", "com.example.shop.pro"])
+        #expect(intent.status == 0, "\(intent.standardError)")
+        #expect(await CommandRun.run(["purchase-intent", store, "ipad", "no.such.product"]).status == 1)
+        let queued = await CommandRun.run(["customer-response", store, "ipad", "offerCodeRedeem", "redeem-code", "FRIENDS-MONTH"])
+        #expect(queued.standardOutput.contains("redeem offer code FRIENDS-MONTH"), "\(queued.standardError)")
+        let misfit = await CommandRun.run(["customer-response", store, "ipad", "offerCodeRedeem", "cancel", "com.example.shop.pro"])
+        #expect(misfit.status == 1)
+        #expect(misfit.standardError.contains("not something a customer can do"))
+        #expect(await CommandRun.run(["customer-response", store, "ipad", "nosuchsheet", "dismiss"]).status == 64)
+
+        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let intents = try await opened.waitingUpdates(device: "ipad", channel: .purchaseIntents)
+        #expect(intents.map { $0.detail?.productID } == ["com.example.shop.pro"])
+        #expect(try await opened.queuedCustomerResponses(device: "ipad") == [.offerCodeRedeem: [.redeemOfferCode(referenceName: "FRIENDS-MONTH")]])
+        #expect(try await opened.canMakePayments(device: "ipad") == false)
+    }
+
     @Test("subscription commands: advance, status, renewal, price increase, expire, force-renew, extend")
     func subscriptions() async throws {
         let scratch = try TemporaryDirectory()

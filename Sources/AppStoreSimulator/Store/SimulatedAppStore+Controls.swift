@@ -191,25 +191,27 @@ extension SimulatedAppStore {
         }
     }
 
-    /// Reverses a refund of a one-time purchase, as the App Store does after a dispute
-    /// (`REFUND_REVERSED`): the transaction and its family copies are entitled again and reach the
-    /// account's devices through their updates.
+    /// Reverses a refund, as the App Store does after a dispute (`REFUND_REVERSED`): the transaction
+    /// and its family copies are entitled again and reach the account's devices through their updates.
+    /// A refunded subscription period that has not ended is reinstated as subscribed, without
+    /// automatic renewal (the refund turned it off; the customer turns it back on), and expires at its
+    /// end; one that has ended is reinstated as expired.
     ///
-    /// - Throws: `invalidAction` for a transaction that was not refunded, or for a subscription
-    ///   (reinstating a refunded subscription period is not simulated).
+    /// - Throws: `invalidAction` for a transaction that was not refunded.
     public func reverseRefund(_ id: UInt64) throws(AppStoreError) {
         try writing { (change) throws(AppStoreError) in
             guard var transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
             guard let revocation = transaction.revocation, revocation.type != .familyRevoke, transaction.ownership == .purchased else {
                 throw .control(.invalidAction, "transaction \(id) was not refunded")
             }
-            guard transaction.productKind != .autoRenewable else {
-                throw .control(.invalidAction, "transaction \(id) is a subscription period; reversing a subscription refund is not simulated")
-            }
             let now = clock.now()
             transaction.revocation = nil
             change.record(transaction)
             try enqueueUpdateForAllDevices(transaction, kind: .purchase, at: now, change: &change)
+            if transaction.productKind == .autoRenewable {
+                try reinstateSubscription(of: transaction, at: now, change: &change)
+                return
+            }
             for var copy in ledger.transactions(TransactionQuery(familySourceID: id)) where copy.revocation?.type == .familyRevoke {
                 copy.revocation = nil
                 change.record(copy)
@@ -217,6 +219,24 @@ extension SimulatedAppStore {
             }
             try appendNotification(.refundReversed, subtype: nil, transaction: transaction, at: now, change: &change)
         }
+    }
+
+    /// Puts a subscription whose current period's refund was reversed back as it stood, with
+    /// `REFUND_REVERSED` carrying its status and renewal info.
+    private func reinstateSubscription(of transaction: LedgerTransaction, at now: Date, change: inout Change) throws(AppStoreError) {
+        guard var record = storedSubscription(transaction.originalID, in: change) else {
+            try appendNotification(.refundReversed, subtype: nil, transaction: transaction, at: now, change: &change)
+            return
+        }
+        if record.latestTransactionID == transaction.id, record.state == .revoked {
+            let running = (transaction.expirationDate ?? now) > now
+            record.state = running ? .subscribed : .expired
+            record.expirationIntent = running ? nil : .customerCancelled
+            change.ledger.subscriptions[record.originalTransactionID] = record
+            try enqueueStatusUpdates(record, change: &change)
+        }
+        try appendSubscriptionNotification(.refundReversed, subtype: nil, record: record, transaction: transaction, change: &change)
+        try syncFamily(record, newTransaction: nil, change: &change)
     }
 
     /// Deletes a transaction as if it never happened, with its dependants: renewals of an original

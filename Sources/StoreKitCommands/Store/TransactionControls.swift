@@ -55,7 +55,7 @@ struct TransactionControl: Command {
 
 struct ReverseRefundCommand: CommandVariant {
     static let name = "reverse-refund"
-    static let abstract = "Reverse the refund of a one-time purchase after a dispute (REFUND_REVERSED): it is entitled again."
+    static let abstract = "Reverse a refund after a dispute (REFUND_REVERSED): the purchase, or the subscription period still running, is entitled again."
     static let usage = "DIR TRANSACTION_ID"
     static func adapt(_ base: inout TransactionControl) { base.action = .reverseRefund }
     var base: TransactionControl
