@@ -1,7 +1,8 @@
 import Foundation
 
-/// The first element of a sequence, or a failure after `seconds`.
-public func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double = 10) async throws -> S.Element where S.Element: Sendable {
+/// The first element of a sequence, or a failure after `seconds` (generous: the full suite runs CPU-bound
+/// fuzzing beside it on two cores, and a healthy wait ends as soon as the element arrives).
+public func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double = 30) async throws -> S.Element where S.Element: Sendable {
     try await withThrowingTaskGroup(of: S.Element?.self) { group in
         group.addTask {
             for try await element in sequence { return element }
