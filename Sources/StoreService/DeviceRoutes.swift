@@ -96,6 +96,9 @@ struct DeviceRoutes {
             try await devices.presentSheet(sheet, device: device, about: about)
             return try APIResponse.json(["closed": true])
         }
+        if route.match("GET", "policies") != nil {
+            return try APIResponse.json(DeviceAPI.PoliciesBody(try await devices.storePolicies(device: device)))
+        }
         if route.match("GET", "payments") != nil {
             return try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
         }
@@ -173,7 +176,7 @@ struct DeviceRoutes {
     private static let knownPaths: [PathPattern] = [
         ["verification-context"], ["products"], ["purchases"], ["transactions"], ["transactions", "*", "finish"],
         ["transactions", "*", "refund-request"], ["launch"], ["updates"], ["subscriptions", "*", "statuses"],
-        ["subscriptions", "*", "intro-offer-eligibility"], ["app-transaction"], ["storefront"], ["sync"], ["sheets", "*"], ["payments"],
+        ["subscriptions", "*", "intro-offer-eligibility"], ["app-transaction"], ["storefront"], ["sync"], ["sheets", "*"], ["payments"], ["policies"],
     ].map(PathPattern.init)
 }
 

@@ -49,6 +49,7 @@ struct TamperingTransport: StoreTransport {
         try await base.presentSheet(sheet, device: device, about: transactionID)
     }
     func canMakePayments(device: String) async throws -> Bool { try await base.canMakePayments(device: device) }
+    func storePolicies(device: String) async throws -> StorePolicies { try await base.storePolicies(device: device) }
 }
 
 @Suite("Verification on the device side")

@@ -20,10 +20,15 @@ public struct PurchaseRequest: Hashable, Sendable {
     public var renewalBehavior: RenewalBehavior
     /// `simulatesAskToBuyInSandbox`: in a Sandbox store the purchase waits for a parent's approval.
     public var simulatesAskToBuyInSandbox: Bool
+    /// Bought through a store view (or the web storefront): the purchasing device also hears the
+    /// transaction through its `Transaction.updates`, as an app counting purchases in its listener expects.
+    public var deliversThroughUpdates = false
 
     public init(productID: String, account: String = "default", device: String? = "default", quantity: Int = 1,
                 appAccountToken: UUID? = nil, offer: PurchaseOffer? = nil, purchaseDate: Date? = nil,
-                renewalBehavior: RenewalBehavior = .renewUntilNow, simulatesAskToBuyInSandbox: Bool = false) {
+                renewalBehavior: RenewalBehavior = .renewUntilNow, simulatesAskToBuyInSandbox: Bool = false,
+                deliversThroughUpdates: Bool = false) {
+        self.deliversThroughUpdates = deliversThroughUpdates
         self.productID = productID
         self.account = account
         self.device = device

@@ -138,6 +138,16 @@ extension SimulatedAppStore {
     }
 
     func buy(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
+        let outcome = try buyAnswering(request, inApp: inApp, change: &change)
+        // A purchase made in this very unit through a store view reaches its own device's updates too.
+        if request.deliversThroughUpdates, case .completed(let transaction, let device?, let date, _) = outcome,
+           change.ledger.transactions[transaction.id] != nil {
+            try enqueueUpdate(transaction, for: device, kind: .purchase, at: date, change: &change)
+        }
+        return outcome
+    }
+
+    private func buyAnswering(_ request: PurchaseRequest, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         let (account, device) = try register(account: request.account, device: request.device, in: &change)
         guard !inApp || account.purchasesAllowed else {
             throw .purchase(.purchaseNotAllowed, "in-app purchases are restricted for account \(account.name)")

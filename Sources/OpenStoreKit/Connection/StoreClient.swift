@@ -205,4 +205,5 @@ struct DisconnectedTransport: StoreTransport {
     func requestRefund(transactionID: UInt64, device: String) async throws { throw fail() }
     func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws { throw fail() }
     func canMakePayments(device: String) async throws -> Bool { throw fail() }
+    func storePolicies(device: String) async throws -> StorePolicies { throw fail() }
 }

@@ -141,7 +141,13 @@ extension Product {
 extension StoreClient {
     /// Buys a product by identifier from this device.
     public func purchase(productID: String, options: Set<Product.PurchaseOption> = []) async throws -> Product.PurchaseResult {
-        let request = try TransportPurchaseRequest(productID: productID, device: device, options: options)
+        try await purchase(productID: productID, options: options, deliveringThroughUpdates: false)
+    }
+
+    /// A purchase; one made through a store view also reaches this device's `Transaction.updates`.
+    func purchase(productID: String, options: Set<Product.PurchaseOption>, deliveringThroughUpdates: Bool) async throws -> Product.PurchaseResult {
+        var request = try TransportPurchaseRequest(productID: productID, device: device, options: options)
+        request.deliversThroughUpdates = deliveringThroughUpdates
         for option in options {
             if case .onStorefrontChange(let handler) = option.value { try await checkStorefront(handler) }
         }

@@ -47,6 +47,8 @@ public protocol StoreTransport: Sendable {
     func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws
     /// Whether the device's account may buy (`AppStore.canMakePayments`).
     func canMakePayments(device: String) async throws -> Bool
+    /// The terms and privacy policy the store's `.storekit` file gives, for the device's storefront.
+    func storePolicies(device: String) async throws -> StorePolicies
 }
 
 /// What signed data from a store is checked against.
@@ -101,6 +103,8 @@ public struct TransportPurchaseRequest: Sendable, Hashable {
     public var cancelsAfterFirstPeriod: Bool
     /// `simulatesAskToBuyInSandbox(true)`: in a Sandbox store the purchase waits for a parent's approval.
     public var simulatesAskToBuyInSandbox: Bool
+    /// Bought through a store view: the transaction also reaches this device's `Transaction.updates`.
+    public var deliversThroughUpdates = false
 
     public init(productID: String, device: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: TransportOffer? = nil,
                 purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false, simulatesAskToBuyInSandbox: Bool = false) {

@@ -90,4 +90,7 @@ struct PreparedTransport: StoreTransport {
     func canMakePayments(device: String) async throws -> Bool {
         try await prepare(); return try await base.canMakePayments(device: device)
     }
+    func storePolicies(device: String) async throws -> StorePolicies {
+        try await prepare(); return try await base.storePolicies(device: device)
+    }
 }

@@ -85,7 +85,7 @@ public struct InProcessStoreTransport: StoreTransport {
                 productID: request.productID, account: account, device: request.device, quantity: request.quantity,
                 appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init), purchaseDate: request.purchaseDate,
                 renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow,
-                simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox))
+                simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox, deliversThroughUpdates: request.deliversThroughUpdates))
             switch outcome {
             case .success(let signed): return .success(item(signed))
             case .pending: return .pending
@@ -195,6 +195,15 @@ public struct InProcessStoreTransport: StoreTransport {
         }
     }
 
+    public func storePolicies(device: String) async throws -> StorePolicies {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            let policies = await store.storeKitConfiguration.appPolicies
+            let locale = try await store.currentSettings().locale
+            return StorePolicies(configured: policies, locale: locale)
+        }
+    }
+
     public func canMakePayments(device: String) async throws -> Bool {
         try await call { () throws(AppStoreError) in
             _ = try await account(of: device)
@@ -246,5 +255,19 @@ extension TransportUpdate {
                       productID: update.channel == .purchaseIntents ? update.detail?.productID : nil, offerID: update.detail?.offerID,
                       storefrontCountryCode: update.detail?.storefront)
         }
+    }
+}
+
+extension StorePolicies {
+    /// The policies a `.storekit` file's `appPolicies` give for a locale: the EULA's text (Apple's
+    /// standard EULA when it is empty) and the privacy policy of the locale, or else the first one
+    /// that says anything.
+    init(configured: StoreKitConfiguration.AppPolicies?, locale: String) {
+        let eula = configured?.eula.flatMap { $0.isEmpty ? nil : $0 }
+        let policies = (configured?.policies ?? []).filter { !($0.policyURL ?? "").isEmpty || !($0.policyText ?? "").isEmpty }
+        let policy = policies.first { $0.locale == locale } ?? policies.first
+        self.init(termsOfServiceURL: eula == nil ? StorePolicies.standardEULA : nil, termsOfServiceText: eula,
+                  privacyPolicyURL: policy?.policyURL.flatMap { $0.isEmpty ? nil : URL(string: $0) },
+                  privacyPolicyText: policy?.policyText.flatMap { $0.isEmpty ? nil : $0 })
     }
 }

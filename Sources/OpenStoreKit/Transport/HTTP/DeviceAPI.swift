@@ -74,6 +74,7 @@ public enum DeviceAPI {
         public var purchaseDate: Int64?
         public var cancelsAfterFirstPeriod: Bool?
         public var simulatesAskToBuyInSandbox: Bool?
+        public var deliversThroughUpdates: Bool?
 
         public init(_ request: TransportPurchaseRequest) {
             productID = request.productID
@@ -83,6 +84,7 @@ public enum DeviceAPI {
             purchaseDate = request.purchaseDate.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
             cancelsAfterFirstPeriod = request.cancelsAfterFirstPeriod ? true : nil
             simulatesAskToBuyInSandbox = request.simulatesAskToBuyInSandbox ? true : nil
+            deliversThroughUpdates = request.deliversThroughUpdates ? true : nil
         }
 
         public func request(device: String) -> TransportPurchaseRequest? {
@@ -91,10 +93,12 @@ public enum DeviceAPI {
                 guard let parsed = body.offer else { return nil }
                 offer = parsed
             }
-            return TransportPurchaseRequest(productID: productID, device: device, quantity: quantity ?? 1, appAccountToken: appAccountToken,
-                                            offer: offer, purchaseDate: purchaseDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
-                                            cancelsAfterFirstPeriod: cancelsAfterFirstPeriod ?? false,
-                                            simulatesAskToBuyInSandbox: simulatesAskToBuyInSandbox ?? false)
+            var request = TransportPurchaseRequest(productID: productID, device: device, quantity: quantity ?? 1, appAccountToken: appAccountToken,
+                                                   offer: offer, purchaseDate: purchaseDate.map { Date(timeIntervalSince1970: Double($0) / 1000) },
+                                                   cancelsAfterFirstPeriod: cancelsAfterFirstPeriod ?? false,
+                                                   simulatesAskToBuyInSandbox: simulatesAskToBuyInSandbox ?? false)
+            request.deliversThroughUpdates = deliversThroughUpdates ?? false
+            return request
         }
     }
 
@@ -202,6 +206,26 @@ public enum DeviceAPI {
             update.offerID = offerID
             update.storefrontCountryCode = storefront
             return update
+        }
+    }
+
+    /// `GET …/policies`: the store's terms and privacy policy.
+    public struct PoliciesBody: Codable, Sendable, Hashable {
+        public var termsOfServiceURL: String?
+        public var termsOfServiceText: String?
+        public var privacyPolicyURL: String?
+        public var privacyPolicyText: String?
+
+        public init(_ policies: StorePolicies) {
+            termsOfServiceURL = policies.termsOfServiceURL?.absoluteString
+            termsOfServiceText = policies.termsOfServiceText
+            privacyPolicyURL = policies.privacyPolicyURL?.absoluteString
+            privacyPolicyText = policies.privacyPolicyText
+        }
+
+        public var policies: StorePolicies {
+            StorePolicies(termsOfServiceURL: termsOfServiceURL.flatMap(URL.init(string:)), termsOfServiceText: termsOfServiceText,
+                          privacyPolicyURL: privacyPolicyURL.flatMap(URL.init(string:)), privacyPolicyText: privacyPolicyText)
         }
     }
 

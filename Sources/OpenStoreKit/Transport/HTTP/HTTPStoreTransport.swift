@@ -246,6 +246,10 @@ public final class HTTPStoreTransport: StoreTransport {
         _ = try await request("POST", devicePath(device, "/sheets/\(Self.segment(sheet))"), query: query, as: Acknowledged.self)
     }
 
+    public func storePolicies(device: String) async throws -> StorePolicies {
+        try await request("GET", devicePath(device, "/policies"), as: DeviceAPI.PoliciesBody.self).policies
+    }
+
     public func canMakePayments(device: String) async throws -> Bool {
         try await request("GET", devicePath(device, "/payments"), as: DeviceAPI.PaymentsBody.self).canMakePayments
     }

@@ -1,0 +1,39 @@
+import Foundation
+
+/// What StoreKit's `StoreView(ids:)` shows: a product view for each identifier, in the order given
+/// (an identifier that does not load shows as unavailable in its place), and the store buttons.
+public struct StoreViewModel: Sendable {
+    public let products: [ProductViewModel]
+    public let buttons: StoreButtons
+
+    /// Loads the view for `ids` on the environment's client.
+    public static func load(ids: [String], environment: StoreViewEnvironment = StoreViewEnvironment()) async -> StoreViewModel {
+        let snapshot = await StoreViewSnapshot.load(ids: ids, environment: environment)
+        var seen: Set<String> = []
+        let models = ids.filter { seen.insert($0).inserted }.map(snapshot.productModel(id:))
+        return StoreViewModel(products: models, buttons: await StoreButtons.load(environment: environment))
+    }
+}
+
+/// The buttons StoreKit's views show beside the products (`.storeButton(.visible, for: …)`):
+/// restore purchases, redeem a code, and the policies.
+public struct StoreButtons: Sendable {
+    public let policies: StorePolicies
+    let environment: StoreViewEnvironment
+
+    static func load(environment: StoreViewEnvironment) async -> StoreButtons {
+        let policies: StorePolicies
+        if let own = environment.policies { policies = own } else { policies = await environment.resolvedClient.storePolicies() }
+        return StoreButtons(policies: policies, environment: environment)
+    }
+
+    /// `.restorePurchases`: `AppStore.sync()`.
+    public func restorePurchases() async throws {
+        try await environment.resolvedClient.sync()
+    }
+
+    /// `.redeemCode`: the offer-code sheet; a code redeemed there arrives through `Transaction.updates`.
+    public func redeemCode() async throws {
+        try await environment.resolvedClient.presentSheet("offerCodeRedeem")
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+
+/// What StoreKit's `SubscriptionStoreView(groupID:)` shows: the group's plans by service level (level 1,
+/// the highest, first), each with its price and period and the offer the customer is eligible for,
+/// the customer's current plan and its state, what choosing each other plan would be (upgrade,
+/// downgrade, crossgrade) and when it takes effect, and the store buttons.
+public struct SubscriptionStoreViewModel: Sendable {
+    /// What choosing a plan does for the customer.
+    public enum Relation: String, Hashable, Sendable {
+        /// No subscription in the group (or it expired): choosing subscribes.
+        case subscribe
+        /// The plan the customer is on now.
+        case current
+        /// A higher service level: it takes effect at once, the unused time refunded pro rata.
+        case upgrade
+        /// A lower service level: it takes effect at the next renewal.
+        case downgrade
+        /// The same service level: at once when the period length is the same, else at the next renewal.
+        case crossgrade
+    }
+
+    /// One plan of the group.
+    public struct Plan: Identifiable, Sendable {
+        public let product: Product
+        public var id: String { product.id }
+        public let displayName: String
+        /// "$9.99/month".
+        public let priceText: String
+        public let offer: Product.SubscriptionOffer?
+        public let offerText: String?
+        public let relation: Relation
+        /// The customer's next renewal switches to this plan (a downgrade or crossgrade waiting).
+        public let isScheduledNext: Bool
+
+        /// The button's label.
+        public var buttonLabel: String {
+            switch relation {
+            case .subscribe: return offer?.paymentMode == .freeTrial ? "Try It Free" : "Subscribe"
+            case .current: return "Current Plan"
+            case .upgrade: return "Upgrade"
+            case .downgrade: return isScheduledNext ? "Starts at Renewal" : "Downgrade"
+            case .crossgrade: return isScheduledNext ? "Starts at Renewal" : "Switch"
+            }
+        }
+    }
+
+    /// The customer's own subscription in the group.
+    public struct CurrentPlan: Sendable {
+        public let productID: String
+        public let state: Product.SubscriptionInfo.RenewalState
+        public let willAutoRenew: Bool
+        public let expirationDate: Date?
+        public let gracePeriodExpirationDate: Date?
+        /// The plan the next renewal switches to, when it is another.
+        public let nextProductID: String?
+
+        /// The state in words, as a customer reads it.
+        public var summary: String {
+            let format = Date.ISO8601FormatStyle().year().month().day()
+            let expiry = expirationDate.map { $0.formatted(format) } ?? "?"
+            switch state {
+            case .subscribed:
+                if !willAutoRenew { return "Expires on \(expiry)" }
+                return nextProductID.map { "Renews on \(expiry) as \($0)" } ?? "Renews on \(expiry)"
+            case .inGracePeriod:
+                return "Billing problem: access continues until \(gracePeriodExpirationDate.map { $0.formatted(format) } ?? expiry)"
+            case .inBillingRetryPeriod: return "Billing problem: access paused until the payment method is updated"
+            case .expired: return "Expired on \(expiry)"
+            case .revoked: return "Refunded"
+            default: return "\(state)"
+            }
+        }
+    }
+
+    public let groupID: String
+    public let groupDisplayName: String?
+    public let plans: [Plan]
+    public let currentPlan: CurrentPlan?
+    public let buttons: StoreButtons
+    let environment: StoreViewEnvironment
+
+    /// Loads the view of a subscription group on the environment's client.
+    ///
+    /// - Parameter productIDs: The group's products to ask for: StoreKit finds them by group; a
+    ///   client asks by identifier, so the caller names them (all the catalog's, for a web storefront).
+    public static func load(groupID: String, productIDs: [String],
+                            environment: StoreViewEnvironment = StoreViewEnvironment()) async -> SubscriptionStoreViewModel {
+        let snapshot = await StoreViewSnapshot.load(ids: productIDs, environment: environment)
+        let products = snapshot.products.values.filter { $0.subscription?.subscriptionGroupID == groupID }
+            .sorted { ($0.subscription?.groupLevel ?? 0, $1.price, $0.id) < ($1.subscription?.groupLevel ?? 0, $0.price, $1.id) }
+        let status = snapshot.statuses[groupID]
+        var current: CurrentPlan?
+        if let status, case .verified(let transaction) = status.transaction, case .verified(let renewal) = status.renewalInfo {
+            current = CurrentPlan(productID: transaction.productID, state: status.state, willAutoRenew: renewal.willAutoRenew,
+                                  expirationDate: transaction.expirationDate, gracePeriodExpirationDate: renewal.gracePeriodExpirationDate,
+                                  nextProductID: renewal.autoRenewPreference == transaction.productID ? nil : renewal.autoRenewPreference)
+        }
+        let active = current.map { $0.state != .expired && $0.state != .revoked } ?? false
+        let currentProduct = products.first { $0.id == current?.productID }
+        let plans = products.map { product -> Plan in
+            let relation: Relation
+            if !active || currentProduct == nil {
+                relation = .subscribe
+            } else if product.id == currentProduct?.id {
+                relation = .current
+            } else {
+                let level = product.subscription?.groupLevel ?? 0, currentLevel = currentProduct?.subscription?.groupLevel ?? 0
+                relation = level < currentLevel ? .upgrade : level > currentLevel ? .downgrade : .crossgrade
+            }
+            let offer = relation == .subscribe ? snapshot.eligibleOffer(for: product) : nil
+            return Plan(product: product, displayName: product.displayName, priceText: StoreViewText.price(product), offer: offer,
+                        offerText: offer.map(StoreViewText.offer), relation: relation,
+                        isScheduledNext: active && current?.nextProductID == product.id)
+        }
+        return SubscriptionStoreViewModel(groupID: groupID, groupDisplayName: products.first?.subscription?.groupDisplayName,
+                                          plans: plans, currentPlan: current, buttons: await StoreButtons.load(environment: environment),
+                                          environment: environment)
+    }
+
+    /// Buys a plan as the view's button does: the environment's handlers, the eligible offer applied
+    /// by the App Store, the transaction through `Transaction.updates`.
+    public func buy(_ plan: Plan) async {
+        guard plan.relation != .current else { return }
+        await environment.buy(plan.product)
+    }
+}
