@@ -11,15 +11,13 @@ import StoreKitCatalog
 /// example per call, in `docs/admin-api.md`.
 struct AdminRoutes {
     let store: SimulatedAppStore
+    let stopping: StopSignal
 
     func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
         let route = Route(method: request.method, path: path)
         // Transactions
         if route.match("GET", "transactions") != nil {
-            let limit = try Self.number(request, "limit") ?? 100
-            let page = try await store.ledgerTransactions(account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init),
-                                                          limit: max(1, min(limit, 1_000)))
-            return try Self.json(TransactionsBody(transactions: page, nextAfter: page.count == max(1, min(limit, 1_000)) ? page.last?.id : nil))
+            return try await transactions(request)
         }
         if let captured = route.match("GET", "transactions", "*") {
             let id = try DeviceRoutes.transactionID(captured[0])
@@ -212,9 +210,17 @@ struct AdminRoutes {
 
         // Notifications
         }
+        if route.match("GET", "changes") != nil {
+            return try await changes(request)
+        }
         if route.match("GET", "notifications") != nil {
             let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
-            let notifications = try await store.notifications(after: Int64(try Self.number(request, "after") ?? 0), limit: limit)
+            let notifications: [StoredNotification]
+            if let latest = try Self.number(request, "latest") {
+                notifications = try await store.latestNotifications(limit: max(1, min(latest, 1_000)))
+            } else {
+                notifications = try await store.notifications(after: Int64(try Self.number(request, "after") ?? 0), limit: limit)
+            }
             return try Self.json(AdminAPI.NotificationsBody(notifications: notifications.map(AdminAPI.NotificationBody.init)))
         }
         if route.match("POST", "notifications", "test") != nil {
@@ -274,6 +280,78 @@ struct AdminRoutes {
     struct RenewalBody: Decodable { var enabled: Bool }
     struct PriceIncreaseBody: Decodable { var action: String }
     struct ExtendBody: Decodable { var days: Int }
+    struct ChangesBody: Encodable { var version: Int64 }
+
+    /// How many ledger rows one filtered page reads at most before it answers with what it found and
+    /// where to go on (`nextAfter`): a rare match in a large store costs several short requests, never
+    /// one long one.
+    static let filteredScanLimit = 2_000
+
+    /// `GET /v1/admin/transactions`: a page of the ledger by id, for an account; `product`, `type`
+    /// (product kind) and `state` (`purchased`, `pendingApproval`, `interrupted`, `declined`,
+    /// `refunded`, `revoked`, `upgraded`) filter the page.
+    private func transactions(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
+        let account = request.queryValue("account").flatMap { $0.isEmpty ? nil : $0 }
+        let product = request.queryValue("product").flatMap { $0.isEmpty ? nil : $0 }
+        let kind = request.queryValue("type").flatMap { $0.isEmpty ? nil : $0 }
+        let state = request.queryValue("state").flatMap { $0.isEmpty ? nil : $0 }
+        if let state, !Self.transactionStates.contains(state) {
+            throw APIError.badRequest("state is one of \(Self.transactionStates.joined(separator: ", ")), not \(state)")
+        }
+        var after = try Self.number(request, "after").map(UInt64.init)
+        guard product != nil || kind != nil || state != nil else {
+            let page = try await store.ledgerTransactions(account: account, after: after, limit: limit)
+            return try Self.json(TransactionsBody(transactions: page, nextAfter: page.count == limit ? page.last?.id : nil))
+        }
+        var found: [LedgerTransaction] = []
+        var scanned = 0
+        while found.count < limit, scanned < Self.filteredScanLimit {
+            let chunk = try await store.ledgerTransactions(account: account, after: after, limit: 500)
+            for transaction in chunk {
+                scanned += 1
+                after = transaction.id
+                if (product == nil || transaction.productID == product) && (kind == nil || transaction.productKind.rawValue == kind)
+                    && (state == nil || Self.stateName(transaction) == state) {
+                    found.append(transaction)
+                    if found.count == limit { break }
+                }
+            }
+            guard chunk.count == 500 else {
+                return try Self.json(TransactionsBody(transactions: found, nextAfter: found.count == limit ? after : nil))
+            }
+        }
+        return try Self.json(TransactionsBody(transactions: found, nextAfter: after))
+    }
+
+    static let transactionStates = ["purchased", "pendingApproval", "interrupted", "declined", "refunded", "revoked", "upgraded"]
+
+    /// A transaction's state as the Transaction Manager lists it.
+    static func stateName(_ transaction: LedgerTransaction) -> String {
+        if let revocation = transaction.revocation { return revocation.type == .familyRevoke ? "revoked" : "refunded" }
+        if transaction.isUpgraded { return "upgraded" }
+        return transaction.state.rawValue
+    }
+
+    /// `GET /v1/admin/changes?since=V&wait=S`: the ledger's version, at once when it is not `since`,
+    /// else as soon as any process changes the store, or after `wait` seconds (at most 60). Pages use
+    /// it to show changes made elsewhere without a reload.
+    private func changes(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let since = try request.queryValue("since").map { text throws(APIError) -> Int64 in
+            guard let value = Int64(text) else { throw APIError.badRequest("since must be a version number, not \(text)") }
+            return value
+        }
+        let waitText = request.queryValue("wait") ?? "25"
+        guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
+        let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, 60) * 1000))
+        var version = try await store.ledgerVersion()
+        // Another process may change the ledger, so it is read again rather than waited on.
+        while version == since, ContinuousClock.now < deadline, !stopping.isSet {
+            try? await Task.sleep(for: .milliseconds(150))
+            version = try await store.ledgerVersion()
+        }
+        return try Self.json(ChangesBody(version: version))
+    }
     struct PurchaseIntentBody: Decodable { var productID: String; var offerID: String? }
     struct AvailabilityBody: Decodable { var available: Bool }
     struct AdvanceBody: Decodable { var by: String?; var to: Int64? }
@@ -287,5 +365,6 @@ extension AdminAPI.NotificationBody {
         self.init(sequence: notification.sequence, notificationUUID: notification.notificationUUID, notificationType: notification.type.rawValue,
                   subtype: notification.subtype?.rawValue, transactionId: notification.transactionID.map(String.init),
                   signedDate: notification.date, signedPayload: notification.signedPayload)
+        delivery = DeliveryBody(attempts: notification.delivery.attempts, nextAttemptDate: notification.delivery.nextAttemptDate)
     }
 }

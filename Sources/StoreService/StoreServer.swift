@@ -63,11 +63,12 @@ struct Router: Sendable {
         if segments.first == "inApps" { return await ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).handle(request) }
         if segments.first == "ocsp" { return await ocsp(request, path: Array(segments.dropFirst())) }
         do {
+            if WebRoutes.handles(segments) { return try await WebRoutes(store: store, devices: devices).handle(request, path: segments) }
             switch Array(segments.prefix(2)) {
             case ["v1", "devices"]:
                 return try await DeviceRoutes(store: store, devices: devices, stopping: stopping).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "admin"]:
-                return try await AdminRoutes(store: store).handle(request, path: Array(segments.dropFirst(2)))
+                return try await AdminRoutes(store: store, stopping: stopping).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "store"]:
                 return try await storeInfo(request, path: Array(segments.dropFirst(2)))
             default:

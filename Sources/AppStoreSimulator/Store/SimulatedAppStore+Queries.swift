@@ -206,3 +206,27 @@ enum DeviceVerificationValue {
         DeviceVerification.value(nonce: nonce, deviceVerificationID: device.deviceVerificationID)
     }
 }
+
+extension SimulatedAppStore {
+    /// The ledger's change counter: it grows with every committed change, made by any process, so a
+    /// page or tool that saw one value knows something changed when it reads another.
+    public func ledgerVersion() throws(AppStoreError) -> Int64 {
+        try reading { ledger.version }
+    }
+}
+
+extension SimulatedAppStore {
+    /// The outbox as the store keeps it, unsigned: what happened and when, for timelines and reports
+    /// that need no signature (``notifications(after:limit:)`` signs each one).
+    public func notificationRecords(after sequence: Int64 = 0, limit: Int = .max) throws(AppStoreError) -> [NotificationRecord] {
+        try storage.notifications(after: sequence, limit: limit)
+    }
+}
+
+extension SimulatedAppStore {
+    /// The newest notifications of the outbox (at most `limit`), oldest of them first, signed.
+    public func latestNotifications(limit: Int) throws(AppStoreError) -> [StoredNotification] {
+        let next = try reading { counters.nextNotificationSequence }
+        return try notifications(after: max(0, next - 1 - Int64(limit)), limit: limit)
+    }
+}

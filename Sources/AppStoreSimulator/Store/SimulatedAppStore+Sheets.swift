@@ -110,8 +110,9 @@ extension SimulatedAppStore {
     ///
     /// - Parameter transactionID: For a message's sheet, the subscription the message is about.
     /// - Returns: What the customer did.
-    /// - Throws: The test session's simulated error for the sheet, or what the response's action
-    ///   throws (nothing is used up then).
+    /// - Throws: The test session's simulated error for the sheet (nothing is used up then), or what
+    ///   the response's action throws (an ineligible code, a subscription that is gone): the customer
+    ///   tried, so the response is used up, and nothing else changes.
     @discardableResult
     public func presentSheet(_ sheet: CustomerSheet, device: String, about transactionID: UInt64? = nil) throws(AppStoreError) -> CustomerResponse {
         switch sheet {
@@ -119,17 +120,28 @@ extension SimulatedAppStore {
         case .offerCodeRedeem: try checkSimulatedFailure(.offerCodeRedeem)
         default: break
         }
-        return try writing { (change) throws(AppStoreError) -> CustomerResponse in
-            guard let target = storedDevice(device, in: change) else { throw .control(.invalidAction, "no device \(device)") }
-            var queued = try queuedResponses(in: change)
-            guard var waiting = queued[device]?[sheet], !waiting.isEmpty else { return .dismiss }
-            let response = waiting.removeFirst()
-            queued[device]?[sheet] = waiting.isEmpty ? nil : waiting
-            if queued[device]?.isEmpty == true { queued[device] = nil }
-            change.ledger.meta[MetaKey.customerResponses] = try Self.encode(queued)
-            try perform(response, account: target.account, about: transactionID, change: &change)
-            return response
+        do {
+            return try writing { (change) throws(AppStoreError) -> CustomerResponse in
+                guard let target = storedDevice(device, in: change) else { throw .control(.invalidAction, "no device \(device)") }
+                guard let response = try takeResponse(for: sheet, device: device, change: &change) else { return .dismiss }
+                try perform(response, account: target.account, about: transactionID, change: &change)
+                return response
+            }
+        } catch {
+            _ = try? writing { (change) throws(AppStoreError) in try takeResponse(for: sheet, device: device, change: &change) }
+            throw error
         }
+    }
+
+    /// Uses up the first response queued for a device's sheet.
+    private func takeResponse(for sheet: CustomerSheet, device: String, change: inout Change) throws(AppStoreError) -> CustomerResponse? {
+        var queued = try queuedResponses(in: change)
+        guard var waiting = queued[device]?[sheet], !waiting.isEmpty else { return nil }
+        let response = waiting.removeFirst()
+        queued[device]?[sheet] = waiting.isEmpty ? nil : waiting
+        if queued[device]?.isEmpty == true { queued[device] = nil }
+        change.ledger.meta[MetaKey.customerResponses] = try Self.encode(queued)
+        return response
     }
 
     private func perform(_ response: CustomerResponse, account: String, about transactionID: UInt64?, change: inout Change) throws(AppStoreError) {

@@ -53,6 +53,16 @@ public final class StoreClient: Sendable, CustomStringConvertible {
         return client
     }
 
+    /// Acts for a device without being its app (the web storefront buying on a device, a tool reading
+    /// its entitlements): unlike ``connect(to:device:)`` this does not launch the app, so the device's
+    /// unfinished transactions are not queued for its updates again.
+    public static func attach(to transport: any StoreTransport, device: String) async throws -> StoreClient {
+        let context = try await storeKitCall { try await transport.verificationContext(device: device) }
+        let client = StoreClient(transport: transport, device: device, context: context)
+        await client.refreshPaymentsAllowed()
+        return client
+    }
+
     init(transport: any StoreTransport, device: String, context: VerificationContext) {
         self.transport = transport
         self.device = device

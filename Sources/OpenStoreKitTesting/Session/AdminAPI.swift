@@ -63,6 +63,17 @@ public enum AdminAPI {
         public var transactionId: String?
         public var signedDate: Date
         public var signedPayload: String
+        /// Its delivery to the store's notification URL: each attempt's date and result, and when the next is due.
+        public var delivery: DeliveryBody?
+
+        public struct DeliveryBody: Codable, Sendable {
+            public var attempts: [NotificationDelivery.Attempt]
+            public var nextAttemptDate: Date?
+            public init(attempts: [NotificationDelivery.Attempt], nextAttemptDate: Date?) {
+                self.attempts = attempts
+                self.nextAttemptDate = nextAttemptDate
+            }
+        }
 
         public init(sequence: Int64, notificationUUID: String, notificationType: String, subtype: String?, transactionId: String?,
                     signedDate: Date, signedPayload: String) {

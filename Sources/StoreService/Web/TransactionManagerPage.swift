@@ -30,7 +30,6 @@ enum TransactionManagerPage {
     <button type="button" data-action="advance" data-period="P1Y" aria-label="Advance the clock by one year">+1 year</button>
   </div>
 </section>
-
 <section class="card" aria-labelledby="tx-title">
   <h2 id="tx-title">Transactions</h2>
   <form id="filters" class="controls" role="search" aria-label="Filter transactions">
@@ -57,30 +56,24 @@ enum TransactionManagerPage {
   <div class="table-scroll" id="tx-scroll" role="region" aria-labelledby="tx-title" tabindex="0">
     <table id="tx-table">
       <caption class="visually-hidden">Transactions by ascending ID; dates in UTC</caption>
-      <thead><tr>
-        <th scope="col">ID</th><th scope="col">Purchased (UTC)</th><th scope="col">Account</th>
+      <thead><tr><th scope="col">ID</th><th scope="col">Purchased (UTC)</th><th scope="col">Account</th>
         <th scope="col">Product</th><th scope="col">Qty</th><th scope="col">Expires (UTC)</th>
-        <th scope="col">State</th><th scope="col">Actions</th>
-      </tr></thead>
+        <th scope="col">State</th><th scope="col">Actions</th></tr></thead>
       <tbody id="tx-body"><tr><td colspan="8" class="empty">Loading…</td></tr></tbody>
     </table>
   </div>
   <nav class="pager" aria-label="Transaction pages">
-    <button type="button" id="page-older" data-action="page-older" disabled>← Older</button>
-    <span id="page-label">Page 1</span>
+    <button type="button" id="page-older" data-action="page-older" disabled>← Older</button> <span id="page-label">Page 1</span>
     <button type="button" id="page-newer" data-action="page-newer" disabled>Newer →</button>
   </nav>
 </section>
-
 <section class="card" aria-labelledby="accounts-title">
   <h2 id="accounts-title">Accounts and devices</h2>
   <div class="table-scroll" role="region" aria-labelledby="accounts-title" tabindex="0">
     <table>
-      <thead><tr>
-        <th scope="col">Account</th><th scope="col">Storefront</th><th scope="col">Ask to Buy</th>
+      <thead><tr><th scope="col">Account</th><th scope="col">Storefront</th><th scope="col">Ask to Buy</th>
         <th scope="col">Family group</th><th scope="col">Purchases</th><th scope="col">Devices (storefront)</th>
-        <th scope="col">Actions</th>
-      </tr></thead>
+        <th scope="col">Actions</th></tr></thead>
       <tbody id="accounts-body"></tbody>
     </table>
   </div>
@@ -95,7 +88,6 @@ enum TransactionManagerPage {
     <button type="submit" class="primary">Save account</button>
   </form>
 </section>
-
 <section class="card" aria-labelledby="settings-title">
   <h2 id="settings-title">Store settings</h2>
   <fieldset id="setting-flags" class="controls"><legend>Behaviour</legend></fieldset>
@@ -114,7 +106,6 @@ enum TransactionManagerPage {
     <p class="muted">In force: <span id="simulated-errors">none</span></p>
   </form>
 </section>
-
 <section class="card" aria-labelledby="notes-title">
   <h2 id="notes-title">Server notifications</h2>
   <div class="controls">
@@ -123,10 +114,8 @@ enum TransactionManagerPage {
   </div>
   <div class="table-scroll" role="region" aria-labelledby="notes-title" tabindex="0">
     <table>
-      <thead><tr>
-        <th scope="col">#</th><th scope="col">Date (UTC)</th><th scope="col">Type</th>
-        <th scope="col">Transaction</th><th scope="col">Delivery</th><th scope="col">Details</th>
-      </tr></thead>
+      <thead><tr><th scope="col">#</th><th scope="col">Date (UTC)</th><th scope="col">Type</th>
+        <th scope="col">Transaction</th><th scope="col">Delivery</th><th scope="col">Details</th></tr></thead>
       <tbody id="notes-body"></tbody>
     </table>
   </div>
@@ -164,9 +153,7 @@ enum TransactionManagerPage {
   // DOM helpers
   function add(parent, kid) {
     if (Array.isArray(kid)) kid.forEach(k => add(parent, k));
-    else if (kid !== null && kid !== undefined && kid !== false) {
-      parent.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
-    }
+    else if (kid !== null && kid !== undefined && kid !== false) parent.appendChild(kid instanceof Node ? kid : document.createTextNode(String(kid)));
   }
   function h(tag, attrs, ...kids) {
     const el = document.createElement(tag);
@@ -186,25 +173,17 @@ enum TransactionManagerPage {
   const enc = encodeURIComponent;
 
   function fmtDate(ms) {
-    if (ms === null || ms === undefined) return "";
-    const d = new Date(Number(ms));
+    const d = new Date(ms === null || ms === undefined ? NaN : Number(ms));
     if (isNaN(d.getTime())) return "";
     const p = n => String(n).padStart(2, "0");
     return `${d.getUTCFullYear()}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}`;
   }
 
-  function say(message, kind) {
-    const el = $("status");
-    el.dataset.kind = kind || "ok";
-    el.textContent = message;
-  }
+  function say(message, kind) { $("status").dataset.kind = kind || "ok"; $("status").textContent = message; }
 
   async function api(method, path, body) {
     const init = { method, headers: { Accept: "application/json" } };
-    if (body !== undefined) {
-      init.body = JSON.stringify(body);
-      init.headers["Content-Type"] = "application/json";
-    }
+    if (body !== undefined) { init.body = JSON.stringify(body); init.headers["Content-Type"] = "application/json"; }
     let res;
     try { res = await fetch(path, init); } catch (e) { throw new Error(`The store did not answer (${e.message}).`); }
     const text = await res.text();
@@ -225,11 +204,7 @@ enum TransactionManagerPage {
       say(typeof message === "function" ? message(result) : message, "ok");
       refreshAll();
       return result;
-    } catch (e) {
-      say(e.message, "error");
-    } finally {
-      if (button) button.disabled = false;
-    }
+    } catch (e) { say(e.message, "error"); } finally { if (button) button.disabled = false; }
   }
 
   // Transactions
@@ -315,30 +290,23 @@ enum TransactionManagerPage {
     }
   }
 
+  const txPath = (t, verb) => `/v1/admin/transactions/${t.id}${verb ? "/" + verb : ""}`;
+  const subPath = (t, verb) => `/v1/admin/subscriptions/${t.originalID}/${verb}`;
+  const ofAccount = t => ({ productID: t.productID, account: t.account });
   const ROW_ACTIONS = {
-    refund: t => ["POST", `/v1/admin/transactions/${t.id}/refund`, { reason: $("refund-reason").value }, `Refunded transaction ${t.id}.`],
-    approve: t => ["POST", `/v1/admin/transactions/${t.id}/approve`, undefined, `Approved transaction ${t.id}.`],
-    decline: t => ["POST", `/v1/admin/transactions/${t.id}/decline`, undefined, `Declined transaction ${t.id}.`],
-    resolve: t => ["POST", `/v1/admin/transactions/${t.id}/resolve`, undefined, `Resolved transaction ${t.id}.`],
-    delete: t => ["DELETE", `/v1/admin/transactions/${t.id}`, undefined, `Deleted transaction ${t.id}.`],
-    expire: t => ["POST", "/v1/admin/subscriptions/expire", { productID: t.productID, account: t.account },
-      `Expired ${t.account}'s subscription to ${t.productID}.`],
-    renew: t => ["POST", "/v1/admin/subscriptions/force-renew", { productID: t.productID, account: t.account },
-      `Renewed ${t.account}'s subscription to ${t.productID}.`],
-    "auto-renew-off": t => ["POST", `/v1/admin/subscriptions/${t.originalID}/renewal`, { enabled: false },
-      `Automatic renewal is off for subscription ${t.originalID}.`],
-    "auto-renew-on": t => ["POST", `/v1/admin/subscriptions/${t.originalID}/renewal`, { enabled: true },
-      `Automatic renewal is on for subscription ${t.originalID}.`],
-    "price-increase": t => {
-      const step = $("price-increase-action").value;
-      return ["POST", `/v1/admin/subscriptions/${t.originalID}/price-increase`, { action: step },
-        `Price increase (${step}) applied to subscription ${t.originalID}.`];
-    },
-    extend: t => {
-      const days = parseInt($("extend-days").value, 10);
-      return ["POST", `/v1/admin/subscriptions/${t.originalID}/extend`, { days },
-        `Extended subscription ${t.originalID} by ${days} day${days === 1 ? "" : "s"}.`];
-    }
+    refund: t => ["POST", txPath(t, "refund"), { reason: $("refund-reason").value }, `Refunded transaction ${t.id}.`],
+    approve: t => ["POST", txPath(t, "approve"), undefined, `Approved transaction ${t.id}.`],
+    decline: t => ["POST", txPath(t, "decline"), undefined, `Declined transaction ${t.id}.`],
+    resolve: t => ["POST", txPath(t, "resolve"), undefined, `Resolved transaction ${t.id}.`],
+    delete: t => ["DELETE", txPath(t), undefined, `Deleted transaction ${t.id}.`],
+    expire: t => ["POST", "/v1/admin/subscriptions/expire", ofAccount(t), `Expired ${t.account}'s ${t.productID}.`],
+    renew: t => ["POST", "/v1/admin/subscriptions/force-renew", ofAccount(t), `Renewed ${t.account}'s ${t.productID}.`],
+    "auto-renew-off": t => ["POST", subPath(t, "renewal"), { enabled: false }, `Automatic renewal off for subscription ${t.originalID}.`],
+    "auto-renew-on": t => ["POST", subPath(t, "renewal"), { enabled: true }, `Automatic renewal on for subscription ${t.originalID}.`],
+    "price-increase": t => ["POST", subPath(t, "price-increase"), { action: $("price-increase-action").value },
+      `Price increase (${$("price-increase-action").value}) for subscription ${t.originalID}.`],
+    extend: t => ["POST", subPath(t, "extend"), { days: parseInt($("extend-days").value, 10) },
+      `Extended subscription ${t.originalID} by ${parseInt($("extend-days").value, 10)} days.`]
   };
 
   $("tx-body").addEventListener("click", ev => {
@@ -353,15 +321,10 @@ enum TransactionManagerPage {
 
   function firstPage() { state.after = null; state.stack = []; report(loadTransactions()); }
   $("page-newer").addEventListener("click", () => {
-    if (state.nextAfter === null) return;
-    state.stack.push(state.after);
-    state.after = state.nextAfter;
-    report(loadTransactions());
+    if (state.nextAfter !== null) { state.stack.push(state.after); state.after = state.nextAfter; report(loadTransactions()); }
   });
   $("page-older").addEventListener("click", () => {
-    if (!state.stack.length) return;
-    state.after = state.stack.pop();
-    report(loadTransactions());
+    if (state.stack.length) { state.after = state.stack.pop(); report(loadTransactions()); }
   });
   $("filters").addEventListener("submit", ev => { ev.preventDefault(); firstPage(); });
   $("filters").addEventListener("change", firstPage);
@@ -468,9 +431,7 @@ enum TransactionManagerPage {
       box.checked = s[key];
     });
     const rate = $("setting-timeRate");
-    if (![].some.call(rate.options, o => o.value === String(s.timeRate))) {
-      rate.appendChild(h("option", { value: String(s.timeRate) }, `Rate ${s.timeRate}`));
-    }
+    if (![].some.call(rate.options, o => o.value === String(s.timeRate))) rate.appendChild(h("option", { value: String(s.timeRate) }, `Rate ${s.timeRate}`));
     if (document.activeElement !== rate) rate.value = String(s.timeRate);
     setField("setting-storefront", s.storefront || "");
     setField("setting-locale", s.locale || "");
@@ -478,7 +439,9 @@ enum TransactionManagerPage {
     $("simulated-errors").textContent = describeErrors(s.simulatedErrors);
   }
 
-  const patch = (changes, message) => act(() => api("PATCH", "/v1/admin/settings", changes).then(s => { renderSettings(s); return s; }), message);
+  // A failed change reloads the settings so the controls show what is in force.
+  const patch = (changes, message) => act(() => api("PATCH", "/v1/admin/settings", changes), message)
+    .then(s => { if (!s) report(loadSettings()); });
   $("setting-flags").addEventListener("change", ev => {
     const box = ev.target;
     if (!box.dataset.setting) return;
@@ -509,10 +472,8 @@ enum TransactionManagerPage {
 
   // Clock
   async function loadClock() {
-    const c = await api("GET", "/v1/admin/clock");
-    const el = $("clock-now");
-    el.textContent = fmtDate(c.now);
-    if (c.iso) el.setAttribute("datetime", c.iso);
+    const c = await api("GET", "/v1/admin/clock"), el = $("clock-now");
+    el.textContent = fmtDate(c.now); el.setAttribute("datetime", c.iso || "");
   }
   $("clock-controls").addEventListener("click", ev => {
     const button = ev.target.closest('button[data-action="advance"]');
@@ -524,40 +485,11 @@ enum TransactionManagerPage {
     }, button);
   });
 
-  // Notifications: the outbox is ascending, so find its last sequence with a few one-item probes.
-  async function notesAfter(n, limit) {
-    return (await api("GET", `/v1/admin/notifications?after=${n}&limit=${limit}`)).notifications || [];
-  }
-  async function searchLast(known) {
-    let lo = known, hi, step = 64;
-    for (;;) {
-      hi = lo + step;
-      const got = await notesAfter(hi, 1);
-      if (!got.length) break;
-      lo = got[0].sequence;
-      step *= 4;
-    }
-    while (lo < hi) {
-      const mid = Math.floor((lo + hi) / 2);
-      const got = await notesAfter(mid, 1);
-      if (got.length) lo = got[0].sequence; else hi = mid;
-    }
-    return lo;
-  }
-  async function latestNotes(max) {
-    return max > 0 ? notesAfter(Math.max(0, max - NOTE_PAGE), NOTE_PAGE) : [];
-  }
+  // Notifications: the server answers the latest page of the outbox (ascending); newest are shown first.
   async function loadNotifications() {
     const token = ++state.noteToken;
-    let max = state.notesMax;
-    const newer = await notesAfter(max, 1);
-    if (newer.length) max = await searchLast(newer[0].sequence);
-    let page = await latestNotes(max);
-    if (max > 0 && (!page.length || page[page.length - 1].sequence !== max)) {
-      const first = await notesAfter(0, 1);
-      max = first.length ? await searchLast(first[0].sequence) : 0;
-      page = await latestNotes(max);
-    }
+    const page = (await api("GET", `/v1/admin/notifications?latest=${NOTE_PAGE}`)).notifications || [];
+    const max = page.length ? page[page.length - 1].sequence : 0;
     if (token !== state.noteToken) return;
     state.notesMax = max;
     renderNotifications(page.slice().reverse());
@@ -603,9 +535,7 @@ enum TransactionManagerPage {
       h("pre", {}, payload ? JSON.stringify(expand(payload), null, 2) : "The payload could not be decoded."),
       h("h4", {}, "Delivery attempts"), attemptList,
       next ? h("p", { class: "muted" }, `Next attempt ${fmtDate(next)} UTC`) : null);
-    details.addEventListener("toggle", () => {
-      if (details.open) state.openNotes.add(n.sequence); else state.openNotes.delete(n.sequence);
-    });
+    details.addEventListener("toggle", () => state.openNotes[details.open ? "add" : "delete"](n.sequence));
     const type = pick(n.notificationType, n.type, "");
     return h("tr", { "data-sequence": n.sequence, "data-notification-uuid": n.notificationUUID },
       h("th", { scope: "row" }, String(n.sequence)),
@@ -672,9 +602,8 @@ enum TransactionManagerPage {
     /// The stylesheet shared with the storefront, served at `/assets/style.css`.
     static let style: String = #"""
 :root {
-  --bg: #f4f6f9; --surface: #fff; --text: #1b2130; --muted: #5a6376; --border: #dce1e9;
-  --accent: #2d5be3; --accent-soft: #e8eefc; --ok: #1a7a3a; --ok-soft: #e3f4e8;
-  --warn: #8f5200; --warn-soft: #fdf1dc; --danger: #b3261e; --danger-soft: #fbe8e6;
+  --bg: #f4f6f9; --surface: #fff; --text: #1b2130; --muted: #5a6376; --border: #dce1e9; --accent: #2d5be3;
+  --accent-soft: #e8eefc; --ok: #1a7a3a; --ok-soft: #e3f4e8; --warn: #8f5200; --warn-soft: #fdf1dc; --danger: #b3261e; --danger-soft: #fbe8e6;
   --radius: 12px; --shadow: 0 1px 2px rgba(20, 30, 50, .06), 0 2px 8px rgba(20, 30, 50, .05);
   --font: system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
   --mono: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace;
@@ -687,21 +616,19 @@ a { color: var(--accent); }
 a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, summary:focus-visible,
 [tabindex]:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
 h2 { margin: 0 0 12px; font-size: 1.2rem; }
-h3 { margin: 0; font-size: 1rem; flex-basis: 100%; }
+h3 { margin: 0; font-size: 1rem; }
+.controls > h3 { flex-basis: 100%; }
 h4 { margin: 12px 0 4px; font-size: .9rem; }
 code, pre { font-family: var(--mono); font-size: .85em; }
 .muted { color: var(--muted); }
 .small { font-size: .8rem; }
 .visually-hidden { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
-
 .app-header { display: flex; align-items: center; gap: 16px; flex-wrap: wrap; padding: 12px 20px;
   background: var(--surface); border-bottom: 1px solid var(--border); }
 .brand { margin: 0; font-size: 1.1rem; }
-.app-name { font-weight: 700; }
-.app-page { color: var(--muted); }
+.app-name { font-weight: 700; } .app-page { color: var(--muted); }
 .app-header nav { margin-left: auto; }
 footer { text-align: center; padding: 16px; font-size: .85rem; }
-
 .card, .group { background: var(--surface); border: 1px solid var(--border); border-radius: var(--radius);
   box-shadow: var(--shadow); padding: 16px 20px; min-width: 0; }
 .controls { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: flex-end; margin: 0 0 12px; }
@@ -724,12 +651,10 @@ button.primary, .button.primary { background: var(--accent); border-color: var(-
 button.primary:hover { filter: brightness(1.1); }
 button.danger { color: var(--danger); }
 button.danger:hover { background: var(--danger-soft); border-color: var(--danger); }
-
 .flash { position: sticky; top: 0; z-index: 10; max-width: 1200px; margin: 8px auto 0; padding: 10px 16px;
   border-radius: 8px; border: 1px solid var(--ok); background: var(--ok-soft); color: var(--ok); }
 .flash[data-kind=error], .flash.error { border-color: var(--danger); background: var(--danger-soft); color: var(--danger); }
 .flash:empty { padding: 0; border: 0; margin: 0 auto; }
-
 .table-scroll { overflow-x: auto; -webkit-overflow-scrolling: touch; border: 1px solid var(--border); border-radius: 8px; }
 table { width: 100%; border-collapse: collapse; }
 th, td { padding: 8px 10px; text-align: left; vertical-align: top; border-bottom: 1px solid var(--border); }
@@ -750,14 +675,12 @@ details pre { max-width: min(70vw, 720px); max-height: 420px; overflow: auto; pa
   background: #f6f8fa; border: 1px solid var(--border); border-radius: 6px; }
 details ul { margin: 0; padding-left: 18px; font-size: .85rem; }
 summary { cursor: pointer; color: var(--accent); }
-
 .badge { display: inline-block; padding: 1px 8px; border-radius: 999px; font-size: .75rem; font-weight: 600;
   line-height: 1.6; background: #eef0f4; color: var(--muted); white-space: nowrap; }
 .badge.current { background: var(--accent-soft); color: var(--accent); }
 .badge.owned { background: var(--ok-soft); color: var(--ok); }
 .badge.pending { background: var(--warn-soft); color: var(--warn); }
 .badge.warning { background: var(--danger-soft); color: var(--danger); }
-
 .storefront > h1, .storefront > h2 { margin: 0; }
 .group { display: grid; gap: 12px; }
 .group > h2, .group > h3 { margin: 0; }
@@ -771,8 +694,7 @@ summary { cursor: pointer; color: var(--accent); }
 .product[data-state=pendingApproval] { border-left-color: var(--warn); }
 .plan[data-state=expired], .plan[data-state=refunded], .product[data-state=refunded], .plan[data-state=unavailable],
 .product[data-state=unavailable] { border-left-color: var(--danger); opacity: .85; }
-.plan h3, .product h3 { margin: 0; font-size: 1rem; }
-.price { font-size: 1.25rem; font-weight: 700; }
+.plan h3, .product h3 { margin: 0; font-size: 1rem; } .price { font-size: 1.25rem; font-weight: 700; }
 .offer { display: block; padding: 4px 8px; border-radius: 6px; background: var(--warn-soft); color: var(--warn);
   font-size: .85rem; font-weight: 600; }
 .plan button, .product button { margin-top: auto; }
@@ -786,7 +708,7 @@ summary { cursor: pointer; color: var(--accent); }
   .app-header { padding: 10px 12px; gap: 8px; }
   .app-header nav { margin-left: 0; }
   .controls > label, .device-picker > label { flex: 1 1 100%; }
-  .controls > label > input, .controls > label > select { width: 100%; }
+  .controls > label:not(.check) > input, .controls > label > select { width: 100%; }
   table { min-width: 640px; }
   th, td { padding: 6px 8px; }
   .plans, .products { grid-template-columns: 1fr; }
