@@ -1,0 +1,187 @@
+"""Drives the storefront and the Transaction Manager of a running `storekit serve` in headless Chromium.
+
+Speaks the W3C WebDriver protocol to Debian's chromedriver with the standard library only. Prints one
+JSON object with what it saw; exits non-zero, naming the step, when a step fails. Writes screenshots.
+
+usage: store_pages.py BASE_URL SCREENSHOT_DIR CHROMIUM CHROMEDRIVER
+"""
+import base64
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
+PRO = "com.example.shop.pro"
+GEMS = "com.example.shop.gems.small"
+MONTHLY = "com.example.shop.plus.premium.monthly"
+
+
+class Failure(Exception):
+    pass
+
+
+class Browser:
+    def __init__(self, chromium, chromedriver):
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.driver = subprocess.Popen([chromedriver, f"--port={self.port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.base = f"http://127.0.0.1:{self.port}"
+        deadline = time.time() + 20
+        while True:
+            try:
+                self.call("GET", "/status")
+                break
+            except (urllib.error.URLError, ConnectionError):
+                if time.time() > deadline:
+                    raise Failure("chromedriver did not start")
+                time.sleep(0.1)
+        options = {"binary": chromium,
+                   "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
+                            "--window-size=1200,1500", "--force-device-scale-factor=1"]}
+        session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}})
+        self.session = f"/session/{session['sessionId']}"
+
+    def call(self, method, path, body=None):
+        data = None if body is None else json.dumps(body).encode()
+        request = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(request, timeout=60) as response:
+                return json.loads(response.read() or b"{}").get("value")
+        except urllib.error.HTTPError as error:
+            raise Failure(f"WebDriver {method} {path}: {error.read().decode(errors='replace')[:300]}")
+
+    def open(self, url):
+        self.call("POST", self.session + "/url", {"url": url})
+
+    def script(self, source, *arguments):
+        return self.call("POST", self.session + "/execute/sync", {"script": source, "args": list(arguments)})
+
+    def wait_for(self, selector, what, seconds=30):
+        """The first element matching `selector`, waiting for the page (or its live refresh) to show it."""
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            found = self.script("return document.querySelector(arguments[0]) !== null;", selector)
+            if found:
+                return self.call("POST", self.session + "/element", {"using": "css selector", "value": selector})[ELEMENT]
+            time.sleep(0.2)
+        raise Failure(f"{what}: nothing matched {selector} within {seconds} s on {self.script('return location.href;')}")
+
+    def click(self, selector, what):
+        # The Transaction Manager redraws its rows when the store changes: an element found a moment
+        # ago may be gone, so a stale one is looked up again.
+        for attempt in range(10):
+            element = self.wait_for(selector, what)
+            try:
+                self.call("POST", f"{self.session}/element/{element}/click", {})
+                return
+            except Failure as failure:
+                if "stale element" not in str(failure) or attempt == 9:
+                    raise
+                time.sleep(0.2)
+
+    def attribute(self, selector, name):
+        return self.script("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", selector, name)
+
+    def screenshot(self, path):
+        # The whole page: the window grows to the document's height first.
+        height = self.script("return Math.min(4000, document.documentElement.scrollHeight);")
+        self.call("POST", self.session + "/window/rect", {"width": 1200, "height": max(600, int(height) + 120)})
+        time.sleep(0.3)
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(self.call("GET", self.session + "/screenshot")))
+        self.call("POST", self.session + "/window/rect", {"width": 1200, "height": 1500})
+
+    def close(self):
+        try:
+            self.call("DELETE", self.session)
+        except (Failure, OSError):
+            pass
+        finally:
+            self.driver.terminate()
+            try:
+                self.driver.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.driver.kill()
+                self.driver.wait()
+
+
+def main():
+    base, shots, chromium, chromedriver = sys.argv[1:5]
+    os.makedirs(shots, exist_ok=True)
+    seen = {}
+    browser = Browser(chromium, chromedriver)
+    step = "start"
+    try:
+        step = "buy Pro on the storefront"
+        browser.open(f"{base}/store?account=alice&device=phone")
+        browser.click(f'article[data-product-id="{PRO}"] button[data-action="buy"]', step)
+        browser.wait_for(f'article[data-product-id="{PRO}"][data-state="owned"]', step)
+        seen["storefrontMessage"] = browser.script("const f = document.querySelector('.flash'); return f ? f.textContent : '';")
+
+        step = "see the purchase in the Transaction Manager"
+        browser.open(f"{base}/")
+        browser.wait_for(f'tr[data-product-id="{PRO}"][data-state="purchased"]', step)
+        seen["proTransaction"] = int(browser.attribute(f'tr[data-product-id="{PRO}"]', "data-transaction-id"))
+
+        step = "refund it in the Transaction Manager"
+        browser.click(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"]', step)
+        browser.wait_for(f'tr[data-transaction-id="{seen["proTransaction"]}"][data-state="refunded"]', step)
+
+        step = "see the refund on the storefront"
+        browser.open(f"{base}/store?account=alice&device=phone")
+        browser.wait_for(f'article[data-product-id="{PRO}"][data-state="available"]', step)
+
+        step = "ask to buy gems on the child's tablet"
+        browser.open(f"{base}/store?account=kid&device=ipad")
+        browser.click(f'article[data-product-id="{GEMS}"] button[data-action="buy"]', step)
+        message = browser.script("const f = document.querySelector('.flash'); return f ? f.textContent : '';")
+        if "approval" not in message:
+            raise Failure(f"{step}: the storefront said {message!r}")
+
+        step = "approve the request in the Transaction Manager"
+        browser.open(f"{base}/")
+        browser.click(f'tr[data-product-id="{GEMS}"][data-state="pendingApproval"] button[data-action="approve"]', step)
+        browser.wait_for(f'tr[data-product-id="{GEMS}"][data-state="purchased"]', step)
+        seen["approvedTransaction"] = int(browser.attribute(f'tr[data-product-id="{GEMS}"]', "data-transaction-id"))
+
+        step = "subscribe on the storefront"
+        browser.open(f"{base}/store?account=alice&device=phone")
+        browser.click(f'article[data-product-id="{MONTHLY}"] button[data-action="buy"]', step)
+        browser.wait_for(f'article[data-product-id="{MONTHLY}"][data-state="current"]', step)
+        browser.screenshot(os.path.join(shots, "storefront.png"))
+
+        step = "advance the clock a month and see the renewal"
+        browser.open(f"{base}/")
+        browser.wait_for(f'tr[data-product-id="{MONTHLY}"]', step)
+        browser.click('button[data-action="advance"][data-period="P1M"]', step)
+        browser.wait_for(f'tr[data-product-id="{MONTHLY}"][data-reason="renewal"]', step)
+        seen["renewals"] = browser.script("return document.querySelectorAll(arguments[0]).length;",
+                                          f'tr[data-product-id="{MONTHLY}"][data-reason="renewal"]')
+        browser.screenshot(os.path.join(shots, "transaction-manager.png"))
+
+        step = "open the subscription's timeline"
+        href = browser.attribute(f'tr[data-product-id="{MONTHLY}"] a[data-timeline]', "href")
+        if not href:
+            raise Failure(f"{step}: the subscription row has no timeline link")
+        browser.open(href if href.startswith("http") else base + href)
+        browser.wait_for("svg rect.period", step)
+        seen["timelinePeriods"] = browser.script("return document.querySelectorAll('svg rect.period').length;")
+        seen["timelineTitle"] = browser.script("const t = document.querySelector('svg title'); return t ? t.textContent : '';")
+        browser.screenshot(os.path.join(shots, "timeline.png"))
+    except Exception as failure:
+        print(json.dumps({"ok": False, "step": step, "error": f"{type(failure).__name__}: {failure}", "seen": seen}), flush=True)
+        return 1
+    finally:
+        browser.close()
+    print(json.dumps({"ok": True, **seen}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
