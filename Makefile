@@ -1,11 +1,20 @@
 # The two commands a user needs: `make run` (the main job) and `make test` (all tests).
 # Both first install any missing Debian packages through scripts/bootstrap.
 
-.PHONY: run test tour serve bench bootstrap
+.PHONY: run demo test tour serve bench bootstrap
+
+# The example shop as a local App Store: `storekit serve` on Examples/Shop.storekit (kept in
+# .build/run-store, manual clock from 2026-01-01, a few accounts) on PORT (8080 unless given; 0 picks a
+# free one). It prints the Transaction Manager's and the storefront's URLs; apps connect with
+# `--store URL`; the admin and device APIs are in docs/.
+PORT ?= 8080
+run: bootstrap
+	swift build --product storekit
+	PORT=$(PORT) scripts/run-store
 
 # A guided demo: the subscriptions example app, written against the StoreKit-shaped API, lives a
 # year against the local App Store selling Examples/Shop.storekit.
-run: bootstrap
+demo: bootstrap
 	swift build --product SubscriptionPlans
 	.build/debug/SubscriptionPlans
 
@@ -14,15 +23,8 @@ tour: bootstrap
 	swift build -c release --product storekit
 	scripts/store-tour
 
-# The example shop as a network service: a store on Examples/Shop.storekit (kept in .build/serve-store,
-# manual clock from 2026-01-01) served on PORT (8080 unless given; 0 picks a free one). Apps connect with
-# `--store URL`; the admin and device APIs are in docs/.
-PORT ?= 8080
-serve: bootstrap
-	swift build --product storekit
-	test -d .build/serve-store || .build/debug/storekit store create .build/serve-store --config Examples/Shop.storekit \
-		--bundle-id com.example.shop --start 2026-01-01
-	.build/debug/storekit serve .build/serve-store --port $(PORT)
+# The same as `make run` (its earlier name).
+serve: run
 
 test: bootstrap
 	swift build --build-tests

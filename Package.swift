@@ -64,6 +64,7 @@ let package = Package(
                                                            "StoreKitCatalog", "TestSupport"]),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
         .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),
+        .executableTarget(name: "GemStore", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/GemStore"),
         .executableTarget(name: "Recipes", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/Recipes",
                           exclude: ["Recipes.storekit"]),
         .executableTarget(name: "LegacyShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/LegacyShop"),
@@ -71,7 +72,7 @@ let package = Package(
         .executableTarget(name: "Productivity", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSigning", "AppStoreModels"],
                           path: "Examples/Productivity",
                           exclude: ["Productivity.storekit"]),
-        .testTarget(name: "ExamplesTests", dependencies: ["PotionShop", "Recipes", "LegacyShop", "SubscriptionPlans", "Productivity",
+        .testTarget(name: "ExamplesTests", dependencies: ["PotionShop", "GemStore", "Recipes", "LegacyShop", "SubscriptionPlans", "Productivity",
                                                         "OpenStoreKit", "OpenStoreKitTesting", "TestSupport"]),
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],

@@ -69,6 +69,7 @@ struct ServedExamplesTests {
 
     @Test("every example runs its whole session against a served store", arguments: [
         ("PotionShop", "Shop.storekit", "com.example.shop", "Done: 4 potions"),
+        ("GemStore", "Shop.storekit", "com.example.shop", "Done: 80 gems"),
         ("LegacyShop", "Shop.storekit", "com.example.shop", "Restore Purchases → purchased"),
         ("Recipes", "Recipes/Recipes.storekit", "com.example.recipes", "Why pro?"),
         ("Productivity", "Productivity/Productivity.storekit", "com.example.productivity", "•"),

@@ -57,7 +57,9 @@ final class ServeProcess: @unchecked Sendable {
             guard !chunk.isEmpty else { break }
             line.append(chunk)
         }
-        let text = String(decoding: line, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        // The first line names the address; the page URLs follow it.
+        let text = String(decoding: line, as: UTF8.self).split(separator: "\n").first.map(String.init)?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
         guard text.hasPrefix("listening on "), let url = URL(string: String(text.dropFirst("listening on ".count))) else {
             process.terminate()
             throw ServeFailure("storekit serve did not start: \(text) \(String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self))")

@@ -14,7 +14,9 @@ import StoreService
 ///
 /// Purchases: 8 clients in flight over HTTP against 8 tasks buying in-process on the same kind of
 /// store (durable, SQLite). Reads: GET requests for a signed transaction against a libmicrohttpd
-/// handler that answers "hello" in the same process, with the same client.
+/// handler that answers "hello" in the same process, with the same client. Pages: with 10,000
+/// transactions in the store, Transaction Manager pages (plain and filtered) and storefronts, against
+/// the same hello handler.
 struct BenchServe: Command {
     static let name = "bench serve"
     static let abstract = "Measure purchases and signed reads over HTTP against in-process purchases and a hello-world handler (build with -c release)."
@@ -29,6 +31,8 @@ struct BenchServe: Command {
     }
 
     static let clients = 8
+    /// How many transactions the store holds when its pages are measured.
+    static let pageStoreSize = 10_000
 
     func run(console: Console) async throws {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-bench-serve-\(UUID().uuidString)")
@@ -78,6 +82,34 @@ struct BenchServe: Command {
         report.add("microhttpd_hello_per_second", helloRate.rounded())
         report.add("read_to_hello_ratio", (reads / helloRate).thousandths)
         report.add("read_ratio_aim", 0.5)
+
+        // The web pages with a store of 10,000 transactions: a Transaction Manager page (what its
+        // script asks for: 50 rows at a random place, and a filter that matches rarely), and the
+        // storefront of a device with a long history.
+        var count = try await served.ledgerTransactions(after: nil, limit: .max).count
+        while count < Self.pageStoreSize {
+            _ = try await served.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "buyer\(count % Self.clients)",
+                                                          device: "device\(count % Self.clients)"))
+            count += 1
+        }
+        let base = server.url.absoluteString
+        let pageSize = 50
+        let transactionPages = try await Self.rate(seconds: seconds) { client in
+            let after = (client * 1_237 + Int.random(in: 0..<Self.pageStoreSize)) % Self.pageStoreSize
+            try await Self.send(session, "GET", URL(string: "\(base)/v1/admin/transactions?limit=\(pageSize)&after=\(after)")!)
+        }
+        let filteredPages = try await Self.rate(seconds: seconds) { _ in
+            try await Self.send(session, "GET", URL(string: "\(base)/v1/admin/transactions?limit=\(pageSize)&state=refunded")!)
+        }
+        let storefronts = try await Self.rate(seconds: seconds) { client in
+            try await Self.send(session, "GET", URL(string: "\(base)/store?account=buyer\(client)&device=device\(client)")!)
+        }
+        report.add("store_transactions", count)
+        report.add("transaction_manager_pages_per_second", transactionPages.rounded())
+        report.add("transaction_manager_page_to_hello_ratio", (transactionPages / helloRate).thousandths)
+        report.add("filtered_pages_per_second", filteredPages.rounded())
+        report.add("storefront_pages_per_second", storefronts.rounded())
+        report.add("storefront_page_to_hello_ratio", (storefronts / helloRate).thousandths)
         console.print(try report.render(json: json))
     }
 

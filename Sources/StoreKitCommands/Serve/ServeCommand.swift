@@ -45,6 +45,8 @@ struct ServeCommand: Command {
             lifecycle = Task { await Self.playDueEvents(of: store) }
         }
         console.print("listening on \(server.url.absoluteString)")
+        console.print("Transaction Manager: \(server.url.absoluteString)/")
+        console.print("storefront: \(server.url.absoluteString)/store")
         let signal = await Self.terminationSignal()
         lifecycle?.cancel()
         _ = await lifecycle?.value

@@ -1,0 +1,16 @@
+import Foundation
+import OpenStoreKitTesting
+
+@main
+struct GemStoreMain {
+    static func main() async {
+        print("Gem store — buying through the store views, counting in Transaction.updates (Examples/Shop.storekit)\n")
+        do {
+            let summary = try await GemStoreSession.run(store: try TestSession.storeArgument()) { print("• \($0)") }
+            print("\nDone: \(summary.gems) gems, plan \(summary.currentPlan ?? "none").")
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}
