@@ -19,6 +19,7 @@ ELEMENT = "element-6066-11e4-a52e-4f735466cecf"
 PRO = "com.example.shop.pro"
 GEMS = "com.example.shop.gems.small"
 MONTHLY = "com.example.shop.plus.premium.monthly"
+POTION = "com.example.shop.potion"
 
 
 class Failure(Exception):
@@ -164,6 +165,17 @@ def main():
         seen["renewals"] = browser.script("return document.querySelectorAll(arguments[0]).length;",
                                           f'tr[data-product-id="{MONTHLY}"][data-reason="renewal"]')
         browser.screenshot(os.path.join(shots, "transaction-manager.png"))
+
+        step = "see a purchase made elsewhere appear without a reload"
+        marker = browser.script("document.body.dataset.sameLoad = 'yes'; return document.body.dataset.sameLoad;")
+        request = urllib.request.Request(f"{base}/v1/admin/purchases", method="POST",
+                                         data=json.dumps({"productID": POTION, "account": "bob"}).encode())
+        with urllib.request.urlopen(request, timeout=30) as response:
+            elsewhere = json.loads(response.read())["transaction"]["id"]
+        browser.wait_for(f'tr[data-transaction-id="{elsewhere}"][data-product-id="{POTION}"]', step)
+        if browser.script("return document.body.dataset.sameLoad;") != marker:
+            raise Failure(f"{step}: the page was reloaded")
+        seen["liveTransaction"] = elsewhere
 
         step = "open the subscription's timeline"
         href = browser.attribute(f'tr[data-product-id="{MONTHLY}"] a[data-timeline]', "href")

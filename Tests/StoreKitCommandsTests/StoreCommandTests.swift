@@ -132,6 +132,25 @@ struct StoreCommandTests {
         #expect(try await opened.canMakePayments(device: "ipad") == false)
     }
 
+    @Test("timeline writes a subscription's picture; a one-time purchase or a missing --svg is refused")
+    func timelineCommand() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        #expect(await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone"]).status == 0)
+        #expect(await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone"]).status == 0)
+        #expect(await CommandRun.run(["advance", store, "P2M"]).status == 0)
+        let file = scratch.path("plan.svg")
+        let drawn = await CommandRun.run(["timeline", store, Self.id(0), "--svg", file])
+        #expect(drawn.status == 0, "\(drawn.standardError)")
+        #expect(drawn.standardOutput.contains("3 periods"))
+        let svg = try String(contentsOfFile: file, encoding: .utf8)
+        #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: #"class="period""#).count - 1 == 3)
+        let oneTime = await CommandRun.run(["timeline", store, Self.id(1), "--svg", scratch.path("pro.svg")])
+        #expect(oneTime.status == 1 && oneTime.standardError.contains("not a transaction of an auto-renewable subscription"))
+        #expect(!FileManager.default.fileExists(atPath: scratch.path("pro.svg")))
+        #expect(await CommandRun.run(["timeline", store, Self.id(0)]).status == 64)
+    }
+
     @Test("subscription commands: advance, status, renewal, price increase, expire, force-renew, extend")
     func subscriptions() async throws {
         let scratch = try TemporaryDirectory()

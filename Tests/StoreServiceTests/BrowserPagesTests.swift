@@ -50,6 +50,7 @@ struct BrowserPagesTests {
         #expect(report["storefrontMessage"] as? String == "Bought Pro Unlock.")
         #expect((report["renewals"] as? Int ?? 0) >= 1)
         #expect((report["timelinePeriods"] as? Int ?? 0) >= 2)
+        #expect(report["liveTransaction"] as? Int != nil, "a purchase made through the admin API appeared in the open page")
         let pro = try #require(report["proTransaction"] as? Int)
 
         // The app heard the storefront's purchase and the Transaction Manager's refund.
