@@ -137,10 +137,10 @@ struct BenchServe: Command {
             for client in 0..<clients {
                 group.addTask {
                     var count = 0
-                    while ContinuousClock.now < deadline {
+                    repeat {
                         try await body(client)
                         count += 1
-                    }
+                    } while ContinuousClock.now < deadline
                     return count
                 }
             }
