@@ -4,7 +4,7 @@ import PackageDescription
 /// OpenStoreKit: a StoreKit 2-compatible in-app purchase stack that runs wherever Swift runs.
 ///
 /// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
-/// `COpenSSL` by `AppStoreSigning`, `CSQLite` by the SQLite ledger storage, `CLibPQ` by the PostgreSQL
+/// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by the PostgreSQL
 /// storage and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
 let package = Package(
     name: "OpenStoreKit",
@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
+        .library(name: "AppStoreBackend", targets: ["AppStoreBackend"]),
         .executable(name: "storekit", targets: ["storekit"]),
     ],
     targets: [
@@ -35,8 +36,10 @@ let package = Package(
         .target(name: "StoreKitCatalog", dependencies: ["AppStoreModels"]),
         // The local App Store engine: ledger, purchases, subscriptions, notifications, test-session controls.
         .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
-        // The default, durable ledger storage; the only importer of CSQLite.
-        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "CSQLite"]),
+        // SQLite connections and statements; the only importer of CSQLite.
+        .target(name: "SQLiteDatabase", dependencies: ["CSQLite"]),
+        // The default, durable ledger storage, on SQLite.
+        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLiteDatabase"]),
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
         .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
@@ -49,9 +52,11 @@ let package = Package(
         // A local App Store as a network service: the device API and the admin API over HTTP.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
                                                     "StoreKitCatalog"]),
+        // The developer's server: verified notifications and app transactions, entitlements per customer.
+        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "SQLiteDatabase", "HTTPService"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                      "OpenStoreKit", "StoreService", "HTTPService"]),
+                                                      "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
@@ -59,7 +64,7 @@ let package = Package(
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
-        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
+        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels",
                                                            "StoreKitCatalog", "TestSupport"]),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
@@ -79,7 +84,9 @@ let package = Package(
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
+                                                              "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
+        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

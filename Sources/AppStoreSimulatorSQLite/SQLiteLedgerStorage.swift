@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import SQLiteDatabase
 import StoreKitCatalog
 import Synchronization
 

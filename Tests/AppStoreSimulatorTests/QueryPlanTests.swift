@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 @testable import AppStoreSimulatorSQLite
 import Foundation
+import SQLiteDatabase
 import Testing
 import TestSupport
 

@@ -1,6 +1,7 @@
 import AppStoreSimulator
 @testable import AppStoreSimulatorSQLite
 import Foundation
+import SQLiteDatabase
 import Testing
 import TestSupport
 

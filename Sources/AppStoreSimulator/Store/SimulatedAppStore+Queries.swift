@@ -58,25 +58,14 @@ extension SimulatedAppStore {
     }
 
     func currentEntitledTransactions(of account: String) -> [LedgerTransaction] {
-        var latestByProduct: [String: LedgerTransaction] = [:]
-        var result: [LedgerTransaction] = []
-        for transaction in ledger.transactions(TransactionQuery(account: account, entitlementCandidatesOnly: true)) {
-            guard transaction.isPurchased, !transaction.isRevoked else { continue }
-            switch transaction.productKind {
-            case .consumable:
-                continue
-            case .nonRenewable:
-                result.append(transaction)
-            case .nonConsumable:
-                latestByProduct[transaction.productID] = transaction
-            case .autoRenewable:
-                guard !transaction.isUpgraded, isEntitled(transaction) else { continue }
-                if let current = latestByProduct[transaction.productID], current.purchaseDate > transaction.purchaseDate { continue }
-                latestByProduct[transaction.productID] = transaction
-            }
+        let candidates = ledger.transactions(TransactionQuery(account: account, entitlementCandidatesOnly: true))
+            .filter(\.isPurchased).sorted { $0.id < $1.id }
+        return EntitlementRules.currentEntitlements(candidates) { transaction in
+            EntitlementRules.Candidate(productID: transaction.productID, type: transaction.productKind.transactionType,
+                                       purchaseDate: transaction.purchaseDate, isRevoked: transaction.isRevoked,
+                                       isUpgraded: transaction.isUpgraded,
+                                       subscriptionEntitled: transaction.productKind == .autoRenewable && isEntitled(transaction))
         }
-        result += latestByProduct.values
-        return result.sorted { $0.id < $1.id }
     }
 
     /// `Transaction.unfinished`: completed transactions the app has not finished.

@@ -2,22 +2,28 @@ import CSQLite
 import Foundation
 
 /// A failure reported by SQLite, with its message.
-struct SQLiteError: Error, CustomStringConvertible {
-    var code: Int32
-    var message: String
-    var description: String { message }
+public struct SQLiteError: Error, CustomStringConvertible {
+    public var code: Int32
+    public var message: String
+    public var description: String { message }
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
 }
 
-/// One SQLite connection with its prepared statements.
+/// One SQLite connection with its prepared statements: the only code that touches SQLite's C API
+/// (the store's ledger and the backend's database both go through it).
 ///
 /// Not thread-safe by itself (it is opened `NOMUTEX`): the storage that owns it serialises every use
 /// behind a mutex, which is why it can be `@unchecked Sendable`.
-final class SQLiteConnection: @unchecked Sendable {
+public final class SQLiteConnection: @unchecked Sendable {
     private let database: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
 
     /// How a connection opens its file.
-    enum OpenMode {
+    public enum OpenMode {
         /// Reads and writes an existing file.
         case readWrite
         /// Reads and writes, creating the file when it is missing.
@@ -28,7 +34,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Opens a database file.
-    init(path: String, mode: OpenMode) throws(SQLiteError) {
+    public init(path: String, mode: OpenMode) throws(SQLiteError) {
         var handle: OpaquePointer?
         var location = path
         var flags = SQLITE_OPEN_NOMUTEX
@@ -77,7 +83,7 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs SQL without results (several statements allowed).
-    func execute(_ sql: String) throws(SQLiteError) {
+    public func execute(_ sql: String) throws(SQLiteError) {
         var message: UnsafeMutablePointer<CChar>?
         let status = sqlite3_exec(database, sql, nil, nil, &message)
         if status != SQLITE_OK {
@@ -88,17 +94,17 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// A value to bind to a statement parameter.
-    enum Value {
+    public enum Value {
         case integer(Int64)
         case text(String)
         case null
 
-        static func optionalText(_ text: String?) -> Value { text.map { .text($0) } ?? .null }
+        public static func optionalText(_ text: String?) -> Value { text.map { .text($0) } ?? .null }
     }
 
     /// Runs one statement, reusing its prepared form, and returns its rows.
     @discardableResult
-    func query(_ sql: String, _ values: [Value] = [], row: (Row) -> Void = { _ in }) throws(SQLiteError) -> Int {
+    public func query(_ sql: String, _ values: [Value] = [], row: (Row) -> Void = { _ in }) throws(SQLiteError) -> Int {
         let statement = try prepared(sql)
         defer {
             sqlite3_reset(statement)
@@ -135,14 +141,14 @@ final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// A result row.
-    struct Row {
+    public struct Row {
         let statement: OpaquePointer
 
-        func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
-        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+        public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
 
-        func text(_ column: Int32) -> String? {
+        public func text(_ column: Int32) -> String? {
             guard let pointer = sqlite3_column_text(statement, column) else { return nil }
             return String(cString: pointer)
         }

@@ -1,0 +1,45 @@
+import Foundation
+
+/// Where the backend keeps what it verified. Several backend processes may share one database:
+/// every change is one database transaction that re-reads what it changes, and nothing is kept in
+/// memory that another process could contradict.
+public protocol BackendStorage: Sendable {
+    /// Applies a verified change as one transaction. Returns `false` (and changes nothing) when its
+    /// notification was recorded before: a duplicate delivery.
+    ///
+    /// A transaction or status replaces the stored one only when it was signed at the same time or
+    /// later, so notifications that arrive late or out of order never roll the ledger back.
+    func apply(_ change: BackendChange) throws(BackendError) -> Bool
+
+    /// A customer's transactions (by app account token or linked user id, and everything sharing
+    /// their original transactions), in ascending order of transaction identifier.
+    func transactions(customer: String) throws(BackendError) -> [BackendTransaction]
+
+    /// The latest statuses of these subscriptions, by original transaction identifier.
+    func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus]
+
+    /// How many notifications were recorded (each UUID once).
+    func notificationCount() throws(BackendError) -> Int
+
+    /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
+    func addKey(hash: String, label: String, created: Date) throws(BackendError)
+    func hasKey(hash: String) throws(BackendError) -> Bool
+}
+
+/// A failure of the backend: bad input (4xx) or storage (5xx).
+public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// The request is malformed or names nothing the backend knows.
+    case badRequest(String)
+    /// The signed data did not verify (forged, foreign, wrong app or environment).
+    case unverified(String)
+    /// The caller has no valid service key.
+    case unauthorized(String)
+    /// The database failed; nothing was changed.
+    case storage(String)
+
+    public var description: String {
+        switch self {
+        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message): return message
+        }
+    }
+}

@@ -1,0 +1,121 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+import TestSupport
+
+/// A Sandbox store living a scripted year with several customers, and backends to compare with it.
+struct BackendScenario {
+    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+    static let accounts = ["alice", "bob", "carol", "erin"]
+    /// Each customer's app account token: the backend's customer id.
+    static func token(_ account: String) -> UUID {
+        let digits = String(account.unicodeScalars.map { String($0.value, radix: 16) }.joined().prefix(12))
+        return UUID(uuidString: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits)!
+    }
+    /// The family member's own user id, which its app sends with its transactions.
+    static let familyMember = (account: "dave", userID: "dave-user")
+
+    let store: SimulatedAppStore
+    let clock: ManualStoreClock
+
+    init() throws {
+        let configuration = try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration
+        clock = ManualStoreClock(startingAt: Self.start)
+        store = try SimulatedAppStore.create(configuration: configuration,
+                                             identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
+                                             authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(), clock: clock,
+                                             identifiers: .sequential())
+    }
+
+    func buy(_ product: String, _ account: String) async throws -> LedgerTransaction {
+        let request = PurchaseRequest(productID: product, account: account, device: "\(account)-phone", appAccountToken: Self.token(account))
+        guard case .success(let signed) = try await store.purchase(request) else { throw TestFailure("\(account) could not buy \(product)") }
+        return signed.transaction
+    }
+
+    /// The year: one-time purchases, a refund, an upgrade shared with the family, billing problems
+    /// (one recovered in grace, others lapsing), a subscription left to expire, renewals every month.
+    func play() async throws {
+        _ = try await buy(ExampleShop.pro, "alice")
+        _ = try await buy(ExampleShop.standardMonthly, "alice")
+        try await store.setFamilyGroup("smiths", for: "alice")
+        try await store.addDevice("dave-phone", account: "dave")
+        try await store.setFamilyGroup("smiths", for: "dave")
+        _ = try await buy(ExampleShop.standardMonthly, "bob")
+        _ = try await buy(ExampleShop.gems, "carol")
+        let carolsPro = try await buy(ExampleShop.pro, "carol")
+        let erins = try await buy(ExampleShop.premiumYearly, "erin")
+        try await store.advanceTime(by: 10 * 86_400)
+        _ = try await buy(ExampleShop.premiumMonthly, "alice") // an upgrade, shared with dave
+        try await store.refundTransaction(carolsPro.id)
+        try await store.setAutoRenew(originalTransactionID: erins.originalID, enabled: false)
+        // The first renewals of the monthly plans fail; bob fixes his payment in the grace period.
+        try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
+        try await store.advanceTime(by: 200 * 86_400)
+        try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = false }
+        if let bobs = try await store.subscriptionRecords(account: "bob").first, bobs.state == .inGracePeriod || bobs.state == .inBillingRetryPeriod {
+            try await store.resolveBillingIssue(originalTransactionID: bobs.originalTransactionID)
+        }
+        for _ in 0..<6 { try await store.advanceTime(by: 30 * 86_400) }
+    }
+
+    /// Every notification of the outbox, signed, oldest first.
+    func notificationBodies() async throws -> [Data] {
+        try await store.notifications().map { Data(#"{"signedPayload":"\#($0.signedPayload)"}"#.utf8) }
+    }
+
+    /// The family member's app sends the backend the transactions it got from the family, once.
+    func familyAppRequests() async throws -> [Data] {
+        let shared = try await store.ledgerTransactions(account: Self.familyMember.account).filter { $0.ownership == .familyShared && $0.id == $0.originalID }
+        var bodies: [Data] = []
+        for transaction in shared {
+            let jws = try await store.transaction(transaction.id, device: "dave-phone").jws
+            bodies.append(Data(#"{"signedTransaction":"\#(jws)","userID":"\#(Self.familyMember.userID)"}"#.utf8))
+        }
+        return bodies
+    }
+
+    /// What the store says each customer is entitled to, by customer id.
+    func storeEntitlements() async throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for account in Self.accounts {
+            result[Self.token(account).uuidString.lowercased()] = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
+        }
+        result[Self.familyMember.userID] = try await store.entitledTransactions(of: Self.familyMember.account).map { String($0.id) }.sorted()
+        return result
+    }
+
+    /// A backend on its own SQLite file trusting this store's root.
+    func backend(in directory: URL, name: String = "backend") throws -> BackendService {
+        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
+        let storage = try SQLiteBackendStorage(path: directory.appendingPathComponent("\(name).sqlite").path)
+        try storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "tests", created: Self.start)
+        let clock = self.clock
+        return BackendService(storage: storage, intake: SignedDataIntake(verifier: verifier), now: { clock.now() })
+    }
+
+    static let serviceKey = "osk_test-key"
+
+    /// What a backend says each customer is entitled to, by customer id.
+    static func backendEntitlements(_ backend: BackendService) throws -> [String: [String]] {
+        var result: [String: [String]] = [:]
+        for customer in accounts.map({ token($0).uuidString.lowercased() }) + [familyMember.userID] {
+            result[customer] = try backend.ledger.entitlements(customer: customer).map(\.transactionId).sorted()
+        }
+        return result
+    }
+}
+
+extension BackendService {
+    func post(_ path: String, _ body: Data, key: String? = BackendScenario.serviceKey) async -> HTTPResponse {
+        await handle(HTTPRequest(method: "POST", path: path, headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: body))
+    }
+
+    func get(_ path: String, key: String? = BackendScenario.serviceKey) async -> HTTPResponse {
+        await handle(HTTPRequest(method: "GET", path: path, headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:]))
+    }
+}
