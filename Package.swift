@@ -82,7 +82,7 @@ let package = Package(
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
+        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),

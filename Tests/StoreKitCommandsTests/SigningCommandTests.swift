@@ -196,6 +196,18 @@ struct SigningCommandTests {
         #expect(report["concurrent_purchases_in_flight"] as? Int == 8)
     }
 
+    @Test("bench backend ingests every notification once and reports its rates beside the verification rate")
+    func benchBackend() async throws {
+        let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "100"])
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try #require(run.jsonObject)
+        #expect(report["notifications"] as? Int == 100)
+        for key in ["verify_per_second", "notifications_per_second_sqlite", "sqlite_to_verify_ratio", "entitlement_reads_per_second_sqlite"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+        #expect(await CommandRun.run(["bench", "backend", "--notifications", "5"]).status == 64)
+    }
+
     @Test("bench verify refuses meaningless rounds and windows")
     func benchVerifyArguments() async throws {
         for arguments in [["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "1e9"]] {

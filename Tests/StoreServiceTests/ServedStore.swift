@@ -34,16 +34,21 @@ func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL =
     return directory
 }
 
-/// `storekit serve DIR` running as its own process.
+/// `storekit serve DIR` (or another serving command, such as `storekit backend serve`) running as its own process.
 final class ServeProcess: @unchecked Sendable {
     let process = Process()
     let url: URL
     private let errorOutput: URL
 
-    /// Starts the server and waits for its `listening on` line.
-    init(directory: URL, arguments: [String] = []) throws {
+    /// Starts `storekit serve DIR` and waits for its `listening on` line.
+    convenience init(directory: URL, arguments: [String] = []) throws {
+        try self.init(command: ["serve", directory.path, "--port", "0"] + arguments)
+    }
+
+    /// Starts a `storekit` command that serves and waits for its `listening on` line.
+    init(command: [String]) throws {
         process.executableURL = Built.storekit
-        process.arguments = ["serve", directory.path, "--port", "0"] + arguments
+        process.arguments = command
         let output = Pipe()
         process.standardOutput = output
         errorOutput = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).err")

@@ -28,7 +28,7 @@ public struct BackendService: Sendable {
 
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         do {
-            return try route(request)
+            return try await route(request)
         } catch {
             let (status, code): (Int, String)
             switch error {
@@ -42,11 +42,11 @@ public struct BackendService: Sendable {
         }
     }
 
-    private func route(_ request: HTTPRequest) throws(BackendError) -> HTTPResponse {
+    private func route(_ request: HTTPRequest) async throws(BackendError) -> HTTPResponse {
         let path = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
         switch (request.method, path) {
         case ("POST", ["apple", "notifications"]):
-            let recorded = try storage.apply(try intake.notification(body: request.body))
+            let recorded = try await storage.apply(try intake.notification(body: request.body))
             return Self.json(["recorded": recorded])
         case ("POST", ["v1", "transactions"]):
             try authorize(request)
@@ -55,7 +55,7 @@ public struct BackendService: Sendable {
                 throw .badRequest("the body is not {\"signedTransaction\": \"…\", \"userID\": \"…\"}")
             }
             let change = try intake.transaction(signedTransaction: body.signedTransaction, userID: body.userID)
-            _ = try storage.apply(change)
+            _ = try await storage.apply(change)
             guard let customer = change.transaction?.customerID else {
                 return Self.json(["entitlements": [String]()] as [String: [String]])
             }

@@ -9,7 +9,7 @@ public protocol BackendStorage: Sendable {
     ///
     /// A transaction or status replaces the stored one only when it was signed at the same time or
     /// later, so notifications that arrive late or out of order never roll the ledger back.
-    func apply(_ change: BackendChange) throws(BackendError) -> Bool
+    func apply(_ change: BackendChange) async throws(BackendError) -> Bool
 
     /// A customer's transactions (by app account token or linked user id, and everything sharing
     /// their original transactions), in ascending order of transaction identifier.

@@ -45,60 +45,135 @@ public final class SQLiteBackendStorage: BackendStorage {
         }
     }
 
-    public func apply(_ change: BackendChange) throws(BackendError) -> Bool {
-        try withConnection { (connection) throws(SQLiteError) -> Bool in
-            try connection.execute("BEGIN IMMEDIATE")
-            do throws(SQLiteError) {
-                if let notification = change.notification {
-                    let inserted = try connection.query("""
-                        INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uuid) DO NOTHING RETURNING uuid
-                        """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
-                              .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
-                              .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID)])
-                    guard inserted == 1 else {
-                        try connection.execute("ROLLBACK")
-                        return false
+    /// A change waiting to be committed, with the JSON it stores encoded beforehand (the costly part,
+    /// kept off the writer).
+    private struct Ticket: Sendable {
+        let change: BackendChange
+        let transactionJSON: String?
+        let renewalJSON: String?
+        let answer: CheckedContinuation<Result<Bool, BackendError>, Never>
+    }
+
+    /// Changes waiting for the writer, and whether the writer is running.
+    private struct Queue {
+        var tickets: [Ticket] = []
+        var writing = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let writer = DispatchQueue(label: "SQLiteBackendStorage.writer")
+
+    /// Applies a change, committed together with the changes that wait while the writer is busy: the
+    /// writer commits every waiting change in one transaction (each in a savepoint of its own, so a
+    /// duplicate notification undoes only itself), and each caller resumes once the transaction
+    /// holding its change is durable. One commit then serves many deliveries, and no caller blocks a
+    /// thread while it waits.
+    public func apply(_ change: BackendChange) async throws(BackendError) -> Bool {
+        let transactionJSON: String?, renewalJSON: String?
+        do {
+            transactionJSON = try change.transaction.map { (transaction) throws(SQLiteError) in try Self.encode(transaction.payload) }
+            renewalJSON = try change.status?.renewalInfo.map { (info) throws(SQLiteError) in try Self.encode(info) }
+        } catch {
+            throw .storage("cannot encode the change: \(error)")
+        }
+        let result = await withCheckedContinuation { (answer: CheckedContinuation<Result<Bool, BackendError>, Never>) in
+            let startsWriter = queue.withLock { queue -> Bool in
+                queue.tickets.append(Ticket(change: change, transactionJSON: transactionJSON, renewalJSON: renewalJSON, answer: answer))
+                defer { queue.writing = true }
+                return !queue.writing
+            }
+            if startsWriter { writer.async { self.writeWaiting() } }
+        }
+        return try result.get()
+    }
+
+    /// The writer: commits what waits, batch after batch, until nothing does.
+    private func writeWaiting() {
+        while true {
+            let batch = queue.withLock { queue -> [Ticket] in
+                defer { queue.tickets = [] }
+                if queue.tickets.isEmpty { queue.writing = false }
+                return queue.tickets
+            }
+            guard !batch.isEmpty else { return }
+            let results: Result<[Bool], BackendError>
+            do {
+                results = .success(try withConnection { (connection) throws(SQLiteError) -> [Bool] in
+                    try connection.execute("BEGIN IMMEDIATE")
+                    do throws(SQLiteError) {
+                        var results: [Bool] = []
+                        for ticket in batch { results.append(try Self.write(ticket, on: connection)) }
+                        try connection.execute("COMMIT")
+                        return results
+                    } catch {
+                        try? connection.execute("ROLLBACK")
+                        throw error
                     }
-                }
-                if let transaction = change.transaction {
-                    try connection.query("""
-                        INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws)
-                        VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                        ON CONFLICT(transaction_id) DO UPDATE SET
-                            customer_id = COALESCE(excluded.customer_id, transactions.customer_id),
-                            signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws
-                        WHERE excluded.signed_ms >= transactions.signed_ms
-                        """, [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optionalText(transaction.customerID),
-                              .integer(AppStoreJSON.milliseconds(from: transaction.signedDate)), .text(try Self.encode(transaction.payload)),
-                              .text(transaction.signedTransaction)])
-                    if let customer = transaction.customerID {
-                        // An earlier, newer view of the transaction may lack the customer: keep the one learnt now.
-                        try connection.query("UPDATE transactions SET customer_id = ?2 WHERE transaction_id = ?1 AND customer_id IS NULL",
-                                             [.text(transaction.transactionID), .text(customer)])
-                    }
-                }
-                if let status = change.status {
-                    try connection.query("""
-                        INSERT INTO statuses (original_transaction_id, status, renewal_info, signed_ms) VALUES (?1, ?2, ?3, ?4)
-                        ON CONFLICT(original_transaction_id) DO UPDATE SET
-                            status = COALESCE(excluded.status, statuses.status),
-                            renewal_info = COALESCE(excluded.renewal_info, statuses.renewal_info), signed_ms = excluded.signed_ms
-                        WHERE excluded.signed_ms >= statuses.signed_ms
-                        """, [.text(status.originalTransactionID), status.status.map { .integer(Int64($0.rawValue)) } ?? .null,
-                              .optionalText(try status.renewalInfo.map(Self.encode)), .integer(AppStoreJSON.milliseconds(from: status.signedDate))])
-                }
-                if let link = change.link {
-                    try connection.query("INSERT INTO links (original_transaction_id, customer_id) VALUES (?1, ?2) ON CONFLICT DO UPDATE SET customer_id = excluded.customer_id",
-                                         [.text(link.originalTransactionID), .text(link.customerID)])
-                }
-                try connection.execute("COMMIT")
-                return true
+                })
             } catch {
-                try? connection.execute("ROLLBACK")
-                throw error
+                results = .failure(error)
+            }
+            for (index, ticket) in batch.enumerated() {
+                switch results {
+                case .success(let recorded): ticket.answer.resume(returning: .success(recorded[index]))
+                case .failure(let error): ticket.answer.resume(returning: .failure(error))
+                }
             }
         }
+    }
+
+    /// Writes one change inside the open transaction, in a savepoint: `false` (and nothing written)
+    /// when its notification was recorded before.
+    private static func write(_ ticket: Ticket, on connection: SQLiteConnection) throws(SQLiteError) -> Bool {
+        let change = ticket.change
+        try connection.execute("SAVEPOINT change")
+        if let notification = change.notification {
+            let inserted = try connection.query("""
+                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT(uuid) DO NOTHING RETURNING uuid
+                """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
+                      .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
+                      .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID)])
+            guard inserted == 1 else {
+                try connection.execute("ROLLBACK TO change; RELEASE change")
+                return false
+            }
+        }
+        if let transaction = change.transaction {
+            try connection.query("""
+                INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                ON CONFLICT(transaction_id) DO UPDATE SET
+                    customer_id = COALESCE(excluded.customer_id, transactions.customer_id),
+                    signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws
+                WHERE excluded.signed_ms >= transactions.signed_ms
+                """, [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optionalText(transaction.customerID),
+                      .integer(AppStoreJSON.milliseconds(from: transaction.signedDate)), .text(ticket.transactionJSON ?? "{}"),
+                      .text(transaction.signedTransaction)])
+            if let customer = transaction.customerID {
+                // A newer view of the transaction stored earlier may lack the customer: keep the one learnt now.
+                try connection.query("UPDATE transactions SET customer_id = ?2 WHERE transaction_id = ?1 AND customer_id IS NULL",
+                                     [.text(transaction.transactionID), .text(customer)])
+            }
+        }
+        if let status = change.status {
+            try connection.query("""
+                INSERT INTO statuses (original_transaction_id, status, renewal_info, signed_ms) VALUES (?1, ?2, ?3, ?4)
+                ON CONFLICT(original_transaction_id) DO UPDATE SET
+                    status = COALESCE(excluded.status, statuses.status),
+                    renewal_info = COALESCE(excluded.renewal_info, statuses.renewal_info), signed_ms = excluded.signed_ms
+                WHERE excluded.signed_ms >= statuses.signed_ms
+                """, [.text(status.originalTransactionID), status.status.map { .integer(Int64($0.rawValue)) } ?? .null,
+                      .optionalText(ticket.renewalJSON), .integer(AppStoreJSON.milliseconds(from: status.signedDate))])
+        }
+        if let link = change.link {
+            try connection.query("""
+                INSERT INTO links (original_transaction_id, customer_id) VALUES (?1, ?2)
+                ON CONFLICT DO UPDATE SET customer_id = excluded.customer_id
+                """, [.text(link.originalTransactionID), .text(link.customerID)])
+        }
+        try connection.execute("RELEASE change")
+        return true
     }
 
     public func transactions(customer: String) throws(BackendError) -> [BackendTransaction] {

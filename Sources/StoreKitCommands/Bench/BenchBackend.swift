@@ -1,0 +1,90 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+
+/// `storekit bench backend`: how fast the entitlement backend takes in notifications, against the
+/// verification rate of the same notifications measured in the same run.
+///
+/// A Sandbox store's customers buy and renew until its outbox holds the notifications to ingest.
+/// The limit, `verify_per_second`, is the intake's work alone: each notification verified (payload,
+/// embedded transaction and renewal info, chain from the warm cache) and decoded, 8 at a time. Then
+/// a fresh SQLite backend records the same notifications, 8 deliveries in flight, each committed
+/// (WAL, `synchronous=FULL`) before it is answered. Last, customers' entitlement reads.
+struct BenchBackend: Command {
+    static let name = "bench backend"
+    static let abstract = "Measure notification ingestion and entitlement reads of the backend against verification (build with -c release)."
+    static let usage = "[--json] [--notifications N]"
+
+    var json: Bool
+    var count: Int
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        json = arguments.flag("--json")
+        count = try arguments.value("--notifications", expected: "a number from 100 to 100000") { Int($0).flatMap { (100...100_000).contains($0) ? $0 : nil } } ?? 4_000
+    }
+
+    static let inFlight = 8
+
+    func run(console: Console) async throws {
+        let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
+        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench", environment: .sandbox),
+                                                 authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
+                                                 clock: ManualStoreClock(startingAt: Date(timeIntervalSince1970: 1_767_225_600)))
+        var customers = 0
+        while try await store.notificationRecords(limit: count).count < count {
+            let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", customers))!
+            _ = try await store.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "c\(customers)", device: "d\(customers)",
+                                                         appAccountToken: token))
+            customers += 1
+        }
+        let bodies = try await store.notifications(limit: count).map { Data(#"{"signedPayload":"\#($0.signedPayload)"}"#.utf8) }
+        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.bench", environment: .sandbox)
+        let intake = SignedDataIntake(verifier: verifier)
+
+        let verifyRate = try await Self.rate(bodies) { body in _ = try intake.notification(body: body) }
+
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-bench-backend-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let storage = try SQLiteBackendStorage(path: scratch.appendingPathComponent("backend.sqlite").path)
+        let service = BackendService(storage: storage, intake: intake)
+        let ingestRate = try await Self.rate(bodies) { body in
+            let answer = await service.handle(HTTPRequest(method: "POST", path: "/apple/notifications", body: body))
+            guard answer.status == 200 else { throw CommandFailure("a notification was refused: \(String(decoding: answer.body, as: UTF8.self))") }
+        }
+        guard try storage.notificationCount() == bodies.count else { throw CommandFailure("the backend did not record every notification once") }
+        let customerIDs = (0..<customers).map { String(format: "00000000-0000-4000-8000-%012x", $0) }
+        let readRate = try await Self.rate(customerIDs.map { Data($0.utf8) }) { id in
+            _ = try service.ledger.entitlements(customer: String(decoding: id, as: UTF8.self))
+        }
+
+        var report = BenchmarkReport(name: "bench backend")
+        report.add("notifications", bodies.count)
+        report.add("in_flight", Self.inFlight)
+        report.add("verify_per_second", verifyRate.rounded())
+        report.add("notifications_per_second_sqlite", ingestRate.rounded())
+        report.add("sqlite_to_verify_ratio", (ingestRate / verifyRate).thousandths)
+        report.add("sqlite_to_verify_aim", 0.5)
+        report.add("entitlement_reads_per_second_sqlite", readRate.rounded())
+        report.add("postgres", "not built yet (the PostgreSQL engine is still to come)")
+        console.print(try report.render(json: json))
+    }
+
+    /// Items per second, `inFlight` workers each taking every `inFlight`-th item.
+    static func rate(_ items: [Data], _ body: @escaping @Sendable (Data) async throws -> Void) async throws -> Double {
+        let start = ContinuousClock.now
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<inFlight {
+                group.addTask {
+                    for index in stride(from: worker, to: items.count, by: inFlight) { try await body(items[index]) }
+                }
+            }
+            try await group.waitForAll()
+        }
+        return Double(items.count) / (ContinuousClock.now - start).seconds
+    }
+}
