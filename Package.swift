@@ -4,8 +4,8 @@ import PackageDescription
 /// OpenStoreKit: a StoreKit 2-compatible in-app purchase stack that runs wherever Swift runs.
 ///
 /// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
-/// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by the PostgreSQL
-/// storage and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
+/// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by `PostgresClient`
+/// (the backend's PostgreSQL engine) and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
 let package = Package(
     name: "OpenStoreKit",
     products: [
@@ -52,8 +52,10 @@ let package = Package(
         // A local App Store as a network service: the device API and the admin API over HTTP.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
                                                     "StoreKitCatalog"]),
+        // PostgreSQL connections through libpq; the only importer of CLibPQ.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
-        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "SQLiteDatabase", "HTTPService"]),
+        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "SQLiteDatabase", "PostgresClient", "HTTPService"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend"]),

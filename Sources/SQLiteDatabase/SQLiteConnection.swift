@@ -144,6 +144,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     public struct Row {
         let statement: OpaquePointer
 
+        /// How many columns the row has.
+        public var columnCount: Int32 { sqlite3_column_count(statement) }
+
         public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
         public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }

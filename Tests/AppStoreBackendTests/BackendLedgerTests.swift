@@ -17,13 +17,14 @@ struct BackendLedgerTests {
         return url
     }
 
-    @Test("after a scripted year the backend's entitlements equal the store's for every customer, notifications in order")
-    func scriptedYearInOrder() async throws {
+    @Test("after a scripted year the backend's entitlements equal the store's for every customer, notifications in order",
+          arguments: BackendEngine.available)
+    func scriptedYearInOrder(engine: BackendEngine) async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenario = try BackendScenario()
         try await scenario.play()
-        let backend = try scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: directory, engine: engine)
         let bodies = try await scenario.notificationBodies()
         for body in bodies {
             let answer = await backend.post("/apple/notifications", body, key: nil)
@@ -40,34 +41,44 @@ struct BackendLedgerTests {
         #expect(try backend.storage.notificationCount() == bodies.count)
     }
 
-    @Test("the same with every notification delivered twice, in a shuffled order", arguments: [1, 2, 3])
-    func shuffledAndDuplicated(seed: UInt64) async throws {
+    @Test("the same with every notification delivered twice, in a shuffled order, 16 deliveries at once",
+          arguments: BackendEngine.available, [1, 2])
+    func shuffledAndDuplicated(engine: BackendEngine, seed: UInt64) async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenario = try BackendScenario()
         try await scenario.play()
-        let backend = try scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: directory, engine: engine)
         var generator = SeededGenerator(seed: seed)
         let bodies = try await scenario.notificationBodies()
         let deliveries = (bodies + bodies).shuffled(using: &generator)
-        var recorded = 0
-        for body in deliveries {
-            let answer = await backend.post("/apple/notifications", body, key: nil)
-            #expect(answer.status == 200)
-            if String(decoding: answer.body, as: UTF8.self).contains("\"recorded\":true") { recorded += 1 }
+        let answers = await withTaskGroup(of: [HTTPResponse].self) { group in
+            for lane in 0..<16 {
+                group.addTask {
+                    var answers: [HTTPResponse] = []
+                    for index in stride(from: lane, to: deliveries.count, by: 16) {
+                        answers.append(await backend.post("/apple/notifications", deliveries[index], key: nil))
+                    }
+                    return answers
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
         }
+        #expect(answers.allSatisfy { $0.status == 200 })
+        let recorded = answers.filter { String(decoding: $0.body, as: UTF8.self).contains("\"recorded\":true") }.count
         #expect(recorded == bodies.count, "each notification recorded once")
         for body in try await scenario.familyAppRequests() { _ = await backend.post("/v1/transactions", body) }
         #expect(try BackendScenario.backendEntitlements(backend) == (try await scenario.storeEntitlements()))
     }
 
-    @Test("a backend that missed the second half of the year catches up from late deliveries to the same answer")
-    func lateDeliveries() async throws {
+    @Test("a backend that missed the second half of the year catches up from late deliveries to the same answer",
+          arguments: BackendEngine.available)
+    func lateDeliveries(engine: BackendEngine) async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenario = try BackendScenario()
         try await scenario.play()
-        let backend = try scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: directory, engine: engine)
         let bodies = try await scenario.notificationBodies()
         let half = bodies.count / 2
         for body in bodies[..<half] { _ = await backend.post("/apple/notifications", body, key: nil) }
@@ -77,13 +88,13 @@ struct BackendLedgerTests {
         #expect(try BackendScenario.backendEntitlements(backend) == (try await scenario.storeEntitlements()))
     }
 
-    @Test("forged, foreign and malformed input is refused with 4xx and records nothing")
-    func badInput() async throws {
+    @Test("forged, foreign and malformed input is refused with 4xx and records nothing", arguments: BackendEngine.available)
+    func badInput(engine: BackendEngine) async throws {
         let directory = try Self.scratch()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scenario = try BackendScenario()
         _ = try await scenario.buy(ExampleShop.pro, "alice")
-        let backend = try scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: directory, engine: engine)
         let genuine = try #require(try await scenario.store.notifications().first)
 
         // Another authority signing a payload shaped like the store's.
@@ -127,7 +138,7 @@ struct BackendLedgerTests {
         let scenario = try BackendScenario()
         let pro = try await scenario.buy(ExampleShop.pro, "alice")
         let monthly = try await scenario.buy(ExampleShop.premiumMonthly, "alice")
-        let backend = try scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: directory)
         for transaction in [pro, monthly] {
             let jws = try await scenario.store.transaction(transaction.id, device: "alice-phone").jws
             let answer = await backend.post("/v1/transactions", Data(#"{"signedTransaction":"\#(jws)"}"#.utf8))

@@ -5,6 +5,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import StoreKitCatalog
+import Testing
 import TestSupport
 
 /// A Sandbox store living a scripted year with several customers, and backends to compare with it.
@@ -89,11 +90,17 @@ struct BackendScenario {
         return result
     }
 
-    /// A backend on its own SQLite file trusting this store's root.
-    func backend(in directory: URL, name: String = "backend") throws -> BackendService {
-        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
-        let storage = try SQLiteBackendStorage(path: directory.appendingPathComponent("\(name).sqlite").path)
+    /// A backend trusting this store's root, on a database of its own: a SQLite file in `directory`,
+    /// or a throwaway PostgreSQL cluster (kept alive by the service's storage until the test ends).
+    func backend(in directory: URL, engine: BackendEngine = .sqlite) async throws -> BackendService {
+        let storage = try await engine.storage(in: directory)
         try storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "tests", created: Self.start)
+        return try service(on: storage)
+    }
+
+    /// A backend service on given storage (a second instance on the same database, say).
+    func service(on storage: any BackendStorage) throws -> BackendService {
+        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
         let clock = self.clock
         return BackendService(storage: storage, intake: SignedDataIntake(verifier: verifier), now: { clock.now() })
     }
@@ -118,4 +125,43 @@ extension BackendService {
     func get(_ path: String, key: String? = BackendScenario.serviceKey) async -> HTTPResponse {
         await handle(HTTPRequest(method: "GET", path: path, headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:]))
     }
+}
+
+/// The database engines the conformance tests run on.
+enum BackendEngine: String, CaseIterable, CustomTestStringConvertible, Sendable {
+    case sqlite, postgres
+
+    var testDescription: String { rawValue }
+
+    /// Tests on PostgreSQL need Debian's server; they are skipped with this reason without it.
+    static var available: [BackendEngine] { PostgresCluster.isAvailable ? allCases : [.sqlite] }
+
+    func storage(in directory: URL) async throws -> any BackendStorage {
+        switch self {
+        case .sqlite: return try SQLBackendStorage.sqlite(path: directory.appendingPathComponent("backend.sqlite").path)
+        case .postgres:
+            let cluster = try await PostgresCluster.start()
+            return ClusterBackedStorage(cluster: cluster, storage: try SQLBackendStorage.postgres(url: cluster.url))
+        }
+    }
+}
+
+/// A PostgreSQL storage that keeps its throwaway cluster running for as long as it is used.
+final class ClusterBackedStorage: BackendStorage {
+    let cluster: PostgresCluster
+    let storage: SQLBackendStorage
+
+    init(cluster: PostgresCluster, storage: SQLBackendStorage) {
+        self.cluster = cluster
+        self.storage = storage
+    }
+
+    func apply(_ change: BackendChange) async throws(BackendError) -> Bool { try await storage.apply(change) }
+    func transactions(customer: String) throws(BackendError) -> [BackendTransaction] { try storage.transactions(customer: customer) }
+    func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus] {
+        try storage.statuses(originalTransactionIDs: originalTransactionIDs)
+    }
+    func notificationCount() throws(BackendError) -> Int { try storage.notificationCount() }
+    func addKey(hash: String, label: String, created: Date) throws(BackendError) { try storage.addKey(hash: hash, label: label, created: created) }
+    func hasKey(hash: String) throws(BackendError) -> Bool { try storage.hasKey(hash: hash) }
 }

@@ -53,7 +53,7 @@ struct BackendProcessTests {
             try await Task.sleep(for: .milliseconds(300))
         }
         let outbox = try await store.notificationRecords().count
-        let storage = try SQLiteBackendStorage(path: database)
+        let storage = try SQLBackendStorage.sqlite(path: database)
         for _ in 0..<300 where try storage.notificationCount() < outbox { try await Task.sleep(for: .milliseconds(100)) }
         #expect(try storage.notificationCount() == outbox, "every notification recorded once, none lost")
         let retried = try await store.notificationRecords().filter { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }.count

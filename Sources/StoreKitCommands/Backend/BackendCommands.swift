@@ -4,18 +4,18 @@ import AppStoreSigning
 import Foundation
 import HTTPService
 
-/// Where a backend keeps its data: `sqlite:PATH` (the default engine).
+/// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
     static func open(_ url: String) throws -> any BackendStorage {
         if url.hasPrefix("sqlite:") {
             let path = String(url.dropFirst("sqlite:".count))
             guard !path.isEmpty else { throw CommandFailure("--database sqlite: needs a file path, such as sqlite:backend.sqlite") }
-            do { return try SQLiteBackendStorage(path: path) } catch { throw CommandFailure(error.description) }
+            do { return try SQLBackendStorage.sqlite(path: path) } catch { throw CommandFailure(error.description) }
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            throw CommandFailure("the PostgreSQL engine is not built yet; use --database sqlite:PATH")
+            do { return try SQLBackendStorage.postgres(url: url) } catch { throw CommandFailure(error.description) }
         }
-        throw CommandFailure("--database is sqlite:PATH, not \(url)")
+        throw CommandFailure("--database is sqlite:PATH or postgres://USER@HOST:PORT/DB, not \(url)")
     }
 }
 
@@ -24,7 +24,7 @@ struct BackendServeCommand: Command {
     static let name = "backend serve"
     static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
     static let usage = """
-        --database sqlite:PATH --bundle-id ID [--environment Xcode|Sandbox|Production] [--app-apple-id N] [--root FILE…] [--host H] [--port P]
+        --database sqlite:PATH|postgres://USER@HOST:PORT/DB --bundle-id ID [--environment Xcode|Sandbox|Production] [--app-apple-id N] [--root FILE…] [--host H] [--port P]
           --root (required, repeatable): a root certificate to trust, PEM or DER: Apple Root CA G3 for Apple's data, or a local
           store's (`storekit ca export`). STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for the flags.
         """

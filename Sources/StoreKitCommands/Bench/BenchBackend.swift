@@ -50,7 +50,7 @@ struct BenchBackend: Command {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-bench-backend-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let storage = try SQLiteBackendStorage(path: scratch.appendingPathComponent("backend.sqlite").path)
+        let storage = try SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("backend.sqlite").path)
         let service = BackendService(storage: storage, intake: intake)
         let ingestRate = try await Self.rate(bodies) { body in
             let answer = await service.handle(HTTPRequest(method: "POST", path: "/apple/notifications", body: body))

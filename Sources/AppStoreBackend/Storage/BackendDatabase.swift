@@ -1,0 +1,102 @@
+import Foundation
+import PostgresClient
+import SQLiteDatabase
+
+/// A parameter of a backend statement.
+enum BackendValue: Sendable {
+    case text(String)
+    case integer(Int64)
+    case null
+
+    static func optionalText(_ text: String?) -> BackendValue { text.map { .text($0) } ?? .null }
+}
+
+/// One connection to the backend's database, whichever engine: statements are written once, with
+/// `$1`, `$2`, … parameters (numbered in order of first use, which SQLite and PostgreSQL both take),
+/// and rows come back as text.
+protocol BackendDatabase: AnyObject, Sendable {
+    /// How a write transaction begins: SQLite takes its write lock at once; PostgreSQL locks rows as it goes.
+    var beginWrite: String { get }
+    func execute(_ sql: String) throws(BackendError)
+    @discardableResult
+    func query(_ sql: String, _ values: [BackendValue]) throws(BackendError) -> [[String?]]
+    /// Whether a failed transaction may succeed when run again (a deadlock between instances).
+    func isRetryable(_ error: BackendError) -> Bool
+}
+
+/// The backend's database on SQLite (WAL, `synchronous=FULL`). Used under its storage's lock only.
+final class SQLiteBackendDatabase: BackendDatabase, @unchecked Sendable {
+    private let connection: SQLiteConnection
+    let beginWrite = "BEGIN IMMEDIATE"
+
+    init(path: String) throws(BackendError) {
+        do {
+            connection = try SQLiteConnection(path: path, mode: .create)
+            try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")
+        } catch {
+            throw .storage("cannot open the backend database \(path): \(error)")
+        }
+    }
+
+    func execute(_ sql: String) throws(BackendError) {
+        do { try connection.execute(sql) } catch { throw .storage("the backend database failed: \(error)") }
+    }
+
+    func query(_ sql: String, _ values: [BackendValue]) throws(BackendError) -> [[String?]] {
+        var rows: [[String?]] = []
+        let bound = values.map { value -> SQLiteConnection.Value in
+            switch value {
+            case .text(let text): return .text(text)
+            case .integer(let number): return .integer(number)
+            case .null: return .null
+            }
+        }
+        do {
+            try connection.query(sql, bound) { row in
+                rows.append((0..<row.columnCount).map { row.isNull($0) ? nil : row.text($0) })
+            }
+        } catch {
+            throw .storage("the backend database failed: \(error)")
+        }
+        return rows
+    }
+
+    func isRetryable(_ error: BackendError) -> Bool { false }
+}
+
+/// The backend's database on PostgreSQL: several backend processes may share it. Used under its
+/// storage's lock only.
+final class PostgresBackendDatabase: BackendDatabase, @unchecked Sendable {
+    private let connection: PostgresConnection
+    let beginWrite = "BEGIN"
+    private var lastError: PostgresError?
+
+    init(url: String) throws(BackendError) {
+        do { connection = try PostgresConnection(url) } catch { throw .storage("\(error)") }
+    }
+
+    func execute(_ sql: String) throws(BackendError) {
+        do { try connection.execute(sql) } catch {
+            lastError = error
+            throw .storage("the backend database failed: \(error)")
+        }
+    }
+
+    func query(_ sql: String, _ values: [BackendValue]) throws(BackendError) -> [[String?]] {
+        let bound = values.map { value -> PostgresConnection.Value in
+            switch value {
+            case .text(let text): return .text(text)
+            case .integer(let number): return .integer(number)
+            case .null: return .null
+            }
+        }
+        do {
+            return try connection.query(sql, bound).map(\.columns)
+        } catch {
+            lastError = error
+            throw .storage("the backend database failed: \(error)")
+        }
+    }
+
+    func isRetryable(_ error: BackendError) -> Bool { lastError?.isRetryable ?? false }
+}

@@ -1,0 +1,250 @@
+import AppStoreModels
+import Foundation
+import Synchronization
+
+/// The backend's ledger in a SQL database, SQLite (one machine, the default) or PostgreSQL (several
+/// backend processes sharing it). The statements are the same for both.
+///
+/// Every change is one database transaction that re-reads what it changes: the notification's UUID
+/// is unique (a second delivery, from this process or another, inserts nothing and the change is
+/// skipped), and a transaction or status row is replaced only by data signed at the same time or later
+/// (`ON CONFLICT … DO UPDATE … WHERE`), so instances racing on the same rows cannot roll them back.
+/// Writes are grouped: callers queue their change and suspend; a writer commits everything waiting in
+/// one transaction, each change in a savepoint of its own, and resumes each caller after the commit.
+/// A transaction that PostgreSQL aborts as a deadlock between instances is run again.
+public final class SQLBackendStorage: BackendStorage {
+    /// Where the data is, for messages.
+    public let location: String
+    private let writerDatabase: Mutex<any BackendDatabase>
+    private let readerDatabase: Mutex<any BackendDatabase>
+
+    /// Opens (creating the tables when missing) a SQLite database file.
+    public static func sqlite(path: String) throws(BackendError) -> SQLBackendStorage {
+        try SQLBackendStorage(location: path, writer: SQLiteBackendDatabase(path: path), reader: SQLiteBackendDatabase(path: path))
+    }
+
+    /// Connects to a PostgreSQL database (`postgres://user@host:port/db`), creating the tables when missing.
+    public static func postgres(url: String) throws(BackendError) -> SQLBackendStorage {
+        try SQLBackendStorage(location: url, writer: PostgresBackendDatabase(url: url), reader: PostgresBackendDatabase(url: url))
+    }
+
+    private init(location: String, writer: any BackendDatabase, reader: any BackendDatabase) throws(BackendError) {
+        self.location = location
+        // Both engines take these statements; concurrent creators (two instances starting) may race,
+        // which IF NOT EXISTS and a retry absorb.
+        for attempt in 0..<3 {
+            do {
+                try writer.execute(Self.schema)
+                break
+            } catch {
+                if attempt == 2 { throw error }
+            }
+        }
+        writerDatabase = Mutex(writer)
+        readerDatabase = Mutex(reader)
+    }
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS notifications (uuid TEXT PRIMARY KEY, type TEXT NOT NULL, subtype TEXT, signed_ms BIGINT NOT NULL,
+                                                  transaction_id TEXT, original_transaction_id TEXT);
+        CREATE TABLE IF NOT EXISTS transactions (transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL,
+                                                 customer_id TEXT, signed_ms BIGINT NOT NULL, payload TEXT NOT NULL, jws TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS transactions_by_customer ON transactions(customer_id) WHERE customer_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS transactions_by_original ON transactions(original_transaction_id);
+        CREATE TABLE IF NOT EXISTS statuses (original_transaction_id TEXT PRIMARY KEY, status INTEGER, renewal_info TEXT,
+                                             signed_ms BIGINT NOT NULL);
+        CREATE TABLE IF NOT EXISTS links (original_transaction_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL);
+        CREATE INDEX IF NOT EXISTS links_by_customer ON links(customer_id);
+        CREATE TABLE IF NOT EXISTS keys (hash TEXT PRIMARY KEY, label TEXT NOT NULL, created_ms BIGINT NOT NULL);
+        """
+
+    // MARK: Writing
+
+    /// A change waiting to be committed, with the JSON it stores encoded beforehand (kept off the writer).
+    private struct Ticket: Sendable {
+        let change: BackendChange
+        let transactionJSON: String?
+        let renewalJSON: String?
+        let answer: CheckedContinuation<Result<Bool, BackendError>, Never>
+    }
+
+    private struct Queue {
+        var tickets: [Ticket] = []
+        var writing = false
+    }
+
+    private let queue = Mutex(Queue())
+    private let writer = DispatchQueue(label: "SQLBackendStorage.writer")
+
+    public func apply(_ change: BackendChange) async throws(BackendError) -> Bool {
+        let transactionJSON = try change.transaction.map { (transaction) throws(BackendError) in try Self.encode(transaction.payload) }
+        let renewalJSON = try change.status?.renewalInfo.map { (info) throws(BackendError) in try Self.encode(info) }
+        let result = await withCheckedContinuation { (answer: CheckedContinuation<Result<Bool, BackendError>, Never>) in
+            let startsWriter = queue.withLock { queue -> Bool in
+                queue.tickets.append(Ticket(change: change, transactionJSON: transactionJSON, renewalJSON: renewalJSON, answer: answer))
+                defer { queue.writing = true }
+                return !queue.writing
+            }
+            if startsWriter { writer.async { self.writeWaiting() } }
+        }
+        return try result.get()
+    }
+
+    /// The writer: commits what waits, batch after batch, until nothing does.
+    private func writeWaiting() {
+        while true {
+            let batch = queue.withLock { queue -> [Ticket] in
+                defer { queue.tickets = [] }
+                if queue.tickets.isEmpty { queue.writing = false }
+                return queue.tickets
+            }
+            guard !batch.isEmpty else { return }
+            let results = writerDatabase.withLock { database in Self.commit(batch, on: database) }
+            for (index, ticket) in batch.enumerated() {
+                switch results {
+                case .success(let recorded): ticket.answer.resume(returning: .success(recorded[index]))
+                case .failure(let error): ticket.answer.resume(returning: .failure(error))
+                }
+            }
+        }
+    }
+
+    private static func commit(_ batch: [Ticket], on database: any BackendDatabase) -> Result<[Bool], BackendError> {
+        var attempt = 0
+        while true {
+            do throws(BackendError) {
+                try database.execute(database.beginWrite)
+                do throws(BackendError) {
+                    let results = try batch.map { (ticket) throws(BackendError) in try write(ticket, on: database) }
+                    try database.execute("COMMIT")
+                    return .success(results)
+                } catch {
+                    try? database.execute("ROLLBACK")
+                    throw error
+                }
+            } catch {
+                attempt += 1
+                guard database.isRetryable(error), attempt < 10 else { return .failure(error) }
+            }
+        }
+    }
+
+    /// Writes one change inside the open transaction, in a savepoint: `false` (and nothing written)
+    /// when its notification was recorded before.
+    private static func write(_ ticket: Ticket, on database: any BackendDatabase) throws(BackendError) -> Bool {
+        let change = ticket.change
+        try database.execute("SAVEPOINT change")
+        if let notification = change.notification {
+            let inserted = try database.query("""
+                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id)
+                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
+                """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
+                      .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
+                      .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID)])
+            guard inserted.count == 1 else {
+                try database.execute("ROLLBACK TO SAVEPOINT change")
+                try database.execute("RELEASE SAVEPOINT change")
+                return false
+            }
+        }
+        if let transaction = change.transaction {
+            try database.query("""
+                INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws)
+                VALUES ($1, $2, $3, $4, $5, $6)
+                ON CONFLICT (transaction_id) DO UPDATE SET
+                    customer_id = COALESCE(excluded.customer_id, transactions.customer_id),
+                    signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws
+                WHERE excluded.signed_ms >= transactions.signed_ms
+                """, [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optionalText(transaction.customerID),
+                      .integer(AppStoreJSON.milliseconds(from: transaction.signedDate)), .text(ticket.transactionJSON ?? "{}"),
+                      .text(transaction.signedTransaction)])
+            if let customer = transaction.customerID {
+                // A newer view of the transaction stored earlier may lack the customer: keep the one learnt now.
+                try database.query("UPDATE transactions SET customer_id = $2 WHERE transaction_id = $1 AND customer_id IS NULL",
+                                   [.text(transaction.transactionID), .text(customer)])
+            }
+        }
+        if let status = change.status {
+            try database.query("""
+                INSERT INTO statuses (original_transaction_id, status, renewal_info, signed_ms) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (original_transaction_id) DO UPDATE SET
+                    status = COALESCE(excluded.status, statuses.status),
+                    renewal_info = COALESCE(excluded.renewal_info, statuses.renewal_info), signed_ms = excluded.signed_ms
+                WHERE excluded.signed_ms >= statuses.signed_ms
+                """, [.text(status.originalTransactionID), status.status.map { .integer(Int64($0.rawValue)) } ?? .null,
+                      .optionalText(ticket.renewalJSON), .integer(AppStoreJSON.milliseconds(from: status.signedDate))])
+        }
+        if let link = change.link {
+            try database.query("""
+                INSERT INTO links (original_transaction_id, customer_id) VALUES ($1, $2)
+                ON CONFLICT (original_transaction_id) DO UPDATE SET customer_id = excluded.customer_id
+                """, [.text(link.originalTransactionID), .text(link.customerID)])
+        }
+        try database.execute("RELEASE SAVEPOINT change")
+        return true
+    }
+
+    // MARK: Reading
+
+    private func read<Result>(_ body: (any BackendDatabase) throws(BackendError) -> Result) throws(BackendError) -> Result {
+        try readerDatabase.withLock { (database) throws(BackendError) -> Result in try body(database) }
+    }
+
+    public func transactions(customer: String) throws(BackendError) -> [BackendTransaction] {
+        let rows = try read { (database) throws(BackendError) in
+            try database.query("""
+                SELECT payload, jws, customer_id FROM transactions
+                WHERE customer_id = $1
+                   OR original_transaction_id IN (SELECT original_transaction_id FROM links WHERE customer_id = $1)
+                   OR original_transaction_id IN (SELECT original_transaction_id FROM transactions WHERE customer_id = $1)
+                ORDER BY length(transaction_id), transaction_id
+                """, [.text(customer)])
+        }
+        return try rows.map { (row) throws(BackendError) in
+            BackendTransaction(payload: try Self.decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
+                               customerID: row[2])
+        }
+    }
+
+    public func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus] {
+        var found: [String: BackendSubscriptionStatus] = [:]
+        for id in originalTransactionIDs.sorted() {
+            let rows = try read { (database) throws(BackendError) in
+                try database.query("SELECT status, renewal_info, signed_ms FROM statuses WHERE original_transaction_id = $1", [.text(id)])
+            }
+            guard let row = rows.first else { continue }
+            found[id] = BackendSubscriptionStatus(
+                originalTransactionID: id, status: row[0].flatMap { Int32($0) }.map(Status.init(rawValue:)),
+                renewalInfo: try row[1].map { (text) throws(BackendError) in try Self.decode(JWSRenewalInfoDecodedPayload.self, text) },
+                signedDate: AppStoreJSON.date(fromMilliseconds: row[2].flatMap { Int64($0) } ?? 0))
+        }
+        return found
+    }
+
+    public func notificationCount() throws(BackendError) -> Int {
+        try read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
+    }
+
+    public func addKey(hash: String, label: String, created: Date) throws(BackendError) {
+        _ = try read { (database) throws(BackendError) in
+            try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
+                               [.text(hash), .text(label), .integer(AppStoreJSON.milliseconds(from: created))])
+        }
+    }
+
+    public func hasKey(hash: String) throws(BackendError) -> Bool {
+        try read { (database) throws(BackendError) in !(try database.query("SELECT 1 FROM keys WHERE hash = $1", [.text(hash)])).isEmpty }
+    }
+
+    private static func encode<Value: Encodable>(_ value: Value) throws(BackendError) -> String {
+        do { return String(decoding: try AppStoreJSON.encode(value), as: UTF8.self) } catch {
+            throw .storage("cannot encode \(Value.self): \(error)")
+        }
+    }
+
+    private static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws(BackendError) -> Value {
+        do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
+            throw .storage("a stored \(type) cannot be read: \(error)")
+        }
+    }
+}

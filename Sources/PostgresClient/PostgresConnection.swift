@@ -1,0 +1,99 @@
+import CLibPQ
+import Foundation
+
+/// A failure reported by PostgreSQL or libpq, with its SQLSTATE when the server gave one.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    public var message: String
+    /// The five-character SQLSTATE (`23505` unique violation, `40P01` deadlock, `40001` serialization failure).
+    public var sqlState: String?
+
+    public init(_ message: String, sqlState: String? = nil) {
+        self.message = message
+        self.sqlState = sqlState
+    }
+
+    public var description: String { sqlState.map { "\(message) (SQLSTATE \($0))" } ?? message }
+
+    /// Whether running the same transaction again may succeed (a deadlock or serialization failure).
+    public var isRetryable: Bool { sqlState == "40P01" || sqlState == "40001" }
+}
+
+/// One connection to a PostgreSQL server through libpq: the only code that touches libpq.
+///
+/// Not thread-safe by itself: its owner serialises every use, which is why it is `@unchecked Sendable`.
+/// Statements take text parameters (`$1`, `$2`, …) and give text results.
+public final class PostgresConnection: @unchecked Sendable {
+    private let connection: OpaquePointer
+
+    /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`).
+    public init(_ url: String) throws(PostgresError) {
+        guard let connection = PQconnectdb(url) else { throw PostgresError("libpq could not allocate a connection") }
+        guard PQstatus(connection) == CONNECTION_OK else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            PQfinish(connection)
+            throw PostgresError("cannot connect to PostgreSQL: \(message)")
+        }
+        self.connection = connection
+    }
+
+    deinit { PQfinish(connection) }
+
+    /// A parameter value: text, or SQL NULL.
+    public enum Value: Sendable {
+        case text(String)
+        case null
+
+        public static func integer(_ value: Int64) -> Value { .text(String(value)) }
+        public static func optionalText(_ text: String?) -> Value { text.map { .text($0) } ?? .null }
+    }
+
+    /// A result row's columns, as text (`nil` for NULL).
+    public struct Row {
+        public let columns: [String?]
+        public func text(_ column: Int) -> String? { columns[column] }
+        public func integer(_ column: Int) -> Int64 { columns[column].flatMap { Int64($0) } ?? 0 }
+        public func isNull(_ column: Int) -> Bool { columns[column] == nil }
+    }
+
+    /// Runs SQL without parameters (several statements allowed).
+    public func execute(_ sql: String) throws(PostgresError) {
+        _ = try query(sql, [], simple: true)
+    }
+
+    /// Runs one statement with parameters and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ values: [Value] = []) throws(PostgresError) -> [Row] {
+        try query(sql, values, simple: false)
+    }
+
+    private func query(_ sql: String, _ values: [Value], simple: Bool) throws(PostgresError) -> [Row] {
+        let result: OpaquePointer?
+        if simple {
+            result = PQexec(connection, sql)
+        } else {
+            // Parameters as C strings that live until the call returns.
+            let strings = values.map { value -> String? in if case .text(let text) = value { return text } else { return nil } }
+            var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+            defer { for pointer in pointers { free(pointer) } }
+            result = pointers.withUnsafeMutableBufferPointer { buffer in
+                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { parameters in
+                    PQexecParams(connection, sql, Int32(values.count), nil, values.isEmpty ? nil : parameters, nil, nil, 0)
+                }
+            }
+        }
+        guard let result else { throw PostgresError(String(cString: PQerrorMessage(connection))) }
+        defer { PQclear(result) }
+        let status = PQresultStatus(result)
+        guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
+            let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(message.isEmpty ? "the statement failed" : message, sqlState: state)
+        }
+        let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+        return (0..<rows).map { row in
+            Row(columns: (0..<columns).map { column in
+                PQgetisnull(result, Int32(row), Int32(column)) == 1 ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
+            })
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+
+/// A throwaway PostgreSQL cluster for one test: `initdb` in a temporary folder, a free port on
+/// 127.0.0.1, trust authentication, stopped and removed when released. Debian's server binaries
+/// (`scripts/bootstrap` installs `postgresql`); as root, the server runs as the `postgres` user.
+public final class PostgresCluster: @unchecked Sendable {
+    /// `postgres://postgres@127.0.0.1:PORT/postgres`.
+    public let url: String
+    private let directory: URL
+    private let binaries: URL
+    private let user: String?
+
+    /// The folder of Debian's PostgreSQL server binaries, if installed.
+    public static let binaries: URL? = {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []).sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
+        return versions.map { root.appendingPathComponent($0).appendingPathComponent("bin") }
+            .first { FileManager.default.isExecutableFile(atPath: $0.appendingPathComponent("initdb").path) }
+    }()
+
+    public static var isAvailable: Bool { binaries != nil }
+    public static let skipReason = "PostgreSQL's server is not installed (scripts/bootstrap installs Debian's postgresql)"
+
+    /// Makes and starts a cluster, without blocking a thread of the cooperative pool while it starts.
+    public static func start() async throws -> PostgresCluster {
+        guard let binaries = Self.binaries else { throw TestFailure(Self.skipReason) }
+        let cluster = try PostgresCluster(binaries: binaries, port: try freePort())
+        let data = cluster.directory.appendingPathComponent("data").path
+        try await cluster.runAsync("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
+        try await cluster.runAsync("pg_ctl", ["-D", data, "-l", cluster.directory.appendingPathComponent("log").path, "-w", "-o",
+                                              "-p \(cluster.port) -k \(cluster.directory.path) -c listen_addresses=127.0.0.1 -c max_connections=50",
+                                              "start"])
+        return cluster
+    }
+
+    private let port: Int
+
+    private init(binaries: URL, port: Int) throws {
+        self.binaries = binaries
+        self.port = port
+        user = getuid() == 0 ? "postgres" : nil
+        directory = URL(fileURLWithPath: "/tmp/openstorekit-pg-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let user, Self.spawn("/bin/chown", ["-R", user, directory.path]).0 != 0 { throw TestFailure("cannot give \(directory.path) to \(user)") }
+        url = "postgres://postgres@127.0.0.1:\(port)/postgres"
+    }
+
+    /// Runs a server tool (as `postgres` when root), waiting for it on a thread of its own.
+    private func runAsync(_ tool: String, _ arguments: [String]) async throws {
+        let path = binaries.appendingPathComponent(tool).path
+        let (executable, all) = user.map { ("/usr/sbin/runuser", ["-u", $0, "--", path] + arguments) } ?? (path, arguments)
+        let (status, output) = await withCheckedContinuation { continuation in
+            Thread.detachNewThread { continuation.resume(returning: Self.spawn(executable, all)) }
+        }
+        guard status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed (\(status)): \(output)") }
+    }
+
+    /// Starts a program and waits for it with `waitpid`: `pg_ctl` leaves a server running that inherits
+    /// its descriptors, which Foundation's `Process` would wait on for good.
+    private static func spawn(_ executable: String, _ arguments: [String]) -> (Int32, String) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("pg-run-\(UUID().uuidString).log").path
+        defer { unlink(log) }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var pid: pid_t = 0
+        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return (-1, "cannot start \(executable)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+        let exited = status & 0x7F == 0
+        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+    }
+
+    deinit {
+        let path = binaries.appendingPathComponent("pg_ctl").path
+        let arguments = ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"]
+        _ = user.map { Self.spawn("/usr/sbin/runuser", ["-u", $0, "--", path] + arguments) } ?? Self.spawn(path, arguments)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private static func freePort() throws -> Int {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
+        }
+        guard bound else { throw TestFailure("no free port") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
