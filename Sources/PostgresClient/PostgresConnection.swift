@@ -34,6 +34,8 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError("cannot connect to PostgreSQL: \(message)")
         }
         self.connection = connection
+        // Notices ("relation already exists, skipping") would go to standard error; warnings still do.
+        if let result = PQexec(connection, "SET client_min_messages TO WARNING") { PQclear(result) }
     }
 
     deinit { PQfinish(connection) }

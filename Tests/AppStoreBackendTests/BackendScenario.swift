@@ -14,8 +14,9 @@ struct BackendScenario {
     static let accounts = ["alice", "bob", "carol", "erin"]
     /// Each customer's app account token: the backend's customer id.
     static func token(_ account: String) -> UUID {
-        let digits = String(account.unicodeScalars.map { String($0.value, radix: 16) }.joined().prefix(12))
-        return UUID(uuidString: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits)!
+        // FNV-1a of the name: a distinct token for each name.
+        let hash = account.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        return UUID(uuidString: "00000000-0000-4000-8000-" + String(format: "%012llx", hash & 0xFFFF_FFFF_FFFF))!
     }
     /// The family member's own user id, which its app sends with its transactions.
     static let familyMember = (account: "dave", userID: "dave-user")

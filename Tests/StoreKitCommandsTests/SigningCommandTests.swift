@@ -208,6 +208,18 @@ struct SigningCommandTests {
         #expect(await CommandRun.run(["bench", "backend", "--notifications", "5"]).status == 64)
     }
 
+    @Test("bench backend measures PostgreSQL with one and two instances when given a database",
+          .enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.skipReason)))
+    func benchBackendPostgres() async throws {
+        let cluster = try await PostgresCluster.start()
+        let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "200", "--postgres", cluster.url])
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try #require(run.jsonObject)
+        for key in ["notifications_per_second_postgres", "notifications_per_second_postgres_2", "postgres_2_to_1_ratio"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+    }
+
     @Test("bench verify refuses meaningless rounds and windows")
     func benchVerifyArguments() async throws {
         for arguments in [["--rounds", "0"], ["--rounds", "x"], ["--seconds", "-1"], ["--seconds", "1e9"]] {

@@ -12,8 +12,9 @@ import TestSupport
 /// (the store retries failed ones on Apple's schedule), its entitlements equal the store's.
 struct BackendProcessTests {
     static func token(_ account: String) -> UUID {
-        let digits = String(account.unicodeScalars.map { String($0.value, radix: 16) }.joined().prefix(12))
-        return UUID(uuidString: "00000000-0000-4000-8000-" + String(repeating: "0", count: 12 - digits.count) + digits)!
+        // FNV-1a of the name: a distinct token for each name.
+        let hash = account.utf8.reduce(UInt64(0xcbf2_9ce4_8422_2325)) { ($0 ^ UInt64($1)) &* 0x100_0000_01b3 }
+        return UUID(uuidString: "00000000-0000-4000-8000-" + String(format: "%012llx", hash & 0xFFFF_FFFF_FFFF))!
     }
 
     @Test("kill -9 of the backend 20 times while a store delivers to it: nothing recorded twice, nothing lost, the store's entitlements",
@@ -65,5 +66,57 @@ struct BackendProcessTests {
             let actual = try ledger.entitlements(customer: Self.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
             #expect(actual == expected, "\(account)")
         }
+    }
+}
+
+/// Two `storekit backend serve` processes on one PostgreSQL database, each receiving every notification
+/// of the same stream at the same time: each is recorded once, none is lost, and either instance
+/// answers the store's entitlements.
+struct SharedDatabaseBackendTests {
+    @Test("two backend instances on one PostgreSQL, the same notifications to both at once: no duplicate, no loss",
+          .enabled(if: Built.available && PostgresCluster.isAvailable, "the storekit binary or PostgreSQL is missing"))
+    func twoInstances() async throws {
+        let cluster = try await PostgresCluster.start()
+        let scratch = Scratch()
+        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
+        let root = scratch.url.appendingPathComponent("root.pem")
+        try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
+        let accounts = (0..<6).map { "customer\($0)" }
+        let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.wizard]
+        for (index, account) in accounts.enumerated() {
+            for product in products where (index + products.firstIndex(of: product)!) % 2 == 0 {
+                _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendProcessTests.token(account)))
+            }
+        }
+        try await store.advanceTime(by: 95 * 86_400)
+        let notifications = try await store.notifications()
+        let command = ["backend", "serve", "--database", cluster.url, "--bundle-id", "com.example.shop", "--environment", "Xcode",
+                       "--root", root.path, "--port", "0"]
+        let first = try ServeProcess(command: command), second = try ServeProcess(command: command)
+        defer { first.stop(); second.stop() }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for instance in [first, second] {
+                for lane in 0..<4 {
+                    group.addTask {
+                        for index in stride(from: lane, to: notifications.count, by: 4) {
+                            let answer = try await Exchange.send("POST", instance.url.appendingPathComponent("/apple/notifications"),
+                                                                 json: #"{"signedPayload":"\#(notifications[index].signedPayload)"}"#)
+                            guard answer.status == 200 else { throw TestFailure("HTTP \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let storage = try SQLBackendStorage.postgres(url: cluster.url)
+        #expect(try storage.notificationCount() == notifications.count, "each notification recorded once though both instances received it")
+        let ledger = CustomerLedger(storage: storage)
+        for account in accounts {
+            let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
+            let actual = try ledger.entitlements(customer: BackendProcessTests.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
+            #expect(actual == expected, "\(account)")
+        }
+        #expect(notifications.count > 20)
     }
 }

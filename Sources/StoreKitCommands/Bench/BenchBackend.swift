@@ -13,18 +13,22 @@ import StoreKitCatalog
 /// The limit, `verify_per_second`, is the intake's work alone: each notification verified (payload,
 /// embedded transaction and renewal info, chain from the warm cache) and decoded, 8 at a time. Then
 /// a fresh SQLite backend records the same notifications, 8 deliveries in flight, each committed
-/// (WAL, `synchronous=FULL`) before it is answered. Last, customers' entitlement reads.
+/// (WAL, `synchronous=FULL`) before it is answered. With `--postgres URL` (an empty database), the same
+/// on PostgreSQL with one instance, then with two instances (two connections and writers, as two
+/// `backend serve` processes would have) sharing the stream. Last, customers' entitlement reads.
 struct BenchBackend: Command {
     static let name = "bench backend"
     static let abstract = "Measure notification ingestion and entitlement reads of the backend against verification (build with -c release)."
-    static let usage = "[--json] [--notifications N]"
+    static let usage = "[--json] [--notifications N] [--postgres postgres://USER@HOST:PORT/DB]"
 
     var json: Bool
     var count: Int
+    var postgres: String?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         json = arguments.flag("--json")
         count = try arguments.value("--notifications", expected: "a number from 100 to 100000") { Int($0).flatMap { (100...100_000).contains($0) ? $0 : nil } } ?? 4_000
+        postgres = try arguments.value("--postgres")
     }
 
     static let inFlight = 8
@@ -52,14 +56,23 @@ struct BenchBackend: Command {
         defer { try? FileManager.default.removeItem(at: scratch) }
         let storage = try SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("backend.sqlite").path)
         let service = BackendService(storage: storage, intake: intake)
-        let ingestRate = try await Self.rate(bodies) { body in
-            let answer = await service.handle(HTTPRequest(method: "POST", path: "/apple/notifications", body: body))
-            guard answer.status == 200 else { throw CommandFailure("a notification was refused: \(String(decoding: answer.body, as: UTF8.self))") }
-        }
+        let ingestRate = try await Self.rate(bodies) { body in try await Self.ingest(body, into: service) }
         guard try storage.notificationCount() == bodies.count else { throw CommandFailure("the backend did not record every notification once") }
         let customerIDs = (0..<customers).map { String(format: "00000000-0000-4000-8000-%012x", $0) }
-        let readRate = try await Self.rate(customerIDs.map { Data($0.utf8) }) { id in
-            _ = try service.ledger.entitlements(customer: String(decoding: id, as: UTF8.self))
+        let readRate = try await Self.rate(customerIDs) { id in _ = try service.ledger.entitlements(customer: id) }
+
+        var postgresRates: (one: Double, two: Double)?
+        if let postgres {
+            // One instance takes the first half of the stream; two instances share the second half.
+            let half = bodies.count / 2
+            let one = BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake)
+            let oneRate = try await Self.rate(Array(bodies[..<half])) { body in try await Self.ingest(body, into: one) }
+            let pair = [BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake),
+                        BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake)]
+            let second = Array(bodies[half...])
+            let twoRate = try await Self.rate(Array(second.indices)) { position in try await Self.ingest(second[position], into: pair[position % 2]) }
+            guard try one.storage.notificationCount() == bodies.count else { throw CommandFailure("PostgreSQL did not record every notification once") }
+            postgresRates = (oneRate, twoRate)
         }
 
         var report = BenchmarkReport(name: "bench backend")
@@ -70,12 +83,25 @@ struct BenchBackend: Command {
         report.add("sqlite_to_verify_ratio", (ingestRate / verifyRate).thousandths)
         report.add("sqlite_to_verify_aim", 0.5)
         report.add("entitlement_reads_per_second_sqlite", readRate.rounded())
-        report.add("postgres", "not built yet (the PostgreSQL engine is still to come)")
+        if let (one, two) = postgresRates {
+            report.add("notifications_per_second_postgres", one.rounded())
+            report.add("notifications_per_second_postgres_2", two.rounded())
+            report.add("postgres_to_verify_ratio", (one / verifyRate).thousandths)
+            report.add("postgres_2_to_1_ratio", (two / one).thousandths)
+        } else {
+            report.add("postgres", "not measured: give --postgres URL (an empty database)")
+        }
         console.print(try report.render(json: json))
     }
 
+    /// Posts one notification to a backend as the webhook does.
+    static func ingest(_ body: Data, into service: BackendService) async throws {
+        let answer = await service.handle(HTTPRequest(method: "POST", path: "/apple/notifications", body: body))
+        guard answer.status == 200 else { throw CommandFailure("a notification was refused: \(String(decoding: answer.body, as: UTF8.self))") }
+    }
+
     /// Items per second, `inFlight` workers each taking every `inFlight`-th item.
-    static func rate(_ items: [Data], _ body: @escaping @Sendable (Data) async throws -> Void) async throws -> Double {
+    static func rate<Item: Sendable>(_ items: [Item], _ body: @escaping @Sendable (Item) async throws -> Void) async throws -> Double {
         let start = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<inFlight {
