@@ -55,10 +55,11 @@ let package = Package(
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
-        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "SQLiteDatabase", "PostgresClient", "HTTPService"]),
+        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
+                                                       "HTTPService"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                      "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend"]),
+                                                      "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI"]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
@@ -86,10 +87,10 @@ let package = Package(
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
-                                                                "AppStoreSimulatorSQLite", "StoreKitCatalog", "TestSupport"]),
+                                                                "AppStoreSimulatorSQLite", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -163,6 +163,7 @@ final class ClusterBackedStorage: BackendStorage {
         try storage.statuses(originalTransactionIDs: originalTransactionIDs)
     }
     func notificationCount() throws(BackendError) -> Int { try storage.notificationCount() }
+    func latestNotificationDate() throws(BackendError) -> Date? { try storage.latestNotificationDate() }
     func addKey(hash: String, label: String, created: Date) throws(BackendError) { try storage.addKey(hash: hash, label: label, created: created) }
     func hasKey(hash: String) throws(BackendError) -> Bool { try storage.hasKey(hash: hash) }
 }

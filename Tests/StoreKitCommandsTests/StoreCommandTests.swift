@@ -1,8 +1,10 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
+import AppStoreBackend
 import AppStoreSimulatorSQLite
 import Foundation
+import StoreService
 import Testing
 import TestSupport
 
@@ -149,6 +151,39 @@ struct StoreCommandTests {
         #expect(oneTime.status == 1 && oneTime.standardError.contains("not a transaction of an auto-renewable subscription"))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("pro.svg")))
         #expect(await CommandRun.run(["timeline", store, Self.id(0)]).status == 64)
+    }
+
+    @Test("backend key create and backend reconcile: a backend that heard nothing records the store's notifications from its history")
+    func backendReconcile() async throws {
+        let scratch = try TemporaryDirectory()
+        let store = try await Self.makeStore(scratch)
+        #expect(await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone",
+                                      "--app-account-token", "0a1b2c3d-0000-4000-8000-000000000001"]).status == 0)
+        #expect(await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone",
+                                      "--app-account-token", "0a1b2c3d-0000-4000-8000-000000000001"]).status == 0)
+        let keyFile = try scratch.write(await CommandRun.run(["api-key", "create", store, "--json"]).standardOutput, to: "key.json")
+        let root = scratch.url.appendingPathComponent("root.pem")
+        try Data(await CommandRun.run(["ca", "export", store, "--pem"]).standardOutput.utf8).write(to: root)
+        let database = "sqlite:" + scratch.path("backend.sqlite")
+        let key = await CommandRun.run(["backend", "key", "create", "--database", database])
+        #expect(key.status == 0 && key.standardOutput.hasPrefix("osk_"))
+
+        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let server = try StoreServer(store: opened)
+        defer { server.stop() }
+        let arguments = ["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Sandbox",
+                         "--root", root.path, "--key-file", keyFile, "--api-url", server.url.absoluteString, "--until", "2026-01-02T00:00:00Z"]
+        let first = await CommandRun.run(arguments)
+        #expect(first.status == 0, "\(first.standardError)")
+        #expect(first.standardOutput.contains("listed 2 notifications; recorded 2"))
+        #expect(await CommandRun.run(arguments).standardOutput.contains("recorded 0"))
+        let entitlements = try CustomerLedger(storage: try SQLBackendStorage.sqlite(path: scratch.path("backend.sqlite")))
+            .entitlements(customer: "0a1b2c3d-0000-4000-8000-000000000001")
+        #expect(Set(entitlements.map(\.productId)) == ["com.example.shop.pro", "com.example.shop.plus.premium.monthly"])
+        let badKey = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", root.path,
+                                           "--key-file", root.path])
+        #expect(badKey.status == 1 && badKey.standardError.contains("is not an API key file"))
+        #expect(await CommandRun.run(["backend", "serve", "--database", database, "--bundle-id", "com.example.shop"]).status == 64)
     }
 
     @Test("subscription commands: advance, status, renewal, price increase, expire, force-renew, extend")

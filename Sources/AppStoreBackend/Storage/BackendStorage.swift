@@ -21,6 +21,9 @@ public protocol BackendStorage: Sendable {
     /// How many notifications were recorded (each UUID once).
     func notificationCount() throws(BackendError) -> Int
 
+    /// When the newest notification recorded was signed (where a reconciliation starts), if any.
+    func latestNotificationDate() throws(BackendError) -> Date?
+
     /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
     func addKey(hash: String, label: String, created: Date) throws(BackendError)
     func hasKey(hash: String) throws(BackendError) -> Bool

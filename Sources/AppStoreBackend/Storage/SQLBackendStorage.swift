@@ -225,6 +225,11 @@ public final class SQLBackendStorage: BackendStorage {
         try read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
     }
 
+    public func latestNotificationDate() throws(BackendError) -> Date? {
+        let newest = try read { (database) throws(BackendError) in try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] }
+        return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
+    }
+
     public func addKey(hash: String, label: String, created: Date) throws(BackendError) {
         _ = try read { (database) throws(BackendError) in
             try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",

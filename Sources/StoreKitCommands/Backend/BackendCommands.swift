@@ -1,5 +1,6 @@
 import AppStoreBackend
 import AppStoreModels
+import AppStoreServerAPI
 import AppStoreSigning
 import Foundation
 import HTTPService
@@ -19,28 +20,24 @@ enum BackendDatabase {
     }
 }
 
-/// `storekit backend serve`: the entitlement backend as an HTTP service.
-struct BackendServeCommand: Command {
-    static let name = "backend serve"
-    static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
-    static let usage = """
-        --database sqlite:PATH|postgres://USER@HOST:PORT/DB --bundle-id ID [--environment Xcode|Sandbox|Production] [--app-apple-id N] [--root FILE…] [--host H] [--port P]
-          --root (required, repeatable): a root certificate to trust, PEM or DER: Apple Root CA G3 for Apple's data, or a local
-          store's (`storekit ca export`). STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for the flags.
-        """
-
+/// What `backend serve` and `backend reconcile` share: the database and how signed data is verified.
+struct BackendOptions {
     var database: String
     var bundleID: String
     var environment: AppStoreModels.Environment
     var appAppleID: Int64?
     var roots: [String]
-    var host: String
-    var port: UInt16
+
+    static let usage = """
+        --database sqlite:PATH|postgres://USER@HOST:PORT/DB --bundle-id ID --root FILE… [--environment Xcode|Sandbox|Production] [--app-apple-id N]
+          --root (required, repeatable): a root certificate to trust, PEM or DER: Apple Root CA G3 for Apple's data, or a local
+          store's (`storekit ca export`). STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for the flags.
+        """
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         let environmentVariables = ProcessInfo.processInfo.environment
         guard let database = try arguments.value("--database") ?? environmentVariables["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH")
+            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
         }
         self.database = database
         guard let bundleID = try arguments.value("--bundle-id") ?? environmentVariables["STOREKIT_BACKEND_BUNDLE_ID"] else {
@@ -52,23 +49,41 @@ struct BackendServeCommand: Command {
         } ?? .production
         appAppleID = try arguments.value("--app-apple-id", expected: "a number") { Int64($0) }
         roots = try arguments.values("--root")
-        host = try arguments.value("--host") ?? "127.0.0.1"
-        port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
+        guard !roots.isEmpty else { throw ValidationError("give the root certificate to trust with --root FILE") }
     }
 
-    func run(console: Console) async throws {
-        guard !roots.isEmpty else { throw CommandFailure("give the root certificate to trust with --root FILE") }
+    /// The verifier of everything the backend takes in.
+    func intake() throws -> SignedDataIntake {
         let certificates = try roots.map { path -> Certificate in
             do { return try Certificate(contentsOf: URL(fileURLWithPath: path)) } catch { throw CommandFailure("\(path): \(error)") }
         }
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = environment == .xcode || environment == .localTesting
-        let verifier: SignedDataVerifier
         do {
-            verifier = try SignedDataVerifier(rootCertificates: certificates, bundleId: bundleID, appAppleId: appAppleID,
-                                              environment: environment, options: options)
+            return SignedDataIntake(verifier: try SignedDataVerifier(rootCertificates: certificates, bundleId: bundleID, appAppleId: appAppleID,
+                                                                     environment: environment, options: options))
         } catch { throw CommandFailure(error.description) }
-        let service = BackendService(storage: try BackendDatabase.open(database), intake: SignedDataIntake(verifier: verifier),
+    }
+}
+
+/// `storekit backend serve`: the entitlement backend as an HTTP service.
+struct BackendServeCommand: Command {
+    static let name = "backend serve"
+    static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
+    static let usage = "[--host H] [--port P] " + BackendOptions.usage
+
+    var options: BackendOptions
+    var host: String
+    var port: UInt16
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        host = try arguments.value("--host") ?? "127.0.0.1"
+        port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
+        options = try BackendOptions(parsing: &arguments)
+    }
+
+    func run(console: Console) async throws {
+        let service = BackendService(storage: try BackendDatabase.open(options.database), intake: try options.intake(),
                                      log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
         let server: HTTPServer
         do { server = try HTTPServer(host: host, port: port) { request in await service.handle(request) } } catch {
@@ -78,6 +93,44 @@ struct BackendServeCommand: Command {
         let signal = await ServeCommand.terminationSignal()
         server.stop()
         console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")
+    }
+}
+
+/// `storekit backend reconcile`: records what the backend missed from the notification history.
+struct BackendReconcileCommand: Command {
+    static let name = "backend reconcile"
+    static let abstract = "Record the notifications the backend missed, from the App Store Server API's notification history."
+    static let usage = BackendOptions.usage + "\n" + """
+          --key-file FILE (JSON with keyId, issuerId, privateKey, as `storekit api-key create --json` prints)
+          [--api-url URL (a local store; Apple's for the environment otherwise)] [--since ISO8601] [--until ISO8601 (default now)]
+        """
+
+    var options: BackendOptions
+    var keyFile: String
+    var apiURL: URL?
+    var since: Date?
+    var until: Date?
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        guard let keyFile = try arguments.value("--key-file") else { throw ValidationError("give the API key with --key-file FILE") }
+        self.keyFile = keyFile
+        apiURL = try arguments.value("--api-url", expected: "an http(s) URL") { URL(string: $0).flatMap { $0.scheme?.hasPrefix("http") == true ? $0 : nil } }
+        since = try arguments.value("--since", expected: "an ISO 8601 date") { try? Date($0, strategy: .iso8601) }
+        until = try arguments.value("--until", expected: "an ISO 8601 date") { try? Date($0, strategy: .iso8601) }
+        options = try BackendOptions(parsing: &arguments)
+    }
+
+    func run(console: Console) async throws {
+        struct Key: Decodable { var keyId: String; var issuerId: String; var privateKey: String }
+        let key: Key
+        do { key = try JSONDecoder().decode(Key.self, from: Data(contentsOf: URL(fileURLWithPath: keyFile))) } catch {
+            throw CommandFailure("\(keyFile) is not an API key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
+        }
+        let client = try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
+                                                 environment: options.environment, baseURL: apiURL)
+        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try BackendDatabase.open(options.database))
+        let outcome = try await reconciler.reconcile(from: since, to: until ?? Date())
+        console.print("listed \(outcome.listed) notifications; recorded \(outcome.recorded) the backend did not have")
     }
 }
 
