@@ -131,6 +131,30 @@ struct BackendLedgerTests {
         #expect(try backend.ledger.entitlements(customer: customer).isEmpty)
     }
 
+    @Test("explain says in words why each customer is or is not entitled, after the scripted year")
+    func explain() async throws {
+        let directory = try Self.scratch()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenario = try BackendScenario()
+        try await scenario.play()
+        let backend = try await scenario.backend(in: directory)
+        for body in try await scenario.notificationBodies() { _ = await backend.post("/apple/notifications", body, key: nil) }
+        func why(_ account: String, _ product: String) throws -> EntitlementExplanation {
+            try backend.ledger.explain(customer: BackendScenario.token(account).uuidString.lowercased(), productID: product)
+        }
+        #expect(try why("alice", ExampleShop.pro).because == "bought")
+        #expect(try why("carol", ExampleShop.pro).because.hasPrefix("refunded or revoked on "))
+        #expect(try why("carol", ExampleShop.gems).because == "a consumable: delivered when bought, never an entitlement")
+        #expect(try why("erin", ExampleShop.premiumYearly).because.hasPrefix("expired on "))
+        #expect(try why("bob", ExampleShop.standardMonthly).because.hasPrefix("subscribed until "))
+        #expect(try why("bob", ExampleShop.wizard).because == "never bought by this customer")
+        #expect(try why("alice", ExampleShop.standardMonthly).because == "the subscription moved to \(ExampleShop.premiumMonthly) (an upgrade or a plan change)")
+        let customer = BackendScenario.token("carol").uuidString.lowercased()
+        let answer = await backend.handle(HTTPRequest(method: "GET", path: "/v1/customers/\(customer)/explain", query: ["productId": [ExampleShop.pro]],
+                                                      headers: ["Authorization": "Bearer \(BackendScenario.serviceKey)"]))
+        #expect(answer.status == 200 && String(decoding: answer.body, as: UTF8.self).contains("\"entitled\":false"))
+    }
+
     @Test("an app's transaction, sent before the notification, entitles at once; the entitlements read explains why")
     func appSentTransaction() async throws {
         let directory = try Self.scratch()

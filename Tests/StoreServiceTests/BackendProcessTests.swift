@@ -17,16 +17,19 @@ struct BackendProcessTests {
         return UUID(uuidString: "00000000-0000-4000-8000-" + String(format: "%012llx", hash & 0xFFFF_FFFF_FFFF))!
     }
 
+    static var engines: [String] { PostgresCluster.isAvailable ? ["sqlite", "postgres"] : ["sqlite"] }
+
     @Test("kill -9 of the backend 20 times while a store delivers to it: nothing recorded twice, nothing lost, the store's entitlements",
-          .enabled(if: Built.available, "the storekit binary is not built"))
-    func killedAndRestarted() async throws {
+          .enabled(if: Built.available, "the storekit binary is not built"), arguments: engines)
+    func killedAndRestarted(engine: String) async throws {
         let scratch = Scratch()
         let directory = try makeStoreDirectory(in: scratch)
         let store = try StoreDirectory.open(at: directory)
         let root = scratch.url.appendingPathComponent("root.pem")
         try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
-        let database = scratch.url.appendingPathComponent("backend.sqlite").path
-        var command = ["backend", "serve", "--database", "sqlite:\(database)", "--bundle-id", "com.example.shop", "--environment", "Xcode",
+        let cluster = engine == "postgres" ? try await PostgresCluster.start() : nil
+        let database = cluster?.url ?? "sqlite:" + scratch.url.appendingPathComponent("backend.sqlite").path
+        var command = ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode",
                        "--root", root.path, "--port", "0"]
         var backend = try ServeProcess(command: command)
         command[command.count - 1] = String(backend.url.port ?? 0)
@@ -54,11 +57,11 @@ struct BackendProcessTests {
             try await Task.sleep(for: .milliseconds(300))
         }
         let outbox = try await store.notificationRecords().count
-        let storage = try SQLBackendStorage.sqlite(path: database)
+        let storage = try cluster.map { try SQLBackendStorage.postgres(url: $0.url) } ?? SQLBackendStorage.sqlite(path: String(database.dropFirst(7)))
         for _ in 0..<300 where try storage.notificationCount() < outbox { try await Task.sleep(for: .milliseconds(100)) }
         #expect(try storage.notificationCount() == outbox, "every notification recorded once, none lost")
         let retried = try await store.notificationRecords().filter { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }.count
-        print("backend kill -9: \(outbox) notifications, \(retried) delivered only after a failed attempt")
+        print("backend kill -9 (\(engine)): \(outbox) notifications, \(retried) delivered only after a failed attempt")
         #expect(retried > 0, "some deliveries met a killed backend and were retried")
         let ledger = CustomerLedger(storage: storage)
         for account in accounts {

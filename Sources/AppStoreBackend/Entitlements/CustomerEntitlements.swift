@@ -110,3 +110,55 @@ public struct CustomerLedger: Sendable {
         return (transactions, statuses, entitled)
     }
 }
+
+/// Why a customer is or is not entitled to a product: the answer to "I was charged but lost access".
+public struct EntitlementExplanation: Hashable, Sendable, Codable {
+    public var productId: String
+    public var entitled: Bool
+    /// The rule that decided, in words.
+    public var because: String
+    /// The transaction the rule looked at, if any.
+    public var transactionId: String?
+}
+
+extension CustomerLedger {
+    /// Explains one product for one customer, by the same rules as ``entitlements(customer:)``.
+    public func explain(customer: String, productID: String) throws(BackendError) -> EntitlementExplanation {
+        let dateStyle = Date.ISO8601FormatStyle().year().month().day()
+        if let entitlement = try entitlements(customer: customer).first(where: { $0.productId == productID }) {
+            let because: String
+            switch entitlement.reason {
+            case "familyShared": because = "shared by a family member"
+            case "gracePeriod": because = "subscribed; the last renewal failed and the billing grace period keeps access until \(entitlement.gracePeriodExpiresDate.map { $0.formatted(dateStyle) } ?? "its end")"
+            case "notYetConfirmed": because = "subscribed, as the app reported; no notification has confirmed the subscription's status yet"
+            case "subscribed": because = "subscribed until \(entitlement.expiresDate.map { $0.formatted(dateStyle) } ?? "?")\(entitlement.willAutoRenew == false ? ", not renewing" : "")"
+            default: because = "bought"
+            }
+            return EntitlementExplanation(productId: productID, entitled: true, because: because, transactionId: entitlement.transactionId)
+        }
+        let all = try self.history(customer: customer)
+        let history = all.filter { $0.productId == productID }
+        guard let latest = history.max(by: { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }) else {
+            return EntitlementExplanation(productId: productID, entitled: false, because: "never bought by this customer", transactionId: nil)
+        }
+        let because: String
+        if let revoked = latest.revocationDate {
+            because = "refunded or revoked on \(revoked.formatted(dateStyle))\(latest.revocationReason == 1 ? " (an issue in the app)" : "")"
+        } else if latest.type == ProductType.consumable.rawValue {
+            because = "a consumable: delivered when bought, never an entitlement"
+        } else if let moved = all.first(where: { $0.originalTransactionId == latest.originalTransactionId && $0.productId != productID
+                                                  && ($0.purchaseDate ?? .distantPast) >= (latest.purchaseDate ?? .distantPast) }) {
+            because = "the subscription moved to \(moved.productId) (an upgrade or a plan change)"
+        } else if latest.isUpgraded {
+            because = "upgraded to another plan of its group"
+        } else {
+            let status = try storage.statuses(originalTransactionIDs: [latest.originalTransactionId])[latest.originalTransactionId]?.status
+            switch status {
+            case .billingRetry?: because = "a renewal failed and the App Store is retrying the payment; access is paused until it succeeds"
+            case .revoked?: because = "revoked by the App Store"
+            default: because = "expired on \(latest.expiresDate.map { $0.formatted(dateStyle) } ?? "?")"
+            }
+        }
+        return EntitlementExplanation(productId: productID, entitled: false, because: because, transactionId: latest.transactionId)
+    }
+}

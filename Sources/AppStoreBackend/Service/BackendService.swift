@@ -8,7 +8,8 @@ import HTTPService
 ///   UUID, 200 only after the commit; 4xx for anything unverified or malformed, which changes nothing.
 /// - `POST /v1/transactions`: `{"signedTransaction", "userID"?}` from an app before it finishes a
 ///   purchase; answers the customer's entitlements.
-/// - `GET /v1/customers/{id}/entitlements` and `…/history`: by app account token or user id.
+/// - `GET /v1/customers/{id}/entitlements`, `…/history` and `…/explain?productId=`: by app account
+///   token or user id; `explain` says in words why the customer is or is not entitled.
 ///
 /// The `/v1` endpoints need `Authorization: Bearer KEY` with a key from `storekit backend key create`.
 public struct BackendService: Sendable {
@@ -66,6 +67,10 @@ public struct BackendService: Sendable {
         case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "history":
             try authorize(request)
             return try Self.encoded(HistoryBody(customer: segments[2], transactions: try ledger.history(customer: segments[2])))
+        case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "explain":
+            try authorize(request)
+            guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
+            return try Self.encoded(try ledger.explain(customer: segments[2], productID: product))
         case ("GET", ["health"]):
             return Self.json(["status": "ok"])
         default:
