@@ -28,7 +28,7 @@ final class PremiumStore {
         product = try await Product.products(for: [Self.premiumID]).first
         listener = Task { [weak self] in
             for await result in Transaction.updates {
-                if case .verified(let transaction) = result, self?.reportToServer(transaction) == true { await transaction.finish() }
+                if case .verified(let transaction) = result, await self?.reportToServer(transaction) == true { await transaction.finish() }
                 await self?.refresh()
             }
         }
@@ -46,7 +46,7 @@ final class PremiumStore {
             case .success(.verified(let transaction)):
                 // The server records the purchase first; only then is it finished (a crash in between
                 // leaves it unfinished, and it comes back at the next launch).
-                guard reportToServer(transaction) else {
+                guard await reportToServer(transaction) else {
                     status = .purchaseFailed("the server did not accept the purchase")
                     return
                 }
@@ -78,8 +78,9 @@ final class PremiumStore {
     }
 
     /// Sends a purchase's signed form to the server, which checks it itself (revocations need no record).
-    private func reportToServer(_ transaction: Transaction) -> Bool {
-        transaction.revocationDate != nil || server.recordPurchase(jwsRepresentation: transaction.jwsRepresentation)
+    private func reportToServer(_ transaction: Transaction) async -> Bool {
+        if transaction.revocationDate != nil { return true }
+        return await server.recordPurchase(jwsRepresentation: transaction.jwsRepresentation)
     }
 
     /// Called when a parent declined: back to the upgrade offer.

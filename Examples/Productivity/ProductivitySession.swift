@@ -78,7 +78,7 @@ enum ProductivitySession {
                 let parts = result.jwsRepresentation.split(separator: ".", omittingEmptySubsequences: false)
                 guard parts.count == 3, let payload = Base64URL.decode(parts[1]) else { continue }
                 let edited = Data(String(decoding: payload, as: UTF8.self).replacingOccurrences(of: "\"quantity\":1", with: "\"quantity\":2").utf8)
-                forged = !server.recordPurchase(jwsRepresentation: "\(parts[0]).\(Base64URL.encode(edited)).\(parts[2])")
+                forged = !(await server.recordPurchase(jwsRepresentation: "\(parts[0]).\(Base64URL.encode(edited)).\(parts[2])"))
                 break
             }
             say("The server recorded \(server.recordedCount) purchases; an edited one was refused: \(forged)")
