@@ -52,7 +52,7 @@ struct OfflineClientTests {
         try await store.refundTransaction(pro.id)
         server = try StoreServer(store: store, port: port)
         defer { server.stop() }
-        let arrived = try Self.verified(try await firstElement(of: phone.transactionUpdates, within: 20))
+        let arrived = try Self.verified(try await firstElement(of: phone.transactionUpdates, within: 60))
         #expect(arrived.id == pro.id)
         #expect(arrived.revocationDate != nil)
         let after = try await collect(phone.currentEntitlements).map { try Self.verified($0).productID }
