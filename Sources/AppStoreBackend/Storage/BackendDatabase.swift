@@ -39,7 +39,12 @@ final class SQLiteBackendDatabase: BackendDatabase, @unchecked Sendable {
     }
 
     func execute(_ sql: String) throws(BackendError) {
-        do { try connection.execute(sql) } catch { throw .storage("the backend database failed: \(error)") }
+        do {
+            // One statement (a savepoint, BEGIN, COMMIT) is prepared once and reused; a script is run as it comes.
+            if sql.contains(";") { try connection.execute(sql) } else { try connection.query(sql) }
+        } catch {
+            throw .storage("the backend database failed: \(error)")
+        }
     }
 
     func query(_ sql: String, _ values: [BackendValue]) throws(BackendError) -> [[String?]] {
