@@ -39,6 +39,7 @@ bench: bootstrap
 	.build/release/storekit bench renewals
 	.build/release/storekit bench ledger
 	.build/release/storekit bench serve
+	.build/release/storekit bench backend
 
 bootstrap:
 	scripts/bootstrap
