@@ -98,6 +98,10 @@ class Browser:
             file.write(base64.b64decode(self.call("GET", self.session + "/screenshot")))
         self.call("POST", self.session + "/window/rect", {"width": 1200, "height": 1500})
 
+    def element_screenshot(self, element, path):
+        with open(path, "wb") as file:
+            file.write(base64.b64decode(self.call("GET", f"{self.session}/element/{element}/screenshot")))
+
     def close(self):
         try:
             self.call("DELETE", self.session)
@@ -110,6 +114,14 @@ class Browser:
             except subprocess.TimeoutExpired:
                 self.driver.kill()
                 self.driver.wait()
+
+
+def admin(base, method, path, body):
+    """One call of the store's admin API, as a script beside the browser would make it."""
+    request = urllib.request.Request(base + path, method=method, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read() or b"{}")
 
 
 def main():
@@ -168,24 +180,31 @@ def main():
 
         step = "see a purchase made elsewhere appear without a reload"
         marker = browser.script("document.body.dataset.sameLoad = 'yes'; return document.body.dataset.sameLoad;")
-        request = urllib.request.Request(f"{base}/v1/admin/purchases", method="POST",
-                                         data=json.dumps({"productID": POTION, "account": "bob"}).encode())
-        with urllib.request.urlopen(request, timeout=30) as response:
-            elsewhere = json.loads(response.read())["transaction"]["id"]
+        elsewhere = admin(base, "POST", "/v1/admin/purchases", {"productID": POTION, "account": "bob"})["transaction"]["id"]
         browser.wait_for(f'tr[data-transaction-id="{elsewhere}"][data-product-id="{POTION}"]', step)
         if browser.script("return document.body.dataset.sameLoad;") != marker:
             raise Failure(f"{step}: the page was reloaded")
         seen["liveTransaction"] = elsewhere
 
-        step = "open the subscription's timeline"
-        href = browser.attribute(f'tr[data-product-id="{MONTHLY}"] a[data-timeline]', "href")
-        if not href:
+        step = "give the subscription a billing problem and a recovery"
+        original = browser.attribute(f'tr[data-product-id="{MONTHLY}"] a[data-timeline]', "data-timeline")
+        if not original:
             raise Failure(f"{step}: the subscription row has no timeline link")
-        browser.open(href if href.startswith("http") else base + href)
+        admin(base, "PATCH", "/v1/admin/settings", {"shouldEnterBillingRetryOnRenewal": True, "billingGracePeriodIsEnabled": True})
+        admin(base, "POST", "/v1/admin/clock/advance", {"by": "P1M"})
+        admin(base, "POST", "/v1/admin/clock/advance", {"by": "P1W"})
+        admin(base, "PATCH", "/v1/admin/settings", {"shouldEnterBillingRetryOnRenewal": False})
+        admin(base, "POST", f"/v1/admin/subscriptions/{original}/resolve-billing", {})
+        admin(base, "POST", "/v1/admin/clock/advance", {"by": "P2M"})
+
+        step = "open the subscription's timeline"
+        browser.open(f"{base}/timeline/{original}.svg")
+        svg = browser.wait_for("svg", step)
         browser.wait_for("svg rect.period", step)
         seen["timelinePeriods"] = browser.script("return document.querySelectorAll('svg rect.period').length;")
+        seen["timelineStretches"] = browser.script("return document.querySelectorAll('svg rect.grace-period, svg rect.billing-retry').length;")
         seen["timelineTitle"] = browser.script("const t = document.querySelector('svg title'); return t ? t.textContent : '';")
-        browser.screenshot(os.path.join(shots, "timeline.png"))
+        browser.element_screenshot(svg, os.path.join(shots, "timeline.png"))
     except Exception as failure:
         print(json.dumps({"ok": False, "step": step, "error": f"{type(failure).__name__}: {failure}", "seen": seen}), flush=True)
         return 1

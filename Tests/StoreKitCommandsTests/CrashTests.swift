@@ -20,28 +20,17 @@ struct CrashTests {
         var random = SplitMix64(state: 0xC0FFEE)
         var acknowledged: [UInt64] = []
         for _ in 0..<20 {
-            let process = Process()
-            process.executableURL = BuiltTool.storekit
-            process.arguments = ["stress", "purchase", directory.path, "com.example.shop.gems.small", "--count", "1000000"]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = FileHandle.nullDevice
-            let received = Mutex(Data())
-            output.fileHandleForReading.readabilityHandler = { handle in
-                let chunk = handle.availableData
-                received.withLock { $0.append(chunk) }
-            }
-            try process.run()
+            let output = scratch.url.appendingPathComponent("stress.out")
+            let process = try Subprocess(BuiltTool.storekit, ["stress", "purchase", directory.path, "com.example.shop.gems.small", "--count", "1000000"],
+                                         output: .file(output.path))
             try await Task.sleep(for: .milliseconds(Int.random(in: 60...400, using: &random)))
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            output.fileHandleForReading.readabilityHandler = nil
-            let rest = output.fileHandleForReading.readDataToEndOfFile()
-            let text = received.withLock { String(decoding: $0 + rest, as: UTF8.self) }
+            process.signal(SIGKILL)
+            _ = await process.waitAsync()
+            let text = String(decoding: try Data(contentsOf: output), as: UTF8.self)
             // Only complete lines count: a line is printed after its purchase was committed.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             acknowledged += lines.compactMap { UInt64($0) }
-            #expect(process.terminationReason == .uncaughtSignal)
+            #expect(process.wasSignaled)
         }
         #expect(acknowledged.count > 20)
         #expect(Set(acknowledged).count == acknowledged.count, "an identifier was acknowledged twice")

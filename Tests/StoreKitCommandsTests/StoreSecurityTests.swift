@@ -71,15 +71,10 @@ struct StoreSecurityTests {
         var whole = 0
         for round in 0..<30 {
             let store = scratch.path("store\(round)")
-            let process = Process()
-            process.executableURL = BuiltTool.storekit
-            process.arguments = ["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            let process = try Subprocess(BuiltTool.storekit, ["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"])
             try await Task.sleep(for: .milliseconds(Int.random(in: 5...80, using: &random)))
-            kill(process.processIdentifier, SIGKILL)
-            while process.isRunning { try await Task.sleep(for: .milliseconds(5)) }
+            process.signal(SIGKILL)
+            _ = await process.waitAsync()
             if FileManager.default.fileExists(atPath: store) {
                 let now = await CommandRun.run(["now", store])
                 #expect(now.status == 0, "a half-made store in round \(round): \(now.standardError)")

@@ -48,6 +48,12 @@ struct BackendProcessTests {
             // Let some deliveries land, then kill the backend mid-stream and start it again on its port.
             try await Task.sleep(for: .milliseconds(Int.random(in: 0..<60)))
             backend.stop(signal: SIGKILL)
+            if kill % 4 == 0 {
+                // A purchase while the backend is down: the store's attempt fails and is retried later.
+                _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: account, device: "\(account)-phone",
+                                                             appAccountToken: Self.token(account)))
+                try await Task.sleep(for: .milliseconds(600))
+            }
             backend = try ServeProcess(command: command)
         }
         defer { backend.stop() }

@@ -9,7 +9,7 @@ import TestSupport
 struct ServedExamplesTests {
     /// A process whose standard output is collected as it comes.
     final class Running: Sendable {
-        let process = Process()
+        let process: Subprocess
         private let output = OutputBuffer()
 
         /// What a process printed so far.
@@ -20,14 +20,11 @@ struct ServedExamplesTests {
         }
 
         init(_ executable: URL, _ arguments: [String]) throws {
-            process.executableURL = executable
-            process.arguments = arguments
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            let output = self.output
-            pipe.fileHandleForReading.readabilityHandler = { handle in output.append(handle.availableData) }
-            try process.run()
+            process = try Subprocess(executable, arguments, output: .pipe, error: .sameAsOutput)
+            let (process, output) = (self.process, self.output)
+            Thread.detachNewThread {
+                while let line = process.readLine() { output.append(Data((line + "\n").utf8)) }
+            }
         }
 
         var text: String { output.text }
@@ -44,8 +41,8 @@ struct ServedExamplesTests {
         }
 
         func wait() async -> Int32 {
-            while process.isRunning { try? await Task.sleep(for: .milliseconds(50)) }
-            return process.terminationStatus
+            _ = await process.waitAsync()
+            return process.exitCode
         }
     }
 
@@ -56,7 +53,7 @@ struct ServedExamplesTests {
         let server = try ServeProcess(directory: directory)
         defer { server.stop() }
         let app = try Running(Built.tool("SubscriptionPlans"), ["--store", server.url.absoluteString, "--wait-for-refund"])
-        defer { if app.process.isRunning { app.process.terminate() } }
+        defer { if app.process.isRunning { app.process.signal(SIGTERM) } }
         let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
         let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
         #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)

@@ -36,7 +36,7 @@ func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL =
 
 /// `storekit serve DIR` (or another serving command, such as `storekit backend serve`) running as its own process.
 final class ServeProcess: @unchecked Sendable {
-    let process = Process()
+    let process: Subprocess
     let url: URL
     private let errorOutput: URL
 
@@ -47,26 +47,12 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Starts a `storekit` command that serves and waits for its `listening on` line.
     init(command: [String]) throws {
-        process.executableURL = Built.storekit
-        process.arguments = command
-        let output = Pipe()
-        process.standardOutput = output
         errorOutput = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).err")
-        _ = FileManager.default.createFile(atPath: errorOutput.path, contents: nil)
-        process.standardError = try FileHandle(forWritingTo: errorOutput)
-        try process.run()
-        var line = Data()
-        let handle = output.fileHandleForReading
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = handle.availableData
-            guard !chunk.isEmpty else { break }
-            line.append(chunk)
-        }
+        process = try Subprocess(Built.storekit, command, output: .pipe, error: .file(errorOutput.path))
         // The first line names the address; the page URLs follow it.
-        let text = String(decoding: line, as: UTF8.self).split(separator: "\n").first.map(String.init)?
-            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+        let text = (process.readLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening on "), let url = URL(string: String(text.dropFirst("listening on ".count))) else {
-            process.terminate()
+            process.signal(SIGKILL)
             throw ServeFailure("storekit serve did not start: \(text) \(String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self))")
         }
         self.url = url
@@ -76,13 +62,9 @@ final class ServeProcess: @unchecked Sendable {
 
     /// Sends a signal and waits for the process to end.
     func stop(signal: Int32 = SIGTERM) {
-        kill(process.processIdentifier, signal)
-        process.waitUntilExit()
+        process.signal(signal)
+        process.wait()
         try? FileManager.default.removeItem(at: errorOutput)
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL); process.waitUntilExit() }
     }
 }
 

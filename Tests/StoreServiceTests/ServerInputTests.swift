@@ -92,14 +92,9 @@ struct ServerInputTests {
                 for s in sockets:
                     s.sendall(b" ")
             """
-        let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        holder.arguments = ["python3", "-c", script]
-        let output = Pipe()
-        holder.standardOutput = output
-        try holder.run()
-        defer { holder.terminate() }
-        _ = output.fileHandleForReading.availableData
+        let holder = try Subprocess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script], output: .pipe)
+        defer { holder.signal(SIGTERM) }
+        _ = holder.readLine()
         for _ in 0..<10 {
             let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
                                                  json: #"{"productID": "com.example.shop.gems.small"}"#)

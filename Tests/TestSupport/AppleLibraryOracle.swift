@@ -87,15 +87,8 @@ public enum AppleLibraryOracle {
     }
 
     private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: output, as: UTF8.self))
+        let process = try Subprocess(URL(fileURLWithPath: executable), arguments, output: .pipe, error: .sameAsOutput)
+        let output = process.readToEnd()
+        return (process.exitCode, String(decoding: output, as: UTF8.self))
     }
 }

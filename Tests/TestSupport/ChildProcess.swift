@@ -14,23 +14,13 @@ public enum ChildProcess {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
         let out = scratch.appendingPathComponent("out"), err = scratch.appendingPathComponent("err")
-        _ = FileManager.default.createFile(atPath: out.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: err.path, contents: nil)
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        if let environment { process.environment = environment }
-        process.standardOutput = try FileHandle(forWritingTo: out)
-        process.standardError = try FileHandle(forWritingTo: err)
-        process.standardInput = FileHandle.nullDevice
-        let status: Int32 = try await withCheckedThrowingContinuation { continuation in
-            process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
-            do { try process.run() } catch {
-                process.terminationHandler = nil
-                continuation.resume(throwing: error)
-            }
-        }
-        return Result(status: status, standardOutput: String(decoding: try Data(contentsOf: out), as: UTF8.self),
-                      standardError: String(decoding: try Data(contentsOf: err), as: UTF8.self))
+        // With an environment of its own, `env -i` starts the program with exactly that.
+        let (program, all) = environment.map { variables in
+            (URL(fileURLWithPath: "/usr/bin/env"), ["-i"] + variables.map { "\($0.key)=\($0.value)" } + [executable.path] + arguments)
+        } ?? (executable, arguments)
+        let child = try Subprocess(program, all, output: .file(out.path), error: .file(err.path))
+        _ = await child.waitAsync()
+        return Result(status: child.exitCode, standardOutput: String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
+                      standardError: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))
     }
 }

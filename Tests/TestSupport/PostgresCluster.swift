@@ -39,7 +39,9 @@ public final class PostgresCluster: @unchecked Sendable {
         self.binaries = binaries
         self.port = port
         user = getuid() == 0 ? "postgres" : nil
-        directory = URL(fileURLWithPath: "/tmp/openstorekit-pg-\(UUID().uuidString.prefix(8))")
+        Self.removeAbandoned(binaries: binaries, user: user)
+        // The owner's process id in the name lets a later run stop what a crashed one left behind.
+        directory = URL(fileURLWithPath: "/tmp/openstorekit-pg-\(getpid())-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if let user, Self.spawn("/bin/chown", ["-R", user, directory.path]).0 != 0 { throw TestFailure("cannot give \(directory.path) to \(user)") }
         url = "postgres://postgres@127.0.0.1:\(port)/postgres"
@@ -55,33 +57,37 @@ public final class PostgresCluster: @unchecked Sendable {
         guard status == 0 else { throw TestFailure("\(tool) \(arguments.joined(separator: " ")) failed (\(status)): \(output)") }
     }
 
-    /// Starts a program and waits for it with `waitpid`: `pg_ctl` leaves a server running that inherits
-    /// its descriptors, which Foundation's `Process` would wait on for good.
+    /// Runs a program to its end (a ``Subprocess``: `pg_ctl` leaves a server running that inherits its
+    /// descriptors, which Foundation's `Process` would wait on for good).
     private static func spawn(_ executable: String, _ arguments: [String]) -> (Int32, String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("pg-run-\(UUID().uuidString).log").path
         defer { unlink(log) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var pid: pid_t = 0
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        guard posix_spawn(&pid, executable, &actions, nil, argv, environ) == 0 else { return (-1, "cannot start \(executable)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        let exited = status & 0x7F == 0
-        return (exited ? (status >> 8) & 0xFF : 128 + (status & 0x7F), output)
+        guard let child = try? Subprocess(URL(fileURLWithPath: executable), arguments, output: .file(log), error: .sameAsOutput) else {
+            return (-1, "cannot start \(executable)")
+        }
+        return (child.exitCode, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
 
+    /// Stops the server at once and removes its folder.
     deinit {
         let path = binaries.appendingPathComponent("pg_ctl").path
         let arguments = ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"]
         _ = user.map { Self.spawn("/usr/sbin/runuser", ["-u", $0, "--", path] + arguments) } ?? Self.spawn(path, arguments)
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// Stops and removes the clusters of test processes that ended without stopping theirs (a crash, a kill).
+    private static func removeAbandoned(binaries: URL, user: String?) {
+        let root = URL(fileURLWithPath: "/tmp")
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? [] where name.hasPrefix("openstorekit-pg-") {
+            let parts = name.split(separator: "-")
+            guard parts.count == 4, let owner = pid_t(parts[2]), kill(owner, 0) != 0, errno == ESRCH else { continue }
+            let folder = root.appendingPathComponent(name)
+            let path = binaries.appendingPathComponent("pg_ctl").path
+            let arguments = ["-D", folder.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"]
+            _ = user.map { spawn("/usr/sbin/runuser", ["-u", $0, "--", path] + arguments) } ?? spawn(path, arguments)
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
     private static func freePort() throws -> Int {
