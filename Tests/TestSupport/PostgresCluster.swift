@@ -24,7 +24,8 @@ public final class PostgresCluster: @unchecked Sendable {
     /// Makes and starts a cluster, without blocking a thread of the cooperative pool while it starts.
     public static func start() async throws -> PostgresCluster {
         guard let binaries = Self.binaries else { throw TestFailure(Self.skipReason) }
-        let cluster = try PostgresCluster(binaries: binaries, port: try freePort())
+        // A port free now (the refusing socket closes as it goes), for the server to bind.
+        let cluster = try PostgresCluster(binaries: binaries, port: Int(try RefusingPort().port))
         let data = cluster.directory.appendingPathComponent("data").path
         try await cluster.runAsync("initdb", ["-D", data, "-U", "postgres", "--auth=trust", "-E", "UTF8", "--no-sync"])
         try await cluster.runAsync("pg_ctl", ["-D", data, "-l", cluster.directory.appendingPathComponent("log").path, "-w", "-o",
@@ -88,20 +89,5 @@ public final class PostgresCluster: @unchecked Sendable {
             _ = user.map { spawn("/usr/sbin/runuser", ["-u", $0, "--", path] + arguments) } ?? spawn(path, arguments)
             try? FileManager.default.removeItem(at: folder)
         }
-    }
-
-    private static func freePort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0 }
-        }
-        guard bound else { throw TestFailure("no free port") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

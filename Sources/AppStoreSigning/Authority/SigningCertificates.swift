@@ -10,23 +10,43 @@ import Synchronization
 /// by another process or before a restart is simply issued again (a leaf is cheap, and anything it
 /// signed carries it in `x5c`).
 public final class SigningCertificates: Sendable {
-    private let issued: Mutex<[(authority: CertificateAuthority, signer: JWSSigner)]>
+    /// A leaf: its authority, its signer, and the dates it may sign for (read from the certificate
+    /// once, not on every signature).
+    private struct Leaf {
+        let authority: CertificateAuthority
+        let signer: JWSSigner
+        /// `nil` for a leaf that may not sign (the all-time leaf of a bare authority).
+        let usable: ClosedRange<Date>?
+
+        init(_ authority: CertificateAuthority) throws(SigningError) {
+            self.authority = authority
+            signer = try authority.makeSigner()
+            let certificate = authority.signingCertificate
+            if let notBefore = certificate.notBefore, let notAfter = certificate.notAfter, notBefore <= notAfter,
+               authority.hasRealisticSigningCertificate(covering: notBefore) {
+                usable = notBefore...notAfter
+            } else {
+                usable = nil
+            }
+        }
+    }
+
+    private let issued: Mutex<[Leaf]>
 
     /// Starts from the authority's own leaf, which signs only where ``CertificateAuthority/hasRealisticSigningCertificate(covering:)`` holds.
     public init(authority: CertificateAuthority) throws(SigningError) {
-        issued = Mutex([(authority, try authority.makeSigner())])
+        issued = Mutex([try Leaf(authority)])
     }
 
     /// A signer for data dated `date`, issuing a new leaf when none issued so far covers it.
     public func signer(at date: Date) throws(SigningError) -> JWSSigner {
         try issued.withLock { (leaves) throws(SigningError) -> JWSSigner in
-            if let leaf = leaves.last(where: { $0.authority.hasRealisticSigningCertificate(covering: date) }) { return leaf.signer }
-            let next = try leaves[0].authority.issueSigningCertificate(validFrom: date.addingTimeInterval(-CertificateAuthority.signingCertificateBackdating))
-            let signer = try next.makeSigner()
+            if let leaf = leaves.last(where: { $0.usable?.contains(date) == true }) { return leaf.signer }
+            let next = try Leaf(leaves[0].authority.issueSigningCertificate(validFrom: date.addingTimeInterval(-CertificateAuthority.signingCertificateBackdating)))
             // The few last leaves are enough: a clock moves forward, and one older leaf covers a step back.
             if leaves.count > 8 { leaves.remove(at: 1) }
-            leaves.append((next, signer))
-            return signer
+            leaves.append(next)
+            return next.signer
         }
     }
 

@@ -17,16 +17,6 @@ public enum CustomerSheet: String, Hashable, Sendable, Codable, CaseIterable {
     case winBackOffer
     /// A `Message` with reason `generic`, displayed.
     case generic
-
-    /// The sheet a message with this reason shows.
-    public init(message reason: LedgerUpdate.MessageReason) {
-        switch reason {
-        case .billingIssue: self = .billingIssue
-        case .priceIncreaseConsent: self = .priceIncreaseConsent
-        case .winBackOffer: self = .winBackOffer
-        case .generic: self = .generic
-        }
-    }
 }
 
 /// What the customer does in a sheet, queued by a test (or the transaction manager) before the app

@@ -45,29 +45,21 @@ public struct Message: Hashable, Sendable {
 
     /// The messages the App Store sends this app, as they arrive. A listener started before the app
     /// sets ``StoreClient/default`` waits for it.
-    public static var messages: Messages { Messages(client: StoreClient.current) }
+    public static var messages: Messages { feed(client: StoreClient.current) }
 
     /// The endless sequence of messages for a device.
-    public struct Messages: AsyncSequence, Sendable {
-        public typealias Element = Message
-        let client: StoreClient?
+    public typealias Messages = ClientFeed<Message>
 
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: ClientFeedIterator(client: client, channel: .messages) { client, updates in
-                updates.compactMap { update in
-                    update.messageReason.map { Message(reason: Reason(rawValue: $0), subjectTransactionID: update.subjectTransactionID, client: client) }
-                }
-            })
-        }
-
-        public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-            var base: ClientFeedIterator<Message>
-            public mutating func next() async -> Message? { await base.next() }
+    static func feed(client: StoreClient?) -> Messages {
+        ClientFeed(client: client, channel: .messages) { client, updates in
+            updates.compactMap { update in
+                update.messageReason.map { Message(reason: Reason(rawValue: $0), subjectTransactionID: update.subjectTransactionID, client: client) }
+            }
         }
     }
 }
 
 extension StoreClient {
     /// `Message.messages` for this device.
-    public var messages: Message.Messages { Message.Messages(client: self) }
+    public var messages: Message.Messages { Message.feed(client: self) }
 }

@@ -13,41 +13,33 @@ public struct PurchaseIntent: Identifiable, Hashable, Sendable {
     /// The purchase intents sent to this app, as they arrive (from `TestSession.sendPurchaseIntent`,
     /// `storekit purchase-intent` or the transaction manager). A listener started before the app sets
     /// ``StoreClient/default`` waits for it. Intents for products that cannot be loaded are skipped.
-    public static var intents: PurchaseIntents { PurchaseIntents(client: StoreClient.current) }
+    public static var intents: PurchaseIntents { feed(client: StoreClient.current) }
 
     /// The endless sequence of purchase intents for a device.
-    public struct PurchaseIntents: AsyncSequence, Sendable {
-        public typealias Element = PurchaseIntent
-        let client: StoreClient?
+    public typealias PurchaseIntents = ClientFeed<PurchaseIntent>
 
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: ClientFeedIterator(client: client, channel: .purchaseIntents) { client, updates in
-                var intents: [PurchaseIntent] = []
-                for update in updates {
-                    guard let productID = update.productID else { continue }
-                    do {
-                        guard let product = try await client.products(for: [productID]).first else {
-                            StoreDiagnostics.report("a purchase intent for \(productID) was skipped: the product is not for sale")
-                            continue
-                        }
-                        let offers = (product.subscription?.promotionalOffers ?? []) + (product.subscription?.winBackOffers ?? [])
-                        intents.append(PurchaseIntent(product: product, offer: update.offerID.flatMap { id in offers.first { $0.id == id } }))
-                    } catch {
-                        StoreDiagnostics.report("a purchase intent for \(productID) was skipped: \(error)")
+    static func feed(client: StoreClient?) -> PurchaseIntents {
+        ClientFeed(client: client, channel: .purchaseIntents) { client, updates in
+            var intents: [PurchaseIntent] = []
+            for update in updates {
+                guard let productID = update.productID else { continue }
+                do {
+                    guard let product = try await client.products(for: [productID]).first else {
+                        StoreDiagnostics.report("a purchase intent for \(productID) was skipped: the product is not for sale")
+                        continue
                     }
+                    let offers = (product.subscription?.promotionalOffers ?? []) + (product.subscription?.winBackOffers ?? [])
+                    intents.append(PurchaseIntent(product: product, offer: update.offerID.flatMap { id in offers.first { $0.id == id } }))
+                } catch {
+                    StoreDiagnostics.report("a purchase intent for \(productID) was skipped: \(error)")
                 }
-                return intents
-            })
-        }
-
-        public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-            var base: ClientFeedIterator<PurchaseIntent>
-            public mutating func next() async -> PurchaseIntent? { await base.next() }
+            }
+            return intents
         }
     }
 }
 
 extension StoreClient {
     /// `PurchaseIntent.intents` for this device.
-    public var purchaseIntents: PurchaseIntent.PurchaseIntents { PurchaseIntent.PurchaseIntents(client: self) }
+    public var purchaseIntents: PurchaseIntent.PurchaseIntents { PurchaseIntent.feed(client: self) }
 }

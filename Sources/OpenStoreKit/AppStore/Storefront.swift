@@ -26,27 +26,19 @@ public struct Storefront: Identifiable, Hashable, Sendable, CustomStringConverti
 
     /// The account's storefront each time it changes (the customer moves to another country or
     /// region). A listener started before the app sets ``StoreClient/default`` waits for it.
-    public static var updates: Storefronts { Storefronts(client: StoreClient.current) }
+    public static var updates: Storefronts { feed(client: StoreClient.current) }
 
     /// The endless sequence of storefront changes of a device's account.
-    public struct Storefronts: AsyncSequence, Sendable {
-        public typealias Element = Storefront
-        let client: StoreClient?
+    public typealias Storefronts = ClientFeed<Storefront>
 
-        public func makeAsyncIterator() -> AsyncIterator {
-            AsyncIterator(base: ClientFeedIterator(client: client, channel: .storefronts) { client, updates in
-                updates.compactMap { update in
-                    guard let code = update.storefrontCountryCode, let known = StoreKitCatalog.Storefront(code: code) else { return nil }
-                    let storefront = Storefront(known)
-                    client.observedStorefront.withLock { $0 = storefront }
-                    return storefront
-                }
-            })
-        }
-
-        public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-            var base: ClientFeedIterator<Storefront>
-            public mutating func next() async -> Storefront? { await base.next() }
+    static func feed(client: StoreClient?) -> Storefronts {
+        ClientFeed(client: client, channel: .storefronts) { client, updates in
+            updates.compactMap { update in
+                guard let code = update.storefrontCountryCode, let known = StoreKitCatalog.Storefront(code: code) else { return nil }
+                let storefront = Storefront(known)
+                client.observedStorefront.withLock { $0 = storefront }
+                return storefront
+            }
         }
     }
 
@@ -57,7 +49,7 @@ public struct Storefront: Identifiable, Hashable, Sendable, CustomStringConverti
 
 extension StoreClient {
     /// `Storefront.updates` for this device's account.
-    public var storefrontUpdates: Storefront.Storefronts { Storefront.Storefronts(client: self) }
+    public var storefrontUpdates: Storefront.Storefronts { Storefront.feed(client: self) }
 
     /// `Storefront.current` for this device's account.
     public func storefront() async -> Storefront? {

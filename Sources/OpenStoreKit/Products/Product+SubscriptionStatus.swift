@@ -13,7 +13,7 @@ extension Product.SubscriptionInfo {
         /// Changes of the customer's subscription statuses on this device: renewals, billing
         /// problems, grace periods, expiries, refunds, price increases and plan changes. A listener
         /// started before the app sets ``StoreClient/default`` waits for it.
-        public static var updates: Statuses { Statuses(client: StoreClient.current) }
+        public static var updates: Statuses { feed(client: StoreClient.current) }
 
         /// The statuses of every subscription group the customer has subscribed in, one group at a
         /// time, as `(groupID, statuses)`: the groups of the account's transaction history, in the
@@ -55,23 +55,14 @@ extension Product.SubscriptionInfo {
         }
 
         /// The endless sequence of status changes of a device.
-        public struct Statuses: AsyncSequence, Sendable {
-            public typealias Element = Status
-            /// The client to read from; `nil` for the static sequence, which binds when iterated.
-            let client: StoreClient?
+        public typealias Statuses = ClientFeed<Status>
 
-            public func makeAsyncIterator() -> AsyncIterator {
-                AsyncIterator(base: ClientFeedIterator(client: client, channel: .statuses) { client, updates in
-                    updates.compactMap { update in
-                        guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
-                        return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
-                    }
-                })
-            }
-
-            public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-                var base: ClientFeedIterator<Status>
-                public mutating func next() async -> Status? { await base.next() }
+        static func feed(client: StoreClient?) -> Statuses {
+            ClientFeed(client: client, channel: .statuses) { client, updates in
+                updates.compactMap { update in
+                    guard let info = update.renewalInfo, let state = update.renewalState else { return nil }
+                    return client.status(TransportStatus(state: state, transaction: update.transaction, renewalInfo: info))
+                }
             }
         }
     }
@@ -209,7 +200,7 @@ extension StoreClient {
     }
 
     /// `Product.SubscriptionInfo.Status.updates` for this device.
-    public var statusUpdates: Product.SubscriptionInfo.Status.Statuses { .init(client: self) }
+    public var statusUpdates: Product.SubscriptionInfo.Status.Statuses { Product.SubscriptionInfo.Status.feed(client: self) }
 
     func status(_ status: TransportStatus) -> Product.SubscriptionInfo.Status? {
         guard let transaction = verifyTransaction(status.transaction), let info = verifyRenewalInfo(status.renewalInfo) else { return nil }
