@@ -9,9 +9,24 @@ public struct StoreViewModel: Sendable {
     /// Loads the view for `ids` on the environment's client.
     public static func load(ids: [String], environment: StoreViewEnvironment = StoreViewEnvironment()) async -> StoreViewModel {
         let snapshot = await StoreViewSnapshot.load(ids: ids, environment: environment)
+        return make(ids: ids, snapshot: snapshot, buttons: await StoreButtons.load(environment: environment))
+    }
+
+    /// What a whole storefront shows, read from the store once: a store view of the one-time products
+    /// and a subscription store view of each group, sharing the products, entitlements, statuses and
+    /// policies they all read.
+    public static func loadStorefront(oneTimeIDs: [String], groupIDs: [String], productIDs: [String],
+                                      environment: StoreViewEnvironment = StoreViewEnvironment())
+        async -> (products: StoreViewModel, groups: [SubscriptionStoreViewModel]) {
+        let snapshot = await StoreViewSnapshot.load(ids: productIDs, environment: environment)
+        let buttons = await StoreButtons.load(environment: environment)
+        return (make(ids: oneTimeIDs, snapshot: snapshot, buttons: buttons),
+                groupIDs.map { SubscriptionStoreViewModel.make(groupID: $0, snapshot: snapshot, buttons: buttons, environment: environment) })
+    }
+
+    static func make(ids: [String], snapshot: StoreViewSnapshot, buttons: StoreButtons) -> StoreViewModel {
         var seen: Set<String> = []
-        let models = ids.filter { seen.insert($0).inserted }.map(snapshot.productModel(id:))
-        return StoreViewModel(products: models, buttons: await StoreButtons.load(environment: environment))
+        return StoreViewModel(products: ids.filter { seen.insert($0).inserted }.map(snapshot.productModel(id:)), buttons: buttons)
     }
 }
 

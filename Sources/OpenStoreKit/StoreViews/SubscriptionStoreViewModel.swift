@@ -86,6 +86,12 @@ public struct SubscriptionStoreViewModel: Sendable {
     public static func load(groupID: String, productIDs: [String],
                             environment: StoreViewEnvironment = StoreViewEnvironment()) async -> SubscriptionStoreViewModel {
         let snapshot = await StoreViewSnapshot.load(ids: productIDs, environment: environment)
+        return make(groupID: groupID, snapshot: snapshot, buttons: await StoreButtons.load(environment: environment), environment: environment)
+    }
+
+    /// The view of a group from what the store told once (a storefront shows several groups).
+    static func make(groupID: String, snapshot: StoreViewSnapshot, buttons: StoreButtons,
+                     environment: StoreViewEnvironment) -> SubscriptionStoreViewModel {
         let products = snapshot.products.values.filter { $0.subscription?.subscriptionGroupID == groupID }
             .sorted { ($0.subscription?.groupLevel ?? 0, $1.price, $0.id) < ($1.subscription?.groupLevel ?? 0, $0.price, $1.id) }
         let status = snapshot.statuses[groupID]
@@ -113,8 +119,7 @@ public struct SubscriptionStoreViewModel: Sendable {
                         isScheduledNext: active && current?.nextProductID == product.id)
         }
         return SubscriptionStoreViewModel(groupID: groupID, groupDisplayName: products.first?.subscription?.groupDisplayName,
-                                          plans: plans, currentPlan: current, buttons: await StoreButtons.load(environment: environment),
-                                          environment: environment)
+                                          plans: plans, currentPlan: current, buttons: buttons, environment: environment)
     }
 
     /// Buys a plan as the view's button does: the environment's handlers, the eligible offer applied

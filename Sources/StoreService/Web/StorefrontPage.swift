@@ -22,14 +22,11 @@ struct StorefrontPage {
                      accounts: [(account: String, devices: [String])]) async -> StorefrontPage {
         let catalog = await store.catalog()
         let environment = StoreViewEnvironment(client: client)
-        let oneTime = catalog.products.filter { $0.subscription == nil }.map(\.id)
-        let allIDs = catalog.products.map(\.id)
-        var groups: [SubscriptionStoreViewModel] = []
-        for group in catalog.subscriptionGroups {
-            groups.append(await SubscriptionStoreViewModel.load(groupID: group.id, productIDs: allIDs, environment: environment))
-        }
-        return StorefrontPage(account: account, device: client.device, products: await StoreViewModel.load(ids: oneTime, environment: environment),
-                              groups: groups, storefront: await client.storefront(), accounts: accounts, message: message)
+        let views = await StoreViewModel.loadStorefront(oneTimeIDs: catalog.products.filter { $0.subscription == nil }.map(\.id),
+                                                        groupIDs: catalog.subscriptionGroups.map(\.id), productIDs: catalog.products.map(\.id),
+                                                        environment: environment)
+        return StorefrontPage(account: account, device: client.device, products: views.products, groups: views.groups,
+                              storefront: await client.storefront(), accounts: accounts, message: message)
     }
 
     /// The page that asks which device to shop on.

@@ -57,11 +57,13 @@ struct WebRoutes {
         guard let account = request.queryValue("account"), let device = request.queryValue("device"), !account.isEmpty, !device.isEmpty else {
             return Self.page(StorefrontPage.picker(accounts: try await accountsAndDevices(), message: message))
         }
-        // Shopping on a device signs it in to the account, as opening the App Store app there would.
-        if let known = try await store.device(named: device), known.account != account {
-            throw APIError.badRequest("device \(device) is signed in to \(known.account), not \(account)")
+        // Shopping on a device signs it in to the account, as opening the App Store app there would
+        // (a write only the first time: page views of a known device only read).
+        if let known = try await store.device(named: device) {
+            guard known.account == account else { throw APIError.badRequest("device \(device) is signed in to \(known.account), not \(account)") }
+        } else {
+            try await store.addDevice(device, account: account)
         }
-        try await store.addDevice(device, account: account)
         let client = try await StoreClient.attach(to: devices, device: device)
         let page = await StorefrontPage.load(store: store, client: client, account: account, message: message,
                                              accounts: try await accountsAndDevices())
