@@ -42,15 +42,40 @@ public struct CustomerLedger: Sendable {
     }
 
     public func entitlements(customer: String) throws(BackendError) -> [CustomerEntitlement] {
-        let (transactions, statuses, entitled) = try evaluate(customer: customer)
-        return entitled.map { transaction in
+        entitlements(of: try evaluate(customer: customer))
+    }
+
+    public func history(customer: String) throws(BackendError) -> [CustomerHistoryEntry] {
+        history(of: try evaluate(customer: customer))
+    }
+
+    /// A customer's transactions, the latest statuses of their subscriptions, and which transactions entitle.
+    struct Evaluation {
+        let transactions: [BackendTransaction]
+        let statuses: [String: BackendSubscriptionStatus]
+        let entitled: [BackendTransaction]
+
+        /// The status a notification told for the transaction's subscription, when it was told at
+        /// the transaction's signing or later (an older status says nothing about a newer period).
+        func confirmedStatus(of transaction: BackendTransaction) -> Status? {
+            Self.confirmedStatus(of: transaction, in: statuses)
+        }
+
+        static func confirmedStatus(of transaction: BackendTransaction, in statuses: [String: BackendSubscriptionStatus]) -> Status? {
+            guard let status = statuses[transaction.originalTransactionID], status.signedDate >= transaction.signedDate else { return nil }
+            return status.status
+        }
+    }
+
+    func entitlements(of evaluation: Evaluation) -> [CustomerEntitlement] {
+        evaluation.entitled.map { transaction in
             let payload = transaction.payload
-            let status = statuses[transaction.originalTransactionID]
+            let status = evaluation.statuses[transaction.originalTransactionID]
             let reason: String
             if payload.inAppOwnershipType == .familyShared {
                 reason = "familyShared"
             } else if payload.type == .autoRenewableSubscription {
-                if let code = status?.status, status!.signedDate >= transaction.signedDate {
+                if let code = evaluation.confirmedStatus(of: transaction) {
                     reason = code == .billingGracePeriod ? "gracePeriod" : "subscribed"
                 } else {
                     reason = status?.status == nil ? "notYetConfirmed" : "subscribed"
@@ -58,7 +83,6 @@ public struct CustomerLedger: Sendable {
             } else {
                 reason = "purchased"
             }
-            _ = transactions
             return CustomerEntitlement(productId: payload.productId ?? "", transactionId: transaction.transactionID,
                                        originalTransactionId: transaction.originalTransactionID, type: payload.type?.rawValue ?? "",
                                        reason: reason, expiresDate: payload.expiresDate,
@@ -67,10 +91,9 @@ public struct CustomerLedger: Sendable {
         }
     }
 
-    public func history(customer: String) throws(BackendError) -> [CustomerHistoryEntry] {
-        let (transactions, _, entitled) = try evaluate(customer: customer)
-        let entitledIDs = Set(entitled.map(\.transactionID))
-        return transactions.map { transaction in
+    func history(of evaluation: Evaluation) -> [CustomerHistoryEntry] {
+        let entitledIDs = Set(evaluation.entitled.map(\.transactionID))
+        return evaluation.transactions.map { transaction in
             let payload = transaction.payload
             return CustomerHistoryEntry(transactionId: transaction.transactionID, originalTransactionId: transaction.originalTransactionID,
                                         productId: payload.productId ?? "", type: payload.type?.rawValue ?? "", purchaseDate: payload.purchaseDate,
@@ -80,8 +103,7 @@ public struct CustomerLedger: Sendable {
         }
     }
 
-    private func evaluate(customer: String) throws(BackendError)
-        -> ([BackendTransaction], [String: BackendSubscriptionStatus], [BackendTransaction]) {
+    func evaluate(customer: String) throws(BackendError) -> Evaluation {
         let transactions = try storage.transactions(customer: customer)
         let statuses = try storage.statuses(originalTransactionIDs: Set(transactions.map(\.originalTransactionID)))
         // A subscription's current period: its latest transaction by purchase date.
@@ -97,7 +119,7 @@ public struct CustomerLedger: Sendable {
             let payload = transaction.payload
             var subscriptionEntitled = false
             if payload.type == .autoRenewableSubscription, latest[transaction.originalTransactionID]?.transactionID == transaction.transactionID {
-                if let status = statuses[transaction.originalTransactionID], let code = status.status, status.signedDate >= transaction.signedDate {
+                if let code = Evaluation.confirmedStatus(of: transaction, in: statuses) {
                     subscriptionEntitled = code == .active || code == .billingGracePeriod
                 } else {
                     subscriptionEntitled = (payload.expiresDate ?? .distantPast) > now
@@ -107,7 +129,7 @@ public struct CustomerLedger: Sendable {
                                               purchaseDate: payload.purchaseDate ?? .distantPast, isRevoked: payload.revocationDate != nil,
                                               isUpgraded: payload.isUpgraded == true, subscriptionEntitled: subscriptionEntitled)
         }
-        return (transactions, statuses, entitled)
+        return Evaluation(transactions: transactions, statuses: statuses, entitled: entitled)
     }
 }
 
@@ -125,7 +147,8 @@ extension CustomerLedger {
     /// Explains one product for one customer, by the same rules as ``entitlements(customer:)``.
     public func explain(customer: String, productID: String) throws(BackendError) -> EntitlementExplanation {
         let dateStyle = Date.ISO8601FormatStyle().year().month().day()
-        if let entitlement = try entitlements(customer: customer).first(where: { $0.productId == productID }) {
+        let evaluation = try evaluate(customer: customer)
+        if let entitlement = entitlements(of: evaluation).first(where: { $0.productId == productID }) {
             let because: String
             switch entitlement.reason {
             case "familyShared": because = "shared by a family member"
@@ -136,7 +159,7 @@ extension CustomerLedger {
             }
             return EntitlementExplanation(productId: productID, entitled: true, because: because, transactionId: entitlement.transactionId)
         }
-        let all = try self.history(customer: customer)
+        let all = history(of: evaluation)
         let history = all.filter { $0.productId == productID }
         guard let latest = history.max(by: { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }) else {
             return EntitlementExplanation(productId: productID, entitled: false, because: "never bought by this customer", transactionId: nil)
@@ -152,8 +175,7 @@ extension CustomerLedger {
         } else if latest.isUpgraded {
             because = "upgraded to another plan of its group"
         } else {
-            let status = try storage.statuses(originalTransactionIDs: [latest.originalTransactionId])[latest.originalTransactionId]?.status
-            switch status {
+            switch evaluation.statuses[latest.originalTransactionId]?.status {
             case .billingRetry?: because = "a renewal failed and the App Store is retrying the payment; access is paused until it succeeds"
             case .revoked?: because = "revoked by the App Store"
             default: because = "expired on \(latest.expiresDate.map { $0.formatted(dateStyle) } ?? "?")"
