@@ -207,16 +207,22 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     public func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus] {
+        guard !originalTransactionIDs.isEmpty else { return [:] }
+        let ids = originalTransactionIDs.sorted()
+        let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let rows = try read { (database) throws(BackendError) in
+            try database.query("""
+                SELECT original_transaction_id, status, renewal_info, signed_ms FROM statuses
+                WHERE original_transaction_id IN (\(placeholders))
+                """, ids.map { .text($0) })
+        }
         var found: [String: BackendSubscriptionStatus] = [:]
-        for id in originalTransactionIDs.sorted() {
-            let rows = try read { (database) throws(BackendError) in
-                try database.query("SELECT status, renewal_info, signed_ms FROM statuses WHERE original_transaction_id = $1", [.text(id)])
-            }
-            guard let row = rows.first else { continue }
+        for row in rows {
+            guard let id = row[0] else { continue }
             found[id] = BackendSubscriptionStatus(
-                originalTransactionID: id, status: row[0].flatMap { Int32($0) }.map(Status.init(rawValue:)),
-                renewalInfo: try row[1].map { (text) throws(BackendError) in try Self.decode(JWSRenewalInfoDecodedPayload.self, text) },
-                signedDate: AppStoreJSON.date(fromMilliseconds: row[2].flatMap { Int64($0) } ?? 0))
+                originalTransactionID: id, status: row[1].flatMap { Int32($0) }.map(Status.init(rawValue:)),
+                renewalInfo: try row[2].map { (text) throws(BackendError) in try Self.decode(JWSRenewalInfoDecodedPayload.self, text) },
+                signedDate: AppStoreJSON.date(fromMilliseconds: row[3].flatMap { Int64($0) } ?? 0))
         }
         return found
     }
