@@ -12,20 +12,18 @@ import TestSupport
 /// the store, whatever order, repetition or delay the notifications come in.
 @Suite("Entitlement backend: verified notifications in, the store's entitlements out")
 struct BackendLedgerTests {
-    static func scratch() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("backend-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-        return url
+    /// A store that has played the scripted year, and a fresh backend for it in `scratch`.
+    static func afterScriptedYear(in scratch: Scratch, engine: BackendEngine = .sqlite) async throws -> (BackendScenario, BackendService) {
+        let scenario = try BackendScenario()
+        try await scenario.play()
+        return (scenario, try await scenario.backend(in: scratch.url, engine: engine))
     }
 
     @Test("after a scripted year the backend's entitlements equal the store's for every customer, notifications in order",
           arguments: BackendEngine.available)
     func scriptedYearInOrder(engine: BackendEngine) async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = try BackendScenario()
-        try await scenario.play()
-        let backend = try await scenario.backend(in: directory, engine: engine)
+        let scratch = Scratch()
+        let (scenario, backend) = try await Self.afterScriptedYear(in: scratch, engine: engine)
         let bodies = try await scenario.notificationBodies()
         for body in bodies {
             let answer = await backend.post("/apple/notifications", body, key: nil)
@@ -45,11 +43,8 @@ struct BackendLedgerTests {
     @Test("the same with every notification delivered twice, in a shuffled order, 16 deliveries at once",
           arguments: BackendEngine.available, [1, 2])
     func shuffledAndDuplicated(engine: BackendEngine, seed: UInt64) async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = try BackendScenario()
-        try await scenario.play()
-        let backend = try await scenario.backend(in: directory, engine: engine)
+        let scratch = Scratch()
+        let (scenario, backend) = try await Self.afterScriptedYear(in: scratch, engine: engine)
         var generator = SeededGenerator(seed: seed)
         let bodies = try await scenario.notificationBodies()
         let deliveries = (bodies + bodies).shuffled(using: &generator)
@@ -75,11 +70,8 @@ struct BackendLedgerTests {
     @Test("a backend that missed the second half of the year catches up from late deliveries to the same answer",
           arguments: BackendEngine.available)
     func lateDeliveries(engine: BackendEngine) async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = try BackendScenario()
-        try await scenario.play()
-        let backend = try await scenario.backend(in: directory, engine: engine)
+        let scratch = Scratch()
+        let (scenario, backend) = try await Self.afterScriptedYear(in: scratch, engine: engine)
         let bodies = try await scenario.notificationBodies()
         let half = bodies.count / 2
         for body in bodies[..<half] { _ = await backend.post("/apple/notifications", body, key: nil) }
@@ -91,11 +83,10 @@ struct BackendLedgerTests {
 
     @Test("forged, foreign and malformed input is refused with 4xx and records nothing", arguments: BackendEngine.available)
     func badInput(engine: BackendEngine) async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = Scratch()
         let scenario = try BackendScenario()
         _ = try await scenario.buy(ExampleShop.pro, "alice")
-        let backend = try await scenario.backend(in: directory, engine: engine)
+        let backend = try await scenario.backend(in: scratch.url, engine: engine)
         let genuine = try #require(try await scenario.store.notifications().first)
 
         // Another authority signing a payload shaped like the store's.
@@ -141,11 +132,8 @@ struct BackendLedgerTests {
 
     @Test("explain says in words why each customer is or is not entitled, after the scripted year")
     func explain() async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = try BackendScenario()
-        try await scenario.play()
-        let backend = try await scenario.backend(in: directory)
+        let scratch = Scratch()
+        let (scenario, backend) = try await Self.afterScriptedYear(in: scratch)
         for body in try await scenario.notificationBodies() { _ = await backend.post("/apple/notifications", body, key: nil) }
         func why(_ account: String, _ product: String) throws -> EntitlementExplanation {
             try backend.ledger.explain(customer: BackendScenario.token(account).uuidString.lowercased(), productID: product)
@@ -165,12 +153,11 @@ struct BackendLedgerTests {
 
     @Test("an app's transaction, sent before the notification, entitles at once; the entitlements read explains why")
     func appSentTransaction() async throws {
-        let directory = try Self.scratch()
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = Scratch()
         let scenario = try BackendScenario()
         let pro = try await scenario.buy(ExampleShop.pro, "alice")
         let monthly = try await scenario.buy(ExampleShop.premiumMonthly, "alice")
-        let backend = try await scenario.backend(in: directory)
+        let backend = try await scenario.backend(in: scratch.url)
         for transaction in [pro, monthly] {
             let jws = try await scenario.store.transaction(transaction.id, device: "alice-phone").jws
             let answer = await backend.post("/v1/transactions", Data(#"{"signedTransaction":"\#(jws)"}"#.utf8))

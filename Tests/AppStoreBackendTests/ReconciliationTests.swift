@@ -14,12 +14,8 @@ struct ReconciliationTests {
     @Test("the webhook down for a day, then reconciliation through the notification history: the store's entitlements",
           arguments: BackendEngine.available)
     func downForADay(engine: BackendEngine) async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("reconcile-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = try BackendScenario()
-        try await scenario.play()
-        let backend = try await scenario.backend(in: directory, engine: engine)
+        let scratch = Scratch()
+        let (scenario, backend) = try await BackendLedgerTests.afterScriptedYear(in: scratch, engine: engine)
         let delivered = try await scenario.notificationBodies()
         for body in delivered { _ = await backend.post("/apple/notifications", body, key: nil) }
         for body in try await scenario.familyAppRequests() { _ = await backend.post("/v1/transactions", body) }

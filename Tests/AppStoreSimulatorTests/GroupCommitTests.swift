@@ -40,7 +40,7 @@ struct GroupCommitTests {
 
     /// A SQLite-backed store whose commits are counted, in a scratch folder.
     struct CountedStore {
-        let scratch = LedgerStorageTests.Scratch()
+        let scratch = Scratch()
         let path: String
         let counter: CommitCounter
         let store: SimulatedAppStore

@@ -38,7 +38,7 @@ struct QueryPlanTests {
     }
 
     /// A ledger of the current layout, empty: the plan comes from the schema alone, as in a new store.
-    static func ledger(in scratch: LedgerStorageTests.Scratch) throws -> String {
+    static func ledger(in scratch: Scratch) throws -> String {
         let path = scratch.url.appendingPathComponent("ledger.sqlite").path
         _ = try SQLiteLedgerStorage(path: path, create: true)
         return path
@@ -47,7 +47,7 @@ struct QueryPlanTests {
     @Test("transaction queries are answered by an index", arguments: transactionQueries.indices)
     func transactionQueryUsesAnIndex(_ index: Int) throws {
         let (use, query) = Self.transactionQueries[index]
-        let scratch = LedgerStorageTests.Scratch()
+        let scratch = Scratch()
         let (sql, values) = SQLiteLedgerStorage.Reader.select(query)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(!steps.contains { $0.hasPrefix("SCAN transactions") }, "\(use): \(steps)")
@@ -57,7 +57,7 @@ struct QueryPlanTests {
     @Test("subscription queries are answered by an index", arguments: subscriptionQueries.indices)
     func subscriptionQueryUsesAnIndex(_ index: Int) throws {
         let (use, query) = Self.subscriptionQueries[index]
-        let scratch = LedgerStorageTests.Scratch()
+        let scratch = Scratch()
         let (sql, values) = SQLiteLedgerStorage.Reader.select(query)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(!steps.contains { $0.hasPrefix("SCAN subscriptions") }, "\(use): \(steps)")
@@ -66,7 +66,7 @@ struct QueryPlanTests {
 
     @Test("whether an account owns a product is read from the non-consumables' index, which consumables never enter")
     func ownershipUsesTheCandidatesIndex() throws {
-        let scratch = LedgerStorageTests.Scratch()
+        let scratch = Scratch()
         let (sql, values) = SQLiteLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "pro", entitlementCandidatesOnly: true))
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(steps.contains { $0.contains("transactions_entitlement_candidates_by_product") }, "\(steps)")

@@ -11,12 +11,6 @@ import TestSupport
 struct LedgerStorageTests {
     enum Backend: String, CaseIterable, Sendable { case memory, sqlite }
 
-    final class Scratch {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("ledger-\(UUID().uuidString)")
-        init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-        deinit { try? FileManager.default.removeItem(at: url) }
-    }
-
     static func makeStorage(_ backend: Backend, in scratch: Scratch) throws -> any LedgerStorage {
         switch backend {
         case .memory: return InMemoryLedgerStorage()

@@ -17,13 +17,6 @@ enum Built {
     static var available: Bool { FileManager.default.isExecutableFile(atPath: storekit.path) }
 }
 
-/// A scratch folder removed when the test ends.
-final class Scratch: Sendable {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-served-\(UUID().uuidString)")
-    init() { try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true) }
-    deinit { try? FileManager.default.removeItem(at: url) }
-}
-
 /// A store directory made from a `.storekit` file on a manual clock at 2026-01-01.
 func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL = ExampleShop.file,
                         bundleID: String = "com.example.shop") throws -> URL {
