@@ -4,16 +4,6 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-/// Waits until `condition` holds, giving the store's listener task time to run.
-@MainActor
-func eventually(_ what: String, _ condition: @MainActor () async -> Bool) async throws {
-    for _ in 0..<1000 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestFailure("\(what) did not happen within 10 s")
-}
-
 @Suite("Code shaped like Apple's StoreKit 2 sample runs unchanged on the local App Store")
 @MainActor
 struct SampleShapedStoreTests {

@@ -4,16 +4,6 @@ import StoreKit
 import Testing
 import TestSupport
 
-/// Waits until `condition` holds (callbacks and listeners run on their own), for at most 10 seconds.
-@MainActor
-func eventually(_ what: String, _ condition: @MainActor () async -> Bool) async throws {
-    for _ in 0..<1000 {
-        if await condition() { return }
-        try await Task.sleep(for: .milliseconds(10))
-    }
-    throw TestFailure("\(what) did not happen within 10 s")
-}
-
 @Suite("StoreKit code written for Apple's StoreKit compiles with `import StoreKit` and runs unchanged")
 @MainActor
 struct TutorialTests {
