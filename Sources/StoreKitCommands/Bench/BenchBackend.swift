@@ -39,12 +39,17 @@ struct BenchBackend: Command {
         let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench", environment: .sandbox),
                                                  authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
                                                  clock: ManualStoreClock(startingAt: Date(timeIntervalSince1970: 1_767_225_600)))
+        // Each purchase sends at least one notification: buy as many as are missing, then count again.
         var customers = 0
-        while try await store.notificationRecords(limit: count).count < count {
-            let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", customers))!
-            _ = try await store.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "c\(customers)", device: "d\(customers)",
-                                                         appAccountToken: token))
-            customers += 1
+        var missing = count
+        while missing > 0 {
+            for _ in 0..<missing {
+                let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012x", customers))!
+                _ = try await store.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "c\(customers)", device: "d\(customers)",
+                                                             appAccountToken: token))
+                customers += 1
+            }
+            missing = count - (try await store.notificationRecords(limit: count).count)
         }
         let bodies = try await store.notifications(limit: count).map { Data(#"{"signedPayload":"\#($0.signedPayload)"}"#.utf8) }
         let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.bench", environment: .sandbox)
