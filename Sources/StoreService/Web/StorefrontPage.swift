@@ -125,18 +125,26 @@ struct StorefrontPage {
         html.raw("</button></form>")
     }
 
+    /// Opens a product's card (`<article class="product|plan">`) with its heading; the caller closes it.
+    private func openCard(_ html: inout HTML, kind: String, productID: String, state: String, name: String) {
+        html.raw(#"<article class=""#)
+        html.raw(kind)
+        html.raw(#"" data-product-id=""#)
+        html.add(productID)
+        html.raw(#"" data-state=""#)
+        html.add(state)
+        html.raw(#""><h3>"#)
+        html.add(name)
+        html.raw("</h3>")
+    }
+
     private func oneTimeProducts(_ html: inout HTML) {
         let available = products.products.filter { $0.state != .unavailable }
         guard !available.isEmpty else { return }
         html.raw(#"<section class="group" aria-labelledby="one-time"><h2 id="one-time">In-App Purchases</h2><div class="products">"#)
         for product in available {
-            html.raw(#"<article class="product" data-product-id=""#)
-            html.add(product.id)
-            html.raw(#"" data-state=""#)
-            html.add(product.state.rawValue)
-            html.raw(#""><h3>"#)
-            html.add(product.displayName)
-            html.raw("</h3><p>")
+            openCard(&html, kind: "product", productID: product.id, state: product.state.rawValue, name: product.displayName)
+            html.raw("<p>")
             html.add(product.description)
             html.raw(#"</p><p class="price">"#)
             html.add(product.priceText)
@@ -176,13 +184,7 @@ struct StorefrontPage {
         }
         html.raw(#"<div class="plans">"#)
         for plan in group.plans {
-            html.raw(#"<article class="plan" data-product-id=""#)
-            html.add(plan.id)
-            html.raw(#"" data-state=""#)
-            html.add(plan.relation.rawValue)
-            html.raw(#""><h3>"#)
-            html.add(plan.displayName)
-            html.raw("</h3>")
+            openCard(&html, kind: "plan", productID: plan.id, state: plan.relation.rawValue, name: plan.displayName)
             if plan.relation == .current { html.raw(#"<p><span class="badge current">Current plan</span></p>"#) }
             html.raw(#"<p class="price">"#)
             html.add(plan.priceText)
