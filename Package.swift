@@ -15,6 +15,8 @@ let package = Package(
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
         .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
         .library(name: "HTTPService", targets: ["HTTPService"]),
+        .library(name: "BlockingWork", targets: ["BlockingWork"]),
+        .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
@@ -28,6 +30,10 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
+        // Where blocking work runs: serial executors and queues of its own, never Swift's cooperative pool.
+        .target(name: "BlockingWork"),
+        // The package's one HTTP client (Foundation's URLSession underneath): one pool, timeouts, cancellation.
+        .target(name: "HTTPClient"),
         // Codable payloads exactly as Apple sends them; Foundation only.
         .target(name: "AppStoreModels"),
         // ES256 JWS, X.509, the local certificate authority, signature creators and the verifier.
@@ -35,41 +41,46 @@ let package = Package(
         // `.storekit` configuration files, validation, storefronts, periods and the product catalog.
         .target(name: "StoreKitCatalog", dependencies: ["AppStoreModels"]),
         // The local App Store engine: ledger, purchases, subscriptions, notifications, test-session controls.
-        .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
+        .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork"]),
         // SQLite connections and statements; the only importer of CSQLite.
         .target(name: "SQLiteDatabase", dependencies: ["CSQLite"]),
         // The default, durable ledger storage, on SQLite.
         .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLiteDatabase"]),
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
-        .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning"]),
+        .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning", "HTTPClient"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
-        .target(name: "HTTPService", dependencies: ["CMicroHTTPD"]),
+        .target(name: "HTTPService", dependencies: ["CMicroHTTPD", "BlockingWork"]),
         // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
-        .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog"]),
+        .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork", "HTTPClient"]),
         // The test kit: an in-process store connection and the `SKTestSession` surface with a manual clock.
         .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                           "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
+                                                           "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
-                                                    "StoreKitCatalog"]),
+                                                    "StoreKitCatalog", "HTTPClient"]),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
-                                                       "HTTPService"]),
+                                                       "HTTPService", "BlockingWork"]),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                      "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI"]),
+                                                      "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
+                                                      "BlockingWork"],
+                resources: [.embedInCode("Bench/wrk-report.lua")]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["BlockingWork", "HTTPClient", "AppStoreModels", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreKitCatalog"],
+                path: "Tests/TestSupport"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels",
-                                                           "StoreKitCatalog", "TestSupport"]),
+                                                           "StoreKitCatalog", "TestSupport", "ExitWhileVerifying"]),
+        // An app that exits while its listeners verify (OpenStoreKitTests runs it many times; it must never crash).
+        .executableTarget(name: "ExitWhileVerifying", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Tests/Fixtures/ExitWhileVerifying"),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
         .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),
         .executableTarget(name: "GemStore", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/GemStore"),
@@ -86,7 +97,7 @@ let package = Package(
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
+        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),

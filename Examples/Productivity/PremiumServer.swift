@@ -22,7 +22,7 @@ final class PremiumServer: Sendable {
     private let backend: BackendService
     private let directory: URL
 
-    init(trusting context: VerificationContext) throws {
+    init(trusting context: VerificationContext) async throws {
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = true
         let verifier = try SignedDataVerifier(rootCertificates: try context.rootCertificates.map { try Certificate(derRepresentation: $0) },
@@ -30,8 +30,8 @@ final class PremiumServer: Sendable {
                                               options: options)
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("productivity-server-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let storage = try SQLBackendStorage.sqlite(path: directory.appendingPathComponent("backend.sqlite").path)
-        try storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "the productivity app", created: Date(timeIntervalSince1970: 0))
+        let storage = try await SQLBackendStorage.sqlite(path: directory.appendingPathComponent("backend.sqlite").path)
+        try await storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "the productivity app", created: Date(timeIntervalSince1970: 0))
         backend = BackendService(storage: storage, intake: SignedDataIntake(verifier: verifier))
     }
 
@@ -50,6 +50,6 @@ final class PremiumServer: Sendable {
 
     /// How many premium purchases the backend has recorded for the user.
     var recordedCount: Int {
-        ((try? backend.ledger.history(customer: Self.userID)) ?? []).filter { $0.productId == Self.premiumID }.count
+        get async { ((try? await backend.ledger.history(customer: Self.userID)) ?? []).filter { $0.productId == Self.premiumID }.count }
     }
 }

@@ -27,7 +27,7 @@ enum ProductivitySession {
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Steps {
         let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.productivity", server: server)
         let laptop = try await session.client(device: "laptop")
-        let server = try PremiumServer(trusting: laptop.verificationContext)
+        let server = try await PremiumServer(trusting: laptop.verificationContext)
         return try await laptop.withCurrent {
             let store = PremiumStore(server: server)
             try await store.start()
@@ -81,10 +81,11 @@ enum ProductivitySession {
                 forged = !(await server.recordPurchase(jwsRepresentation: "\(parts[0]).\(Base64URL.encode(edited)).\(parts[2])"))
                 break
             }
-            say("The server recorded \(server.recordedCount) purchases; an edited one was refused: \(forged)")
+            let recorded = await server.recordedCount
+            say("The server recorded \(recorded) purchases; an edited one was refused: \(forged)")
             return Steps(afterPurchase: afterPurchase, afterDelete: afterDelete, afterRebuy: afterRebuy, afterRefund: afterRefund,
                          whileAskingParent: whileAsking, afterDecline: afterDecline, afterApproval: afterApproval,
-                         afterBillingError: afterBillingError, recordedByServer: server.recordedCount, serverRefusedForgery: forged)
+                         afterBillingError: afterBillingError, recordedByServer: recorded, serverRefusedForgery: forged)
         }
     }
 

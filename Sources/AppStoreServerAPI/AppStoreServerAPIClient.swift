@@ -1,9 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 
 /// A client of the App Store Server API: Apple's (Sandbox, Production) or a local store's
 /// (`storekit serve`), with the calls, bodies, models and error codes of Apple's own libraries.
@@ -31,7 +29,6 @@ public final class AppStoreServerAPIClient: Sendable {
     private let issuerId: String
     private let bundleId: String
     private let now: @Sendable () -> Date
-    private let session: URLSession
 
     /// - Parameters:
     ///   - signingKey: The In-App Purchase key's private key, PEM (PKCS#8, the `.p8` file).
@@ -48,9 +45,6 @@ public final class AppStoreServerAPIClient: Sendable {
         self.issuerId = issuerId
         self.bundleId = bundleId
         self.now = now
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 30
-        session = URLSession(configuration: configuration)
     }
 
     // MARK: Transactions
@@ -167,31 +161,23 @@ public final class AppStoreServerAPIClient: Sendable {
     }
 
     private func send<Response: Decodable>(_ method: String, _ path: String, query: [URLQueryItem], body: Data?) async throws -> Response {
-        var components = URLComponents(url: baseURL.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url else { throw AppStoreServerAPIError(httpStatusCode: 0, apiErrorCode: nil, errorMessage: "\(path) is not a path") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.setValue("Bearer \(try ServerAPIToken.make(key: signingKey, keyId: keyId, issuerId: issuerId, bundleId: bundleId, issuedAt: now()))",
-                         forHTTPHeaderField: "Authorization")
-        request.setValue("application/json", forHTTPHeaderField: "Accept")
-        request.setValue("openstorekit-app-store-server-api/1", forHTTPHeaderField: "User-Agent")
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let (data, response) = try await session.detachedData(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            let error = (response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type")?.hasPrefix("application/json") == true
-                ? try? JSONDecoder().decode(ServerAPIErrorBody.self, from: data) : nil
-            throw AppStoreServerAPIError(httpStatusCode: status, apiErrorCode: error?.errorCode, errorMessage: error?.errorMessage)
+        let token = try ServerAPIToken.make(key: signingKey, keyId: keyId, issuerId: issuerId, bundleId: bundleId, issuedAt: now())
+        var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
+                                                        ("User-Agent", "openstorekit-app-store-server-api/1")]
+        if body != nil { headers.append(("Content-Type", "application/json")) }
+        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, baseURL.appendingPathComponent(path),
+                                                                         query: query.map { ($0.name, $0.value ?? "") }, headers: headers,
+                                                                         body: body, timeout: .seconds(30)))
+        guard answer.isSuccess else {
+            let error = answer.header("Content-Type")?.hasPrefix("application/json") == true
+                ? try? JSONDecoder().decode(ServerAPIErrorBody.self, from: answer.body) : nil
+            throw AppStoreServerAPIError(httpStatusCode: answer.status, apiErrorCode: error?.errorCode, errorMessage: error?.errorMessage)
         }
         if Response.self == Empty.self, let empty = Empty() as? Response { return empty }
         do {
-            return try JSONDecoder().decode(Response.self, from: data)
+            return try JSONDecoder().decode(Response.self, from: answer.body)
         } catch {
-            throw AppStoreServerAPIError(httpStatusCode: status, apiErrorCode: nil, errorMessage: "the response is not a \(Response.self): \(error)")
+            throw AppStoreServerAPIError(httpStatusCode: answer.status, apiErrorCode: nil, errorMessage: "the response is not a \(Response.self): \(error)")
         }
     }
 }

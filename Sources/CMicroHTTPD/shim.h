@@ -7,23 +7,38 @@
 #include <microhttpd.h>
 
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument form starts a daemon
-   with one thread per connection on `address`, the completion callback, an idle timeout and a
-   connection limit. */
-static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr *address,
+   that polls its connections with epoll on `polling_threads` internal threads and lets handlers
+   suspend connections while they work (MHD_ALLOW_SUSPEND_RESUME), so no thread waits for a handler.
+
+   It listens on `listen_socket` when that is not -1 (a socket the caller bound and set listening;
+   the daemon closes it when it stops), else on `address`. The address is bound without
+   SO_REUSEPORT: a port another server listens on is an error, never a port two servers share. */
+static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr *address, int listen_socket,
                                                            MHD_AccessHandlerCallback handler, void *context,
                                                            MHD_RequestCompletedCallback completed,
+                                                           unsigned int polling_threads,
                                                            unsigned int idle_timeout_seconds,
-                                                           unsigned int connection_limit) {
-    /* poll(), not select(): with select() libmicrohttpd drops every connection whose descriptor is
-       1024 or more (FD_SETSIZE) without an answer, which a busy process (a test run, a server that
-       also holds many files) reaches. */
-    unsigned int flags = MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG | MHD_USE_ITC;
+                                                           unsigned int connection_limit,
+                                                           unsigned int per_address_limit) {
+    unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
+    struct MHD_OptionItem options[] = {
+        { MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds, NULL },
+        { MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL },
+        { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit, NULL },
+        { polling_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, polling_threads, NULL },
+        { MHD_OPTION_END, 0, NULL },
+    };
+    if (listen_socket >= 0) {
+        return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
+                                MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_socket,
+                                MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                                MHD_OPTION_ARRAY, options,
+                                MHD_OPTION_END);
+    }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
                             MHD_OPTION_SOCK_ADDR, address,
-                            MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-                            MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds,
-                            MHD_OPTION_CONNECTION_LIMIT, connection_limit,
-                            MHD_OPTION_LISTENING_ADDRESS_REUSE, (unsigned int)1,
+                            MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                            MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
 }
 

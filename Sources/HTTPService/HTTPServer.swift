@@ -1,17 +1,21 @@
+import BlockingWork
 import CMicroHTTPD
-import Dispatch
 import Foundation
 import Synchronization
 
-/// A small HTTP/1.1 server on libmicrohttpd: one thread per connection, bodies buffered up to a
-/// limit, and an `async` handler per request.
+/// A small HTTP/1.1 server on libmicrohttpd: a few polling threads for every connection, bodies
+/// buffered up to a limit, and an `async` handler per request.
 ///
-/// The handler runs as a Swift task while the connection's thread waits for it, so handlers may
-/// await actors and take as long as a long poll needs. Bodies over ``maximumBodySize`` are answered
-/// `413` without being read; idle connections (a client that stops sending halfway) are closed after
-/// the idle timeout, so slow clients cannot hold the server.
+/// No thread waits for a handler. When a request is complete, its connection is suspended
+/// (libmicrohttpd's suspend and resume) and the handler runs as a Swift task wherever Swift runs it;
+/// when it returns, the connection is resumed and the answer sent. So thousands of open long polls
+/// cost no threads, and a handler may await actors for as long as a long poll needs. Bodies over
+/// ``maximumBodySize`` are answered `413`; connections idle longer than the idle timeout are closed.
+///
+/// Stop a server with ``stop(grace:)``, which never blocks a thread: it stops accepting, cancels the
+/// handlers in progress (a long poll answers at once), waits for their answers to be sent, and ends.
 public final class HTTPServer: Sendable {
-    /// The handler every request goes to.
+    /// The handler every request goes to. It is cancelled when the server stops.
     public typealias Handler = @Sendable (HTTPRequest) async -> HTTPResponse
 
     let context: ServerContext
@@ -20,39 +24,120 @@ public final class HTTPServer: Sendable {
     public let host: String
     /// The port the server listens on (the one the system picked when asked for port 0).
     public let port: UInt16
+    /// The largest request body accepted; larger ones are answered `413`.
+    public var maximumBodySize: Int { context.maximumBodySize }
 
     /// Starts listening on `host:port` (IPv4; `port` 0 picks a free one).
-    public init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
-                connectionLimit: Int = 512, handler: @escaping Handler) throws(HTTPServerError) {
+    ///
+    /// - Parameters:
+    ///   - idleTimeout: Seconds a connection may send nothing before it is closed.
+    ///   - connectionLimit: Connections open at once, long polls included.
+    ///   - pollingThreads: Threads that read and write connections (handlers run as tasks, not here).
+    /// - Throws: ``HTTPServerError`` when the address is not this machine's or the port is in use:
+    ///   two servers never share a port.
+    public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
+                            connectionLimit: Int = 10_000, pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw HTTPServerError("\(host) is not an IPv4 address") }
+        try self.init(host: host, address: address, socket: -1, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
+                      connectionLimit: connectionLimit, pollingThreads: pollingThreads, handler: handler)
+    }
+
+    /// Starts serving on a socket the caller bound and set listening; the server closes it when it stops.
+    ///
+    /// For callers that must know the port before the server exists (certificates that name it, a
+    /// port reserved across restarts) without giving it up in between.
+    public convenience init(listeningSocket socket: Int32, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30, connectionLimit: Int = 10_000,
+                            pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) == 0 }
+        }
+        guard named, address.sin_family == sa_family_t(AF_INET) else { throw HTTPServerError("descriptor \(socket) is not an IPv4 socket") }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
+        let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        try self.init(host: host, address: address, socket: socket, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
+                      connectionLimit: connectionLimit, pollingThreads: pollingThreads, handler: handler)
+    }
+
+    private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, connectionLimit: Int,
+                 pollingThreads: Int, handler: @escaping Handler) throws(HTTPServerError) {
+        var address = address
         let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
         let started = withUnsafePointer(to: &address) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                openstorekit_start_daemon(socketAddress, handleAccess, pointer, handleCompletion, UInt32(idleTimeout), UInt32(connectionLimit))
+                openstorekit_start_daemon(socketAddress, socket, handleAccess, pointer, handleCompletion, UInt32(max(1, pollingThreads)),
+                                          UInt32(idleTimeout), UInt32(connectionLimit), 0)
             }
         }
-        guard let started else { throw HTTPServerError("cannot listen on \(host):\(port) (in use, or not an address of this machine)") }
+        guard let started else {
+            let port = UInt16(bigEndian: address.sin_port)
+            throw HTTPServerError("cannot listen on \(host):\(port): the port is in use, or the address is not one of this machine's")
+        }
         self.context = context
         self.host = host
         self.port = openstorekit_daemon_port(started)
         self.daemon = Mutex(DaemonHandle(pointer: started))
     }
 
-    deinit { stop() }
-
-    /// Stops accepting connections and ends the server; requests in progress finish first.
-    public func stop() {
+    /// A server nobody stopped ends in the background: its open requests are answered `503`.
+    deinit {
         guard let handle = daemon.withLock({ handle -> DaemonHandle? in defer { handle = nil }; return handle }) else { return }
-        MHD_stop_daemon(handle.pointer)
-        context.executor.shutdown()
+        let context = self.context
+        Task.detached { await Self.shutdown(handle, context: context, grace: .zero) }
+    }
+
+    /// Stops the server without blocking a thread.
+    ///
+    /// It stops accepting connections and answers new requests on open ones `503`; cancels the
+    /// handlers in progress, so long polls answer at once; waits up to `grace` for their answers to be
+    /// sent (a handler that ignores cancellation gets a `503` sent in its place); then ends the
+    /// polling threads. Stopping twice is harmless; the second call returns at once.
+    public func stop(grace: Duration = .seconds(2)) async {
+        guard let handle = daemon.withLock({ handle -> DaemonHandle? in defer { handle = nil }; return handle }) else { return }
+        await Self.shutdown(handle, context: context, grace: grace)
+    }
+
+    private static func shutdown(_ handle: DaemonHandle, context: ServerContext, grace: Duration) async {
+        context.beginStopping()
+        let deadline = ContinuousClock.now + grace
+        while context.requestsInProgress > 0, ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        // Whatever is left gets a 503 in place of its handler's answer, and a moment to be sent.
+        context.answerEveryRequest(with: .text(503, "the server is stopping"))
+        let sent = ContinuousClock.now + .milliseconds(500)
+        while context.requestsInProgress > 0, ContinuousClock.now < sent {
+            try? await Task.sleep(for: .milliseconds(5))
+        }
+        // Joins the polling threads, which never wait for handlers: quick, but still a blocking call.
+        await BlockingWork.run("HTTPServer.stop") { MHD_stop_daemon(handle.pointer) }
+        withExtendedLifetime(context) {}
     }
 
     /// `http://host:port`.
     public var url: URL { URL(string: "http://\(host):\(port)")! }
+}
+
+extension HTTPServer {
+    /// Runs `body` with a server that is stopped when `body` returns or throws.
+    public static func serving<Result>(host: String = "127.0.0.1", port: UInt16 = 0, handler: @escaping Handler,
+                                       _ body: (HTTPServer) async throws -> Result) async throws -> Result {
+        let server = try HTTPServer(host: host, port: port, handler: handler)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
 }
 
 /// A failure to start a server.
@@ -66,102 +151,132 @@ struct DaemonHandle: @unchecked Sendable {
     let pointer: OpaquePointer
 }
 
-/// What the C callbacks reach through their context pointer: immutable, so shared across threads.
+/// What the C callbacks reach through their context pointer; shared by the polling threads, the
+/// handlers' tasks and ``HTTPServer/stop(grace:)``.
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maximumBodySize: Int
-    /// This server's handler threads: a server busy with its own requests never delays another's.
-    let executor = HandlerExecutor(threads: 8)
+    private let state = Mutex(State())
+
+    private struct State {
+        var isStopping = false
+        /// Requests whose connection is suspended or whose answer is being sent, by identity.
+        var inProgress: [ObjectIdentifier: RequestState] = [:]
+    }
 
     init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int) {
         self.handler = handler
         self.maximumBodySize = maximumBodySize
     }
 
-    /// Runs the async handler and waits for it on this connection thread.
+    var isStopping: Bool { state.withLock { $0.isStopping } }
+    var requestsInProgress: Int { state.withLock { $0.inProgress.count } }
+
+    /// Suspends the request's connection and runs the handler as a task, which resumes the
+    /// connection with its answer; `false` when the server is stopping (the caller answers `503`).
+    /// Called on a polling thread, from the access callback.
     ///
-    /// The handler's task prefers the server's ``HandlerExecutor``, so it (and the default actors it
-    /// calls, and the tasks it starts) runs on threads of its own rather than Swift's cooperative pool: a
-    /// process that embeds a server and blocks pool threads elsewhere (waiting for a child process, say),
-    /// or runs other busy servers, still gets this server's requests answered.
-    func respond(to request: HTTPRequest) -> HTTPResponse {
-        let result = ResponseSlot()
-        let done = DispatchSemaphore(value: 0)
+    /// Suspending and recording happen under the lock ``beginStopping()`` takes, so a stopping
+    /// server sees every suspended connection, and answers each before it ends the daemon.
+    func start(_ request: HTTPRequest, state requestState: RequestState, connection: OpaquePointer) -> Bool {
+        let admitted = state.withLock { state -> Bool in
+            guard !state.isStopping else { return false }
+            MHD_suspend_connection(connection)
+            requestState.suspend(connection)
+            state.inProgress[ObjectIdentifier(requestState)] = requestState
+            return true
+        }
+        guard admitted else { return false }
         let handler = self.handler
-        Task(executorPreference: executor) {
-            result.set(await handler(request))
-            done.signal()
+        let task = Task {
+            let response = await handler(request)
+            requestState.answer(response)
         }
-        done.wait()
-        return result.take()
+        requestState.keep(task)
+        if isStopping { task.cancel() }
+        return true
+    }
+
+    /// The request's answer was sent, or its connection closed: libmicrohttpd is done with it.
+    func finished(_ request: RequestState) {
+        _ = state.withLock { $0.inProgress.removeValue(forKey: ObjectIdentifier(request)) }
+    }
+
+    /// Refuses new requests and cancels the handlers in progress.
+    func beginStopping() {
+        let requests = state.withLock { state -> [RequestState] in
+            state.isStopping = true
+            return Array(state.inProgress.values)
+        }
+        for request in requests { request.cancel() }
+    }
+
+    /// Answers every request still waiting for its handler with `response`.
+    func answerEveryRequest(with response: HTTPResponse) {
+        for request in state.withLock({ Array($0.inProgress.values) }) { request.answer(response) }
     }
 }
 
-/// Where request handlers run: threads of their own, neither Swift's cooperative pool nor Dispatch's
-/// (both can be busy with a host process's own work, which must not stall the server's answers).
-///
-/// Jobs are short: a handler's task runs until it awaits, then its thread takes the next job. A job
-/// that blocks (SQLite waiting for another process's write lock) holds one thread, not the server.
-final class HandlerExecutor: TaskExecutor, @unchecked Sendable {
-    private let condition = NSCondition()
-    private var jobs: [UnownedJob] = []
-    private var stopped = false
-
-    init(threads: Int) {
-        for index in 0..<threads {
-            // The threads keep the executor alive until it is shut down and they have drained it.
-            let thread = Thread { self.work() }
-            thread.name = "HTTPService.handler.\(index)"
-            thread.start()
-        }
-    }
-
-    func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
-        condition.lock()
-        guard !stopped else {
-            condition.unlock()
-            // A task that outlived its server (one it started, say) still runs, on the caller's thread.
-            job.runSynchronously(on: asUnownedTaskExecutor())
-            return
-        }
-        jobs.append(job)
-        condition.signal()
-        condition.unlock()
-    }
-
-    /// Lets the threads end once the jobs already queued have run.
-    func shutdown() {
-        condition.lock()
-        stopped = true
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    private func work() {
-        while true {
-            condition.lock()
-            while jobs.isEmpty && !stopped { condition.wait() }
-            if jobs.isEmpty {
-                condition.unlock()
-                return
-            }
-            let job = jobs.removeFirst()
-            condition.unlock()
-            job.runSynchronously(on: asUnownedTaskExecutor())
-        }
-    }
-}
-
-/// A response handed from the handler's task to the waiting connection thread.
-final class ResponseSlot: Sendable {
-    private let value = Mutex<HTTPResponse?>(nil)
-    func set(_ response: HTTPResponse) { value.withLock { $0 = response } }
-    func take() -> HTTPResponse { value.withLock { $0 } ?? HTTPResponse(status: 500) }
-}
-
-/// One request being received on a connection thread.
-final class RequestState {
+/// One request: its body as it arrives (touched only by the polling thread that owns the
+/// connection), then its answer, handed from the handler's task to the polling thread.
+final class RequestState: @unchecked Sendable {
+    // Unchecked: `body` and `tooLarge` are used only by the connection's polling thread, one
+    // callback at a time; everything shared is behind `phase`'s lock.
     var body = Data()
     var tooLarge = false
+    private let phase = Mutex<Phase>(.receiving)
+
+    private enum Phase {
+        case receiving
+        /// The connection is suspended while the handler's task works.
+        case suspended(connection: UnsafeConnection, task: Task<Void, Never>?)
+        /// The answer to queue when the polling thread calls again.
+        case answered(HTTPResponse)
+        case sent
+    }
+
+    /// A connection pointer, used only to resume it while it is suspended.
+    struct UnsafeConnection: @unchecked Sendable { let pointer: OpaquePointer }
+
+    func suspend(_ connection: OpaquePointer) {
+        phase.withLock { $0 = .suspended(connection: UnsafeConnection(pointer: connection), task: nil) }
+    }
+
+    /// Keeps the handler's task, to cancel it when the server stops (unless it answered already).
+    func keep(_ task: Task<Void, Never>) {
+        phase.withLock { phase in
+            guard case .suspended(let connection, nil) = phase else { return }
+            phase = .suspended(connection: connection, task: task)
+        }
+    }
+
+    func cancel() {
+        let task = phase.withLock { phase -> Task<Void, Never>? in
+            guard case .suspended(_, let task) = phase else { return nil }
+            return task
+        }
+        task?.cancel()
+    }
+
+    /// Hands the answer to the polling thread and resumes the connection; only the first answer
+    /// counts (a handler's, or the 503 of a server that stopped waiting for it).
+    ///
+    /// The resume happens under the lock, so a stopping server that answered every request knows no
+    /// resume is still on its way when it ends the daemon.
+    func answer(_ response: HTTPResponse) {
+        phase.withLock { phase in
+            guard case .suspended(let connection, _) = phase else { return }
+            phase = .answered(response)
+            MHD_resume_connection(connection.pointer)
+        }
+    }
+
+    /// The answer to queue, if one is ready (the polling thread asks after a resume).
+    func takeAnswer() -> HTTPResponse? {
+        phase.withLock { phase in
+            guard case .answered(let response) = phase else { return nil }
+            phase = .sent
+            return response
+        }
+    }
 }

@@ -5,8 +5,10 @@ import Foundation
 // actor isolation: libmicrohttpd calls them on its own threads.
 
 /// Called several times per request: first with the headers, then with each piece of the body, then
-/// once with no data, when the response is queued. Answering on the first call would make
-/// libmicrohttpd close keep-alive connections, so even a GET is answered on the second call.
+/// with no data once the request is complete. That call suspends the connection and starts the
+/// handler's task (see ``ServerContext/start(_:state:connection:)``); once the task resumes the
+/// connection, libmicrohttpd calls again and the answer is queued. Answering on the first call would
+/// make libmicrohttpd close keep-alive connections, so even a GET is answered on a later call.
 func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?, _ url: UnsafePointer<CChar>?,
                   _ method: UnsafePointer<CChar>?, _ version: UnsafePointer<CChar>?, _ uploadData: UnsafePointer<CChar>?,
                   _ uploadDataSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
@@ -21,6 +23,9 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
         return MHD_Result.YES
     }
     let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
+    if let answer = state.takeAnswer() {
+        return queue(answer, on: connection)
+    }
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
         if !state.tooLarge, state.body.count + size <= context.maximumBodySize, let uploadData {
@@ -32,22 +37,28 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
-    let response: HTTPResponse
     if state.tooLarge {
-        response = .json(413, Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8))
-    } else {
-        let request = HTTPRequest(method: String(cString: method), path: String(cString: url),
-                                  query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND), headers: headers(connection), body: state.body)
-        response = context.respond(to: request)
+        return queue(.json(413, Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8)),
+                     on: connection)
     }
-    return queue(response, on: connection)
+    let request = HTTPRequest(method: String(cString: method), path: String(cString: url),
+                              query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND), headers: headers(connection), body: state.body)
+    state.body = Data()
+    guard context.start(request, state: state, connection: connection) else {
+        return queue(HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close")],
+                                  body: Data("the server is stopping".utf8)), on: connection)
+    }
+    return MHD_Result.YES
 }
 
-/// Releases the request's state when libmicrohttpd is done with it.
+/// Called when libmicrohttpd is done with a request (its answer sent, or its connection closed):
+/// the request leaves the server's requests in progress and its state is released.
 func handleCompletion(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                       _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
-    guard let requestContext, let pointer = requestContext.pointee else { return }
-    Unmanaged<RequestState>.fromOpaque(pointer).release()
+    guard let cls, let requestContext, let pointer = requestContext.pointee else { return }
+    let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    let state = Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
+    context.finished(state)
     requestContext.pointee = nil
 }
 

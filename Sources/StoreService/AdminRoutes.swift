@@ -11,7 +11,6 @@ import StoreKitCatalog
 /// example per call, in `docs/admin-api.md`.
 struct AdminRoutes {
     let store: SimulatedAppStore
-    let stopping: StopSignal
 
     func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
         let route = Route(method: request.method, path: path)
@@ -345,9 +344,10 @@ struct AdminRoutes {
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, 60) * 1000))
         var version = try await store.ledgerVersion()
-        // Another process may change the ledger, so it is read again rather than waited on.
-        while version == since, ContinuousClock.now < deadline, !stopping.isSet {
-            try? await Task.sleep(for: .milliseconds(150))
+        // Any process may change the ledger: the store's change watcher sees their commits too.
+        while version == since, ContinuousClock.now < deadline, !Task.isCancelled {
+            let seen = version
+            await LongPoll.wait(until: deadline) { _ = try? await store.waitForChange(from: seen) }
             version = try await store.ledgerVersion()
         }
         return try Self.json(ChangesBody(version: version))

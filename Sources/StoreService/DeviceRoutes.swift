@@ -11,7 +11,6 @@ import StoreKitCatalog
 struct DeviceRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
-    let stopping: StopSignal
 
     /// The longest a poll for updates waits, in seconds.
     static let longestWait = 60.0
@@ -124,25 +123,15 @@ struct DeviceRoutes {
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, Self.longestWait) * 1000))
         var waiting = try await store.waitingUpdates(device: device, channel: channel)
-        // The store wakes waiters at least four times a second, so a stopping server is noticed at once.
-        while waiting.isEmpty, ContinuousClock.now < deadline, !stopping.isSet {
-            await Self.wait(for: store, device: device, channel: channel, until: deadline)
+        // A stopping server cancels its handlers: the poll answers with what it has at once.
+        while waiting.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+            await LongPoll.wait(until: deadline) { await store.waitForUpdates(device: device, channel: channel) }
             waiting = try await store.waitingUpdates(device: device, channel: channel)
         }
         let failure: String?
         if case .verification(let code)? = try await store.simulatedError(forAPI: .verification) { failure = code.rawValue } else { failure = nil }
         let updates = waiting.prefix(100).map { DeviceAPI.UpdateBody(sequence: $0.sequence, TransportUpdate($0, simulatedVerificationFailure: failure)) }
         return try APIResponse.json(DeviceAPI.UpdatesBody(updates: updates))
-    }
-
-    /// Waits for an entry in the device's feed, or the deadline, whichever comes first.
-    private static func wait(for store: SimulatedAppStore, device: String, channel: LedgerUpdate.Channel, until deadline: ContinuousClock.Instant) async {
-        await withTaskGroup(of: Void.self) { group in
-            group.addTask { await store.waitForUpdates(device: device, channel: channel) }
-            group.addTask { try? await Task.sleep(until: deadline, clock: .continuous) }
-            await group.next()
-            group.cancelAll()
-        }
     }
 
     private static func view(_ request: HTTPRequest) throws(APIError) -> TransactionView {

@@ -1,10 +1,8 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import HTTPClient
 import OpenStoreKit
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
 /// Posts the store's App Store Server Notifications V2 to its notification URL as Apple does:
 /// `{"signedPayload": "…"}`, 200–206 is success, anything else is a failed attempt (with Apple's
@@ -14,16 +12,11 @@ import FoundationNetworking
 /// of work, posted outside any lock, and their attempts recorded in another.
 final class NotificationDeliverer: Sendable {
     let store: SimulatedAppStore
-    private let session: URLSession
     /// How long a receiver has to answer.
-    static let timeout: TimeInterval = 10
+    static let timeout: Duration = .seconds(10)
 
     init(store: SimulatedAppStore) {
         self.store = store
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = Self.timeout
-        configuration.timeoutIntervalForResource = Self.timeout
-        session = URLSession(configuration: configuration)
     }
 
     /// Delivers until cancelled, looking for due notifications a few times a second.
@@ -40,6 +33,9 @@ final class NotificationDeliverer: Sendable {
         // One after another, oldest first, so a receiver gets them in the order they happened.
         for task in tasks.sorted(by: { $0.notification.sequence < $1.notification.sequence }) {
             let result = await post(task)
+            // A server that stops cuts its posts short: such an attempt is not the receiver's doing.
+            // Left unrecorded, its claim lapses and it is tried again.
+            if Task.isCancelled { return tasks.count }
             try? await store.recordDeliveryAttempt(sequence: task.notification.sequence, result: result)
         }
         return tasks.count
@@ -47,24 +43,20 @@ final class NotificationDeliverer: Sendable {
 
     /// One attempt, as Apple's `sendAttemptResult`.
     private func post(_ task: NotificationDeliveryTask) async -> String {
-        var request = URLRequest(url: task.url)
-        request.httpMethod = "POST"
-        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        request.httpBody = try? JSONSerialization.data(withJSONObject: ["signedPayload": task.notification.signedPayload])
+        let body = (try? JSONSerialization.data(withJSONObject: ["signedPayload": task.notification.signedPayload])) ?? Data()
         do {
-            let (_, response) = try await session.detachedData(for: request)
-            guard let status = (response as? HTTPURLResponse)?.statusCode else { return "INVALID_RESPONSE" }
-            return (200...206).contains(status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
-        } catch let error as URLError {
-            switch error.code {
-            case .timedOut: return "TIMED_OUT"
-            case .cannotConnectToHost, .cannotFindHost, .notConnectedToInternet, .dnsLookupFailed: return "NO_RESPONSE"
-            case .networkConnectionLost: return "PREMATURE_CLOSE"
-            case .secureConnectionFailed, .serverCertificateUntrusted, .serverCertificateHasBadDate, .serverCertificateNotYetValid,
-                 .serverCertificateHasUnknownRoot, .clientCertificateRejected: return "TLS_ISSUE"
-            case .httpTooManyRedirects, .redirectToNonExistentLocation: return "CIRCULAR_REDIRECT"
-            case .badServerResponse, .cannotParseResponse: return "INVALID_RESPONSE"
-            default: return "SOCKET_ISSUE"
+            let answer = try await HTTPClient.shared.send(.json("POST", task.url, body: body, timeout: Self.timeout))
+            return (200...206).contains(answer.status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
+        } catch HTTPClient.Failure.timedOut {
+            return "TIMED_OUT"
+        } catch HTTPClient.Failure.unreachable(_, _, let cause) {
+            switch cause {
+            case .noConnection: return "NO_RESPONSE"
+            case .connectionLost: return "PREMATURE_CLOSE"
+            case .tls: return "TLS_ISSUE"
+            case .redirects: return "CIRCULAR_REDIRECT"
+            case .badResponse: return "INVALID_RESPONSE"
+            case .other: return "SOCKET_ISSUE"
             }
         } catch {
             return "OTHER"

@@ -6,7 +6,6 @@ import HTTPService
 import OpenStoreKit
 import OpenStoreKitTesting
 import StoreKitCatalog
-import Synchronization
 
 /// A local App Store as a network service: the device API that apps reach through
 /// `HTTPStoreTransport`, and the admin API (the Transaction Manager's and `SKTestSession`'s controls)
@@ -19,20 +18,29 @@ import Synchronization
 public final class StoreServer: Sendable {
     public let store: SimulatedAppStore
     let http: HTTPServer
-    let stopping: StopSignal
     private let delivery: Task<Void, Never>
 
     /// Starts serving `store` on `host:port` (`port` 0 picks a free one).
     ///
     /// - Parameter authority: The store's certificate authority, with its keys: given, the server
     ///   answers OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
-    public init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1", port: UInt16 = 0) throws(HTTPServerError) {
+    public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
+                            port: UInt16 = 0) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority) { handler throws(HTTPServerError) in try HTTPServer(host: host, port: port, handler: handler) }
+    }
+
+    /// Starts serving `store` on a socket the caller bound and set listening (the server closes it
+    /// when it stops): for a port that must be known before the server starts, such as the OCSP
+    /// responder's address in the store's certificates.
+    public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority) { handler throws(HTTPServerError) in try HTTPServer(listeningSocket: listeningSocket, handler: handler) }
+    }
+
+    private init(store: SimulatedAppStore, authority: CertificateAuthority?,
+                 listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
-        let devices = InProcessStoreTransport(store: store)
-        let stopping = StopSignal()
-        self.stopping = stopping
-        let router = Router(store: store, devices: devices, stopping: stopping, authority: authority)
-        http = try HTTPServer(host: host, port: port) { request in await router.route(request) }
+        let router = Router(store: store, devices: InProcessStoreTransport(store: store), authority: authority)
+        http = try listen { request in await router.route(request) }
         let deliverer = NotificationDeliverer(store: store)
         delivery = Task { await deliverer.run() }
     }
@@ -43,11 +51,27 @@ public final class StoreServer: Sendable {
     /// The port the server listens on.
     public var port: UInt16 { http.port }
 
-    /// Stops serving: long polls answer at once, other requests in progress finish first.
-    public func stop() {
-        stopping.set()
+    /// Stops serving, without blocking a thread: open long polls answer at once, other requests in
+    /// progress get up to `grace` to finish (see ``HTTPServer/stop(grace:)``), and notification
+    /// delivery ends (an attempt cut short is not recorded; it is tried again).
+    public func stop(grace: Duration = .seconds(2)) async {
         delivery.cancel()
-        http.stop()
+        await http.stop(grace: grace)
+        await delivery.value
+    }
+
+    /// Runs `body` with a server for `store` that is stopped when `body` returns or throws.
+    public static func serving<Result>(_ store: SimulatedAppStore, authority: CertificateAuthority? = nil,
+                                       _ body: (StoreServer) async throws -> Result) async throws -> Result {
+        let server = try StoreServer(store: store, authority: authority)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
     }
 }
 
@@ -55,7 +79,6 @@ public final class StoreServer: Sendable {
 struct Router: Sendable {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
-    let stopping: StopSignal
     let authority: CertificateAuthority?
 
     func route(_ request: HTTPRequest) async -> HTTPResponse {
@@ -66,9 +89,9 @@ struct Router: Sendable {
             if WebRoutes.handles(segments) { return try await WebRoutes(store: store, devices: devices).handle(request, path: segments) }
             switch Array(segments.prefix(2)) {
             case ["v1", "devices"]:
-                return try await DeviceRoutes(store: store, devices: devices, stopping: stopping).handle(request, path: Array(segments.dropFirst(2)))
+                return try await DeviceRoutes(store: store, devices: devices).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "admin"]:
-                return try await AdminRoutes(store: store, stopping: stopping).handle(request, path: Array(segments.dropFirst(2)))
+                return try await AdminRoutes(store: store).handle(request, path: Array(segments.dropFirst(2)))
             case ["v1", "store"]:
                 return try await storeInfo(request, path: Array(segments.dropFirst(2)))
             default:
@@ -214,11 +237,4 @@ struct Route {
         }
         return captured
     }
-}
-
-/// Set once when the server stops, so long polls end instead of holding the shutdown.
-final class StopSignal: Sendable {
-    private let value = Atomic<Bool>(false)
-    var isSet: Bool { value.load(ordering: .acquiring) }
-    func set() { value.store(true, ordering: .releasing) }
 }

@@ -10,7 +10,7 @@ import TestSupport
 
 /// A Sandbox store living a scripted year with several customers, and backends to compare with it.
 struct BackendScenario {
-    static let start = Date(timeIntervalSince1970: 1_767_225_600)
+    static let start = TestStores.start
     static let accounts = ["alice", "bob", "carol", "erin"]
     /// Each customer's app account token: the backend's customer id.
     static func token(_ account: String) -> UUID {
@@ -25,9 +25,8 @@ struct BackendScenario {
     let clock: ManualStoreClock
 
     init() throws {
-        let configuration = try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration
         clock = ManualStoreClock(startingAt: Self.start)
-        store = try SimulatedAppStore.create(configuration: configuration,
+        store = try SimulatedAppStore.create(configuration: TestStores.shop,
                                              identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
                                              authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(), clock: clock,
                                              identifiers: .sequential())
@@ -91,11 +90,24 @@ struct BackendScenario {
         return result
     }
 
-    /// A backend trusting this store's root, on a database of its own: a SQLite file in `directory`,
-    /// or a throwaway PostgreSQL cluster (kept alive by the service's storage until the test ends).
-    func backend(in directory: URL, engine: BackendEngine = .sqlite) async throws -> BackendService {
-        let storage = try await engine.storage(in: directory)
-        try storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "tests", created: Self.start)
+    /// Runs `body` with a backend trusting this store's root, on a database of its own: a SQLite file,
+    /// or a throwaway PostgreSQL cluster, stopped when `body` returns or throws.
+    func withBackend<Result>(engine: BackendEngine = .sqlite, _ body: (BackendService) async throws -> Result) async throws -> Result {
+        switch engine {
+        case .sqlite:
+            let scratch = Scratch()
+            defer { withExtendedLifetime(scratch) {} }
+            return try await body(try await backend(on: try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)))
+        case .postgres:
+            return try await PostgresCluster.with { cluster in
+                try await body(try await backend(on: try await SQLBackendStorage.postgres(url: cluster.url)))
+            }
+        }
+    }
+
+    /// A backend with the tests' service key, on given storage.
+    private func backend(on storage: any BackendStorage) async throws -> BackendService {
+        try await storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "tests", created: Self.start)
         return try service(on: storage)
     }
 
@@ -109,10 +121,10 @@ struct BackendScenario {
     static let serviceKey = "osk_test-key"
 
     /// What a backend says each customer is entitled to, by customer id.
-    static func backendEntitlements(_ backend: BackendService) throws -> [String: [String]] {
+    static func backendEntitlements(_ backend: BackendService) async throws -> [String: [String]] {
         var result: [String: [String]] = [:]
         for customer in accounts.map({ token($0).uuidString.lowercased() }) + [familyMember.userID] {
-            result[customer] = try backend.ledger.entitlements(customer: customer).map(\.transactionId).sorted()
+            result[customer] = try await backend.ledger.entitlements(customer: customer).map(\.transactionId).sorted()
         }
         return result
     }
@@ -136,34 +148,4 @@ enum BackendEngine: String, CaseIterable, CustomTestStringConvertible, Sendable 
 
     /// Tests on PostgreSQL need Debian's server; they are skipped with this reason without it.
     static var available: [BackendEngine] { PostgresCluster.isAvailable ? allCases : [.sqlite] }
-
-    func storage(in directory: URL) async throws -> any BackendStorage {
-        switch self {
-        case .sqlite: return try SQLBackendStorage.sqlite(path: directory.appendingPathComponent("backend.sqlite").path)
-        case .postgres:
-            let cluster = try await PostgresCluster.start()
-            return ClusterBackedStorage(cluster: cluster, storage: try SQLBackendStorage.postgres(url: cluster.url))
-        }
-    }
-}
-
-/// A PostgreSQL storage that keeps its throwaway cluster running for as long as it is used.
-final class ClusterBackedStorage: BackendStorage {
-    let cluster: PostgresCluster
-    let storage: SQLBackendStorage
-
-    init(cluster: PostgresCluster, storage: SQLBackendStorage) {
-        self.cluster = cluster
-        self.storage = storage
-    }
-
-    func apply(_ change: BackendChange) async throws(BackendError) -> Bool { try await storage.apply(change) }
-    func transactions(customer: String) throws(BackendError) -> [BackendTransaction] { try storage.transactions(customer: customer) }
-    func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus] {
-        try storage.statuses(originalTransactionIDs: originalTransactionIDs)
-    }
-    func notificationCount() throws(BackendError) -> Int { try storage.notificationCount() }
-    func latestNotificationDate() throws(BackendError) -> Date? { try storage.latestNotificationDate() }
-    func addKey(hash: String, label: String, created: Date) throws(BackendError) { try storage.addKey(hash: hash, label: label, created: created) }
-    func hasKey(hash: String) throws(BackendError) -> Bool { try storage.hasKey(hash: hash) }
 }

@@ -93,28 +93,32 @@ struct FlatJSONReadingTests {
     }
 
     @Test("the transaction reader and JSONDecoder agree on 10,000 mutated transactions; the reader takes the plain ones itself")
-    func agreesWithJSONDecoder() throws {
-        let decoder = AppStoreJSON.makeDecoder()
+    func agreesWithJSONDecoder() async throws {
         var bases = [Self.fullTransaction]
         if SharedTestData.isAvailable {
             bases.append(String(decoding: try SharedTestData.data("apple-vectors/library-models/signedTransaction.json"), as: UTF8.self)
                 .trimmingCharacters(in: .whitespacesAndNewlines))
         }
-        var random = SplitMix64(state: 0x15_2026)
-        var readFast = 0
-        var disagreements: [String] = []
-        for index in 0..<10_000 {
-            let base = bases[index % bases.count]
-            let data = index < bases.count ? Data(base.utf8) : Self.mutate(base, &random)
-            let expected = try? decoder.decode(JWSTransactionDecodedPayload.self, from: data)
-            let fast = FlatJSONObject(data).flatMap(JWSTransactionDecodedPayload.init(flat:))
-            if let fast {
-                readFast += 1
-                if fast != expected { disagreements.append(String(decoding: data, as: UTF8.self)) }
+        let cases = bases
+        let (readFast, disagreements) = try await onThreadOfItsOwn { () -> (Int, [String]) in
+            let decoder = AppStoreJSON.makeDecoder()
+            var random = SplitMix64(state: 0x15_2026)
+            var readFast = 0
+            var disagreements: [String] = []
+            for index in 0..<10_000 {
+                let base = cases[index % cases.count]
+                let data = index < cases.count ? Data(base.utf8) : Self.mutate(base, &random)
+                let expected = try? decoder.decode(JWSTransactionDecodedPayload.self, from: data)
+                let fast = FlatJSONObject(data).flatMap(JWSTransactionDecodedPayload.init(flat:))
+                if let fast {
+                    readFast += 1
+                    if fast != expected { disagreements.append(String(decoding: data, as: UTF8.self)) }
+                }
+                if (try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: data)) != expected {
+                    disagreements.append("AppStoreJSON.decode: " + String(decoding: data, as: UTF8.self))
+                }
             }
-            if (try? AppStoreJSON.decode(JWSTransactionDecodedPayload.self, from: data)) != expected {
-                disagreements.append("AppStoreJSON.decode: " + String(decoding: data, as: UTF8.self))
-            }
+            return (readFast, disagreements)
         }
         #expect(disagreements.isEmpty, "\(disagreements.count) disagreements, first: \(disagreements.prefix(3))")
         #expect(readFast > 1_500, "the fast reader took \(readFast) of 10,000")

@@ -5,10 +5,10 @@ import Testing
 import TestSupport
 
 /// What the local certificate authority signs must verify with Apple's own Python library.
-@Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
+@Suite(AppleLibraryOracle.required)
 struct AppleLibraryInteropTests {
     @Test("Apple's library verifies a transaction, renewal info, notification and app transaction from the local authority")
-    func localAuthorityInterop() throws {
+    func localAuthorityInterop() async throws {
         let authority = try CertificateAuthority.make()
         let signer = try authority.makeSigner()
         let signedDate = Date(timeIntervalSince1970: 1_760_000_000.123)
@@ -41,12 +41,12 @@ struct AppleLibraryInteropTests {
             ("transaction", try signer.sign(transaction)), ("renewal", try signer.sign(renewal)),
             ("notification", try signer.sign(notification)), ("app-transaction", try signer.sign(appTransaction)),
         ]
-        let verdicts = try AppleLibraryOracle.verify(root: authority.rootCertificate.derRepresentation, environment: "Sandbox",
+        let verdicts = try await AppleLibraryOracle.verify(root: authority.rootCertificate.derRepresentation, environment: "Sandbox",
                                                      bundleId: "com.example.shop", appAppleId: nil, items: items)
         #expect(verdicts == ["OK", "OK", "OK", "OK"])
 
         let otherRoot = try CertificateAuthority.make().rootCertificate
-        let rejected = try AppleLibraryOracle.verify(root: otherRoot.derRepresentation, environment: "Sandbox",
+        let rejected = try await AppleLibraryOracle.verify(root: otherRoot.derRepresentation, environment: "Sandbox",
                                                      bundleId: "com.example.shop", appAppleId: nil, items: [items[0]])
         #expect(rejected == ["VERIFICATION_FAILURE"])
     }

@@ -119,33 +119,32 @@ struct JWSFuzzTests {
     @Test("100,000 crafted JWS: every one ends in a result or a VerificationError, never a crash")
     func fuzz() async throws {
         let seeds = try Self.seeds()
-        // Four replayable streams of 25,000 cases, on threads of their own (not the pools other tests' servers use).
-        let counts = Mutex([(refused: Int, accepted: Int)]())
-        let finished = DispatchGroup()
-        for stream in 0..<4 {
-            finished.enter()
-            Thread {
-                defer { finished.leave() }
-            var random = SplitMix64(state: 0xF022_5EED &+ UInt64(stream))
-            var refused = 0
-            var accepted = 0
-            for case_ in 0..<25_000 {
-                let seed = seeds[case_ % seeds.count]
-                let input = Self.mutate(seed, using: &random)
-                do {
-                    try RealAppleVectorTests.verify(input, kind: seed.kind, with: seed.verifier)
-                    accepted += 1
-                } catch {
-                    refused += 1
+        // Four replayable streams of 25,000 cases, on threads of their own (not the pool other tests' servers use).
+        let counts = try await withThrowingTaskGroup(of: (refused: Int, accepted: Int).self) { group in
+            for stream in 0..<4 {
+                group.addTask {
+                    try await onThreadOfItsOwn {
+                        var random = SplitMix64(state: 0xF022_5EED &+ UInt64(stream))
+                        var refused = 0
+                        var accepted = 0
+                        for case_ in 0..<25_000 {
+                            let seed = seeds[case_ % seeds.count]
+                            let input = Self.mutate(seed, using: &random)
+                            do {
+                                try RealAppleVectorTests.verify(input, kind: seed.kind, with: seed.verifier)
+                                accepted += 1
+                            } catch {
+                                refused += 1
+                            }
+                        }
+                        return (refused, accepted)
+                    }
                 }
             }
-            counts.withLock { $0.append((refused, accepted)) }
-            }.start()
+            return try await group.reduce(into: []) { $0.append($1) }
         }
-        // Waits without holding a thread of the cooperative pool.
-        await withCheckedContinuation { continuation in finished.notify(queue: .global()) { continuation.resume() } }
-        let refused = counts.withLock { $0.map(\.refused).reduce(0, +) }
-        let accepted = counts.withLock { $0.map(\.accepted).reduce(0, +) }
+        let refused = counts.map(\.refused).reduce(0, +)
+        let accepted = counts.map(\.accepted).reduce(0, +)
         #expect(refused + accepted == 100_000)
         #expect(refused > 90_000, "almost every mutation must be refused")
         print("JWS fuzz: \(refused) refused, \(accepted) accepted (mutations that kept the signed bytes) over \(seeds.count) seeds")

@@ -8,7 +8,7 @@ import TestSupport
 
 /// What a Sandbox or Production store signs verifies with Apple's own Python library (in Production
 /// with the app's Apple ID, which Production data must carry and the verifier checks).
-@Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
+@Suite(AppleLibraryOracle.required)
 struct SimulatorInteropTests {
     static let stores: [(AppStoreModels.Environment, Int64?)] = [(.sandbox, nil), (.sandbox, 1_470_168_868), (.production, 1_470_168_868)]
 
@@ -43,7 +43,7 @@ struct SimulatorInteropTests {
         }
         try await store.addDevice("phone", account: "alice")
         items.append(("app-transaction", try await store.appTransaction(device: "phone").jws))
-        let verdicts = try AppleLibraryOracle.verify(root: TestStore.authority.rootCertificate.derRepresentation, environment: environment.rawValue,
+        let verdicts = try await AppleLibraryOracle.verify(root: TestStore.authority.rootCertificate.derRepresentation, environment: environment.rawValue,
                                                      bundleId: "com.example.shop", appAppleId: appAppleId, items: items)
         #expect(verdicts == Array(repeating: "OK", count: items.count), "\(zip(items.map(\.kind), verdicts).filter { $0.1 != "OK" })")
     }

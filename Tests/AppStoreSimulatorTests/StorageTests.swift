@@ -103,7 +103,7 @@ struct LedgerStorageTests {
                                               identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
                                               clockMode: .manual, start: TestStore.start)
         _ = try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone"))
-        let reopened = try StoreDirectory.open(at: directory)
+        let reopened = try await TestStores.open(directory)
         #expect(try await reopened.ledgerTransactions().count == 1)
         #expect(reopened.rootCertificate == store.rootCertificate)
         #expect(try StoreDirectory.clockMode(at: directory) == .manual)

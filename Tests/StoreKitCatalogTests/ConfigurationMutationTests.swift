@@ -73,28 +73,34 @@ struct ConfigurationMutationTests {
     }
 
     @Test("100,000 mutations of the real files: no crash, no hang, every failure a located validation error")
-    func mutations() throws {
+    func mutations() async throws {
         let files = SharedTestData.files(in: "storekit-files", withExtension: "storekit")
         let originals = try files.map { try Data(contentsOf: $0) }
         let trees = try originals.map { try JSONDecoder().decode(JSONValue.self, from: $0) }
-        var random = SplitMix64(state: 0x5EED_CAFE)
-        var accepted = 0
-        var rejected = 0
-        for caseNumber in 0..<Self.caseCount {
-            let which = caseNumber % originals.count
-            let input = Self.mutatedCase(from: originals[which], tree: trees[which], using: &random)
-            do {
-                let result = try StoreKitConfiguration.read(input, fileName: files[which].lastPathComponent)
-                let catalog = Catalog(configuration: result.configuration)
-                _ = catalog.products.map(\.displayPrice)
-                accepted += 1
-            } catch {
-                rejected += 1
-                if error.problems.isEmpty || error.problems.contains(where: { $0.message.isEmpty }) {
-                    Issue.record("case \(caseNumber) of \(files[which].lastPathComponent) failed without a located problem: \(error)")
+        let names = files.map(\.lastPathComponent)
+        let (accepted, rejected, unlocated) = try await onThreadOfItsOwn { () -> (Int, Int, [String]) in
+            var random = SplitMix64(state: 0x5EED_CAFE)
+            var accepted = 0
+            var rejected = 0
+            var unlocated: [String] = []
+            for caseNumber in 0..<Self.caseCount {
+                let which = caseNumber % originals.count
+                let input = Self.mutatedCase(from: originals[which], tree: trees[which], using: &random)
+                do throws(ConfigurationError) {
+                    let result = try StoreKitConfiguration.read(input, fileName: names[which])
+                    let catalog = Catalog(configuration: result.configuration)
+                    _ = catalog.products.map(\.displayPrice)
+                    accepted += 1
+                } catch {
+                    rejected += 1
+                    if error.problems.isEmpty || error.problems.contains(where: { $0.message.isEmpty }) {
+                        unlocated.append("case \(caseNumber) of \(names[which]) failed without a located problem: \(error)")
+                    }
                 }
             }
+            return (accepted, rejected, unlocated)
         }
+        #expect(unlocated.isEmpty, "\(unlocated.count) failures without a located problem, first: \(unlocated.prefix(3))")
         #expect(accepted + rejected == Self.caseCount)
         #expect(accepted > 0 && rejected > 0)
         print("mutation cases: \(accepted) accepted, \(rejected) rejected with validation errors")

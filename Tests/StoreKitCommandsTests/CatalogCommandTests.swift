@@ -35,7 +35,7 @@ struct CatalogCommandTests {
 
     @Test("a broken file exits 1 and lists every problem on standard error")
     func brokenFile() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let file = try scratch.write("""
         {"products": [{"productID": "a", "type": "Gadget", "displayPrice": "x"}, {"productID": "a", "type": "Consumable", "displayPrice": "1"}]}
         """, to: "Broken.storekit")

@@ -22,25 +22,3 @@ struct CommandRun {
 }
 
 /// A scratch directory removed when the test ends.
-final class TemporaryDirectory {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
-
-    func write(_ text: String, to name: String) throws -> String {
-        try Data(text.utf8).write(to: url.appendingPathComponent(name))
-        return path(name)
-    }
-
-    func write(_ data: Data, to name: String) throws -> String {
-        try data.write(to: url.appendingPathComponent(name))
-        return path(name)
-    }
-}

@@ -10,14 +10,11 @@ import TestSupport
 /// refunded, the clock never runs backwards and each update is handed out once.
 @Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
 struct ConcurrentProcessTests {
-    static let start = Date(timeIntervalSince1970: 1_767_225_600)  // 2026-01-01
+    static let start = TestStores.start
 
     /// A store directory made from the example shop on a manual clock at ``start``.
-    static func makeStore(in scratch: TemporaryDirectory, clock: StoreDirectory.ClockMode = .manual) throws -> String {
-        let directory = scratch.url.appendingPathComponent("store")
-        _ = try StoreDirectory.create(at: directory, configuration: try StoreKitConfigurationFixture.shop(),
-                                      identity: StoreIdentity(bundleId: "com.example.shop"), clockMode: clock, start: start)
-        return directory.path
+    static func makeStore(in scratch: Scratch, clock: StoreDirectory.ClockMode = .manual) async throws -> String {
+        try await TestStores.directory(in: scratch, clockMode: clock).url.path
     }
 
     static func expectAllSucceeded(_ runs: [StoreProcess], sourceLocation: SourceLocation = #_sourceLocation) {
@@ -31,8 +28,8 @@ struct ConcurrentProcessTests {
 
     @Test("8 processes × 50 purchases: every acknowledged purchase is in the ledger once, with its notification")
     func parallelPurchases() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
         let runs = try await StoreProcess.parallel((0..<8).map {
             ["stress", "purchase", store, ExampleShop.gems, "--count", "50", "--account", "buyer\($0)", "--device", "phone\($0)"]
         })
@@ -40,7 +37,7 @@ struct ConcurrentProcessTests {
         let acknowledged = Self.acknowledged(runs)
         #expect(acknowledged.count == 400)
         #expect(Set(acknowledged).count == acknowledged.count, "a transaction ID was handed to two buyers")
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         let ledger = try await opened.ledgerTransactions()
         #expect(ledger.map(\.id) == Array(0..<400))
         #expect(Set(acknowledged) == Set(ledger.map(\.id)))
@@ -52,8 +49,8 @@ struct ConcurrentProcessTests {
 
     @Test("8 Ask to Buy purchasers × 30: every pending purchase is in the ledger once, none overwrites another")
     func parallelAskToBuy() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
         #expect(try await StoreProcess.run(["settings", store, "askToBuyEnabled", "true"]).status == 0)
         let runs = try await StoreProcess.parallel((0..<8).map {
             ["stress", "purchase", store, ExampleShop.pro, "--count", "30", "--account", "kid\($0)", "--device", "tablet\($0)"]
@@ -62,7 +59,7 @@ struct ConcurrentProcessTests {
         let acknowledged = Self.acknowledged(runs)
         #expect(acknowledged.count == 240)
         #expect(Set(acknowledged).count == 240, "a transaction ID was handed to two buyers")
-        let ledger = try await StoreDirectory.open(at: URL(fileURLWithPath: store)).ledgerTransactions()
+        let ledger = try await TestStores.open(URL(fileURLWithPath: store)).ledgerTransactions()
         #expect(ledger.count == 240)
         #expect(Set(ledger.map(\.id)) == Set(acknowledged))
         #expect(ledger.allSatisfy { $0.state == .pendingApproval })
@@ -71,9 +68,9 @@ struct ConcurrentProcessTests {
 
     @Test("refund and finish of the same transaction at the same instant, 40 times: both stay")
     func refundBesideFinish() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         var ids: [UInt64] = []
         for buyer in 0..<40 {
             guard case .success(let signed) = try await opened.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "buyer\(buyer)",
@@ -99,8 +96,8 @@ struct ConcurrentProcessTests {
 
     @Test("new accounts in a loop beside purchases and an Ask to Buy buyer: counters only go forward, nothing is overwritten")
     func accountsBesidePurchases() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
         #expect(try await StoreProcess.run(["account", store, "kid", "--ask-to-buy", "on", "--device", "tablet"]).status == 0)
         async let accounts = StoreProcess.sequence((0..<25).map { ["account", store, "new\($0)", "--device", "device\($0)"] })
         async let purchases = StoreProcess.parallel((0..<3).map {
@@ -109,7 +106,7 @@ struct ConcurrentProcessTests {
         let (accountRuns, purchaseRuns) = try await (accounts, purchases)
         Self.expectAllSucceeded(accountRuns + purchaseRuns)
         let acknowledged = Self.acknowledged(purchaseRuns)
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         let ledger = try await opened.ledgerTransactions()
         #expect(ledger.map(\.id) == Array(0..<160))
         #expect(Set(acknowledged) == Set(ledger.map(\.id)))
@@ -126,8 +123,8 @@ struct ConcurrentProcessTests {
         ("includesConsumablesInHistory", "failTransactionsEnabled"),
     ])
     func parallelSettings(first: String, second: String) async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
         for _ in 0..<3 {
             Self.expectAllSucceeded(try await StoreProcess.parallel([["settings", store, first, "true"], ["settings", store, second, "true"]]))
             let shown = try await StoreProcess.run(["settings", store])
@@ -142,8 +139,8 @@ struct ConcurrentProcessTests {
 
     @Test("two advances at once add up; each renewal is played once; the clock never moves back")
     func parallelAdvances() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
         #expect(try await StoreProcess.run(["purchase", store, ExampleShop.basicWeekly, "--account", "alice", "--device", "phone"]).status == 0)
         var previous = Self.start
         for _ in 0..<5 {
@@ -156,12 +153,12 @@ struct ConcurrentProcessTests {
         }
         // Ten calendar months, with the renewals one advance of P10M plays on a store of its own.
         #expect(ISO8601DateFormatter().string(from: previous) == "2026-11-01T00:00:00Z")
-        let control = try TemporaryDirectory()
-        let controlStore = try Self.makeStore(in: control)
+        let control = Scratch()
+        let controlStore = try await Self.makeStore(in: control)
         #expect(try await StoreProcess.run(["purchase", controlStore, ExampleShop.basicWeekly, "--account", "alice", "--device", "phone"]).status == 0)
         #expect(try await StoreProcess.run(["advance", controlStore, "P10M"]).status == 0)
-        let expected = try await StoreDirectory.open(at: URL(fileURLWithPath: controlStore)).ledgerTransactions(account: "alice")
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let expected = try await TestStores.open(URL(fileURLWithPath: controlStore)).ledgerTransactions(account: "alice")
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         let chain = try await opened.ledgerTransactions(account: "alice")
         #expect(chain.count > 40)
         #expect(chain.map(\.expirationDate) == expected.map(\.expirationDate), "a period was renewed twice or skipped")
@@ -171,9 +168,9 @@ struct ConcurrentProcessTests {
 
     @Test("several takers of one device's updates: each update is handed out once")
     func parallelUpdateTakers() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch)
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch)
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         try await opened.addDevice("tablet", account: "alice")
         for _ in 0..<40 { _ = try await opened.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) }
         var handedOut: [String] = []
@@ -190,8 +187,8 @@ struct ConcurrentProcessTests {
 
     @Test("a real-clock store with renewals falling due: parallel reads never fail and each renewal is played once")
     func realClockReads() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = try Self.makeStore(in: scratch, clock: .real)
+        let scratch = Scratch()
+        let store = try await Self.makeStore(in: scratch, clock: .real)
         #expect(try await StoreProcess.run(["settings", store, "timeRate", "1005"]).status == 0)
         for subscriber in 0..<6 {
             let bought = try await StoreProcess.run(["purchase", store, ExampleShop.basicWeekly, "--account", "sub\(subscriber)", "--device", "phone\(subscriber)"])
@@ -211,7 +208,7 @@ struct ConcurrentProcessTests {
         for reader in readers { reads += try await reader.value }
         #expect(reads.count > 12)
         Self.expectAllSucceeded(reads)
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         _ = try await opened.processDueEvents()
         for subscriber in 0..<6 {
             let chain = try await opened.ledgerTransactions(account: "sub\(subscriber)")
@@ -224,7 +221,7 @@ struct ConcurrentProcessTests {
 
     @Test("two processes appending the same keys to one delivery journal: each key recorded once, every line intact")
     func parallelJournal() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let journal = scratch.path("deliveries.jsonl")
         let keys = (0..<60).map { "order-\($0)" }
         var recorded: [String] = []

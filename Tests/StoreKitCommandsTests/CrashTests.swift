@@ -12,11 +12,8 @@ import TestSupport
 struct CrashTests {
     @Test("kill -9 during a purchase loop, 20 times: acknowledged purchases are durable and unique")
     func killNine() async throws {
-        let scratch = try TemporaryDirectory()
-        let directory = scratch.url.appendingPathComponent("store")
-        let configuration = try StoreKitConfigurationFixture.shop()
-        _ = try StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.shop"),
-                                      clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
+        let scratch = Scratch()
+        let directory = try await TestStores.directory(in: scratch).url
         var random = SplitMix64(state: 0xC0FFEE)
         var acknowledged: [UInt64] = []
         for _ in 0..<20 {
@@ -25,16 +22,16 @@ struct CrashTests {
                                          output: .file(output.path))
             try await Task.sleep(for: .milliseconds(Int.random(in: 60...400, using: &random)))
             process.signal(SIGKILL)
-            _ = await process.waitAsync()
+            let ended = await process.termination()
             let text = String(decoding: try Data(contentsOf: output), as: UTF8.self)
             // Only complete lines count: a line is printed after its purchase was committed.
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false).dropLast()
             acknowledged += lines.compactMap { UInt64($0) }
-            #expect(process.wasSignaled)
+            #expect(ended.wasSignaled)
         }
         #expect(acknowledged.count > 20)
         #expect(Set(acknowledged).count == acknowledged.count, "an identifier was acknowledged twice")
-        let store = try StoreDirectory.open(at: directory)
+        let store = try await TestStores.open(directory)
         let ledger = try await store.ledgerTransactions()
         let ids = ledger.map(\.id)
         #expect(Set(ids).count == ids.count)
@@ -51,12 +48,4 @@ struct CrashTests {
 /// The `storekit` executable of this build.
 enum BuiltTool {
     static let storekit = SharedTestData.packageRoot.appendingPathComponent(".build/debug/storekit")
-}
-
-import StoreKitCatalog
-
-enum StoreKitConfigurationFixture {
-    static func shop() throws -> StoreKitConfiguration {
-        try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration
-    }
 }

@@ -54,7 +54,7 @@ struct ExtremeValueTests {
         Case(arguments: ["store", "create", "NEW", "--config", "SHOP", "--start", "9999-12-31T23:59:59Z"], status: 0, message: ""),
     ]
 
-    static func prepare(_ scratch: TemporaryDirectory) async throws -> String {
+    static func prepare(_ scratch: Scratch) async throws -> String {
         let store = scratch.path("store")
         for arguments in [["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop", "--start", "2026-01-01"],
                           ["purchase", store, ExampleShop.basicWeekly, "--account", "alice", "--device", "phone"],
@@ -67,7 +67,7 @@ struct ExtremeValueTests {
 
     @Test("extreme and meaningless argument values are refused clearly and change nothing", arguments: cases)
     func refused(_ extreme: Case) async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.prepare(scratch)
         let before = await CommandRun.run(["transactions", store]).standardOutput + (await CommandRun.run(["now", store])).standardOutput
         let arguments = extreme.arguments.map { $0 == "STORE" ? store : $0 == "NEW" ? scratch.path("new") : $0 == "SHOP" ? ExampleShop.file.path : $0 }
@@ -85,7 +85,7 @@ struct ExtremeValueTests {
         "abc", "1.5", "-5", "99999999999999999999", "9223372036854775807", "253402300800000",
     ])
     func damagedClock(_ value: String) async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.prepare(scratch)
         let database = StoreDirectory.databaseURL(in: URL(fileURLWithPath: store)).path
         try SQLiteConnection(path: database, mode: .readWrite).query("UPDATE meta SET value = ?1 WHERE key = 'clock'", [.text(value)])

@@ -42,11 +42,8 @@ struct LedgerMigrationTests {
 
     @Test("a layout-1 store opens converted, with the same ledger; parallel first openers convert it once")
     func convertsLayoutOne() async throws {
-        let scratch = try TemporaryDirectory()
-        let directory = scratch.url.appendingPathComponent("store")
-        let store = try StoreDirectory.create(at: directory, configuration: try StoreKitConfigurationFixture.shop(),
-                                              identity: StoreIdentity(bundleId: "com.example.shop"), clockMode: .manual,
-                                              start: ConcurrentProcessTests.start)
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch)
         try await store.addDevice("tablet", account: "alice")
         _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
         _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.basicWeekly, account: "alice", device: "phone"))
@@ -64,7 +61,7 @@ struct LedgerMigrationTests {
         let opens = try await StoreProcess.parallel(Array(repeating: ["transactions", directory.path], count: 4))
         ConcurrentProcessTests.expectAllSucceeded(opens)
         #expect(Set(opens.map(\.standardOutput)).count == 1)
-        let reopened = try StoreDirectory.open(at: directory)
+        let reopened = try await TestStores.open(directory)
         #expect(try await Self.views(reopened) == before)
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
@@ -72,7 +69,7 @@ struct LedgerMigrationTests {
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.
-        let controlStore = try StoreDirectory.open(at: control)
+        let controlStore = try await TestStores.open(control)
         let played = try await reopened.advanceTime(by: 30 * 86_400)
         #expect(played >= 4)
         #expect(try await controlStore.advanceTime(by: 30 * 86_400) == played)

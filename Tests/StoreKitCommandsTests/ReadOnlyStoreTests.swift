@@ -25,7 +25,7 @@ struct ReadOnlyStoreTests {
     @Test("a store on a read-only filesystem: reading commands answer as before, writing commands say read-only and change nothing",
           .enabled(if: canMount, "needs root and /usr/bin/mount to bind-mount a read-only view of a store"))
     func readOnlyFilesystem() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = scratch.path("store")
         let view = scratch.path("read-only-view")
         #expect(await CommandRun.run(["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"]).status == 0)

@@ -23,7 +23,7 @@ struct SigningCommandTests {
 
     @Test("ca init, ca sign and verify work together, and ca export prints the root in DER and PEM")
     func certificateAuthorityRoundTrip() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let authority = scratch.path("ca")
         let created = await CommandRun.run(["ca", "init", authority])
         #expect(created.status == 0)
@@ -53,7 +53,7 @@ struct SigningCommandTests {
 
     @Test("local (Xcode) data is checked against --root: a forged JWS fails; --unchecked-local accepts it and says nothing was checked")
     func localDataIsChecked() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let authority = scratch.path("ca")
         #expect(await CommandRun.run(["ca", "init", authority]).status == 0)
         let rootFile = try scratch.write(await CommandRun.run(["ca", "export", authority]).standardOutputData, to: "root.der")
@@ -81,7 +81,7 @@ struct SigningCommandTests {
 
     @Test("ca init refuses a directory that already holds an authority")
     func caInitRefusesOverwrite() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         #expect(await CommandRun.run(["ca", "init", scratch.path("ca")]).status == 0)
         let again = await CommandRun.run(["ca", "init", scratch.path("ca")])
         #expect(again.status == 1)
@@ -94,7 +94,7 @@ struct SigningCommandTests {
         ("truncated", Data("eyJhbGciOiJFUzI1NiJ9.eyJ4Ijox".utf8), "INVALID_JWT_FORMAT"),
     ])
     func badInput(name: String, contents: Data, expected: String) async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         #expect(await CommandRun.run(["ca", "init", scratch.path("ca")]).status == 0)
         let root = try scratch.write(await CommandRun.run(["ca", "export", scratch.path("ca")]).standardOutputData, to: "root.der")
         let file = try scratch.write(contents, to: name)
@@ -106,7 +106,7 @@ struct SigningCommandTests {
 
     @Test("a missing file, a missing root and an unknown environment are reported, not crashed on")
     func missingThings() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let missingFile = await CommandRun.run(["decode", scratch.path("nothing.jws")])
         #expect(missingFile.status == 1)
         #expect(missingFile.standardError.contains("neither a file nor a compact JWS"))
@@ -211,12 +211,13 @@ struct SigningCommandTests {
     @Test("bench backend measures PostgreSQL with one and two instances when given a database",
           .enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.skipReason)))
     func benchBackendPostgres() async throws {
-        let cluster = try await PostgresCluster.start()
-        let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "300", "--postgres", cluster.url])
-        #expect(run.status == 0, "\(run.standardError)")
-        let report = try #require(run.jsonObject)
-        for key in ["notifications_per_second_postgres", "notifications_per_second_postgres_2", "postgres_2_to_1_ratio_median"] {
-            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        try await PostgresCluster.with { cluster in
+            let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "300", "--postgres", cluster.url])
+            #expect(run.status == 0, "\(run.standardError)")
+            let report = try #require(run.jsonObject)
+            for key in ["notifications_per_second_postgres", "notifications_per_second_postgres_2", "postgres_2_to_1_ratio_median"] {
+                #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+            }
         }
     }
 

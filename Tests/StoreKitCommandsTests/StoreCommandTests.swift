@@ -15,7 +15,7 @@ struct StoreCommandTests {
     /// The n-th transaction ID of a Sandbox store: 16 digits, as Apple's.
     static func id(_ n: UInt64) -> String { String(2_000_000_000_000_000 + n) }
 
-    static func makeStore(_ scratch: TemporaryDirectory, environment: String = "Sandbox") async throws -> String {
+    static func makeStore(_ scratch: Scratch, environment: String = "Sandbox") async throws -> String {
         let directory = scratch.path("store")
         let run = await CommandRun.run(["store", "create", directory, "--config", shop, "--bundle-id", "com.example.shop",
                                         "--environment", environment, "--start", "2026-01-01"])
@@ -25,7 +25,7 @@ struct StoreCommandTests {
 
     @Test("a Production store needs the app's Apple ID, which its data carries; --original-app-version reaches app transactions")
     func productionStoreAndOriginalVersion() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let refused = await CommandRun.run(["store", "create", scratch.path("refused"), "--config", Self.shop, "--environment", "Production"])
         #expect(refused.status != 0)
         #expect(refused.standardError.contains("--app-apple-id"))
@@ -39,7 +39,7 @@ struct StoreCommandTests {
                                             "--original-app-version", "1.4", "--start", "2026-01-01"])
         #expect(created.status == 0, "\(created.standardError)")
         #expect(await CommandRun.run(["purchase", directory, "com.example.shop.pro", "--account", "alice", "--device", "phone"]).status == 0)
-        let store = try StoreDirectory.open(at: URL(fileURLWithPath: directory))
+        let store = try await TestStores.open(URL(fileURLWithPath: directory))
         let root = store.rootCertificate
         let verifier = try SignedDataVerifier(rootCertificates: [root], bundleId: "com.example.shop", appAppleId: 1_470_168_868, environment: .production)
         let app = try verifier.verifyAndDecodeAppTransaction(try await store.appTransaction(device: "phone").jws)
@@ -53,7 +53,7 @@ struct StoreCommandTests {
 
     @Test("store create, purchase --json and the transaction views")
     func purchaseAndViews() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         let bought = await CommandRun.run(["purchase", store, "com.example.shop.gems.small", "--account", "alice", "--device", "phone",
                                            "--quantity", "2", "--app-account-token", "7E3FB20B-4CDB-47CC-936D-99D65F608138", "--json"])
@@ -84,7 +84,7 @@ struct StoreCommandTests {
 
     @Test("Ask to Buy, approve, refund, notifications and settings from the command line")
     func controls() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         #expect(await CommandRun.run(["settings", store, "askToBuyEnabled", "true"]).standardOutput.contains("askToBuyEnabled                   true"))
         let pending = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "kid", "--device", "ipad", "--json"])
@@ -109,7 +109,7 @@ struct StoreCommandTests {
 
     @Test("customers from the command line: a purchase restriction, a purchase intent, a queued sheet response")
     func customerCommands() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         let restricted = await CommandRun.run(["account", store, "kid", "--purchases", "restricted", "--device", "ipad"])
         #expect(restricted.standardOutput.contains("purchases restricted"), "\(restricted.standardError)")
@@ -127,7 +127,7 @@ struct StoreCommandTests {
         #expect(misfit.standardError.contains("not something a customer can do"))
         #expect(await CommandRun.run(["customer-response", store, "ipad", "nosuchsheet", "dismiss"]).status == 64)
 
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
         let intents = try await opened.waitingUpdates(device: "ipad", channel: .purchaseIntents)
         #expect(intents.map { $0.detail?.productID } == ["com.example.shop.pro"])
         #expect(try await opened.queuedCustomerResponses(device: "ipad") == [.offerCodeRedeem: [.redeemOfferCode(referenceName: "FRIENDS-MONTH")]])
@@ -136,7 +136,7 @@ struct StoreCommandTests {
 
     @Test("timeline writes a subscription's picture; a one-time purchase or a missing --svg is refused")
     func timelineCommand() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         #expect(await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone"]).status == 0)
         #expect(await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone"]).status == 0)
@@ -155,7 +155,7 @@ struct StoreCommandTests {
 
     @Test("backend key create and backend reconcile: a backend that heard nothing records the store's notifications from its history")
     func backendReconcile() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         #expect(await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone",
                                       "--app-account-token", "0a1b2c3d-0000-4000-8000-000000000001"]).status == 0)
@@ -168,16 +168,16 @@ struct StoreCommandTests {
         let key = await CommandRun.run(["backend", "key", "create", "--database", database])
         #expect(key.status == 0 && key.standardOutput.hasPrefix("osk_"))
 
-        let opened = try StoreDirectory.open(at: URL(fileURLWithPath: store))
-        let server = try StoreServer(store: opened)
-        defer { server.stop() }
-        let arguments = ["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Sandbox",
-                         "--root", root.path, "--key-file", keyFile, "--api-url", server.url.absoluteString, "--until", "2026-01-02T00:00:00Z"]
-        let first = await CommandRun.run(arguments)
-        #expect(first.status == 0, "\(first.standardError)")
-        #expect(first.standardOutput.contains("listed 2 notifications; recorded 2"))
-        #expect(await CommandRun.run(arguments).standardOutput.contains("recorded 0"))
-        let entitlements = try CustomerLedger(storage: try SQLBackendStorage.sqlite(path: scratch.path("backend.sqlite")))
+        let opened = try await TestStores.open(URL(fileURLWithPath: store))
+        try await StoreServer.serving(opened) { server in
+            let arguments = ["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Sandbox",
+                             "--root", root.path, "--key-file", keyFile, "--api-url", server.url.absoluteString, "--until", "2026-01-02T00:00:00Z"]
+            let first = await CommandRun.run(arguments)
+            #expect(first.status == 0, "\(first.standardError)")
+            #expect(first.standardOutput.contains("listed 2 notifications; recorded 2"))
+            #expect(await CommandRun.run(arguments).standardOutput.contains("recorded 0"))
+        }
+        let entitlements = try await CustomerLedger(storage: try await SQLBackendStorage.sqlite(path: scratch.path("backend.sqlite")))
             .entitlements(customer: "0a1b2c3d-0000-4000-8000-000000000001")
         #expect(Set(entitlements.map(\.productId)) == ["com.example.shop.pro", "com.example.shop.plus.premium.monthly"])
         let badKey = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", root.path,
@@ -188,7 +188,7 @@ struct StoreCommandTests {
 
     @Test("subscription commands: advance, status, renewal, price increase, expire, force-renew, extend")
     func subscriptions() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await Self.makeStore(scratch)
         _ = await CommandRun.run(["purchase", store, "com.example.shop.news.lite", "--account", "alice", "--device", "phone"])
         let advanced = await CommandRun.run(["advance", store, "P1Y"])
@@ -218,7 +218,7 @@ struct StoreCommandTests {
 
     @Test("bad store directories and arguments: one clear line, non-zero status, nothing changed")
     func badInput() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let missing = await CommandRun.run(["transactions", scratch.path("nope")])
         #expect(missing.status == 1)
         #expect(missing.standardError == "error: storage: \(scratch.path("nope")) does not exist or is not a directory\n")
@@ -246,7 +246,7 @@ struct StoreCommandTests {
 struct OfferSignatureCommandTests {
     @Test("offer-signature prints arguments that purchase accepts, in both signature forms")
     func signAndRedeem() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = try await StoreCommandTests.makeStore(scratch)
         _ = await CommandRun.run(["purchase", store, "com.example.shop.plus.premium.monthly", "--account", "alice", "--device", "phone"])
         _ = await CommandRun.run(["expire", store, "com.example.shop.plus.premium.monthly", "--account", "alice"])

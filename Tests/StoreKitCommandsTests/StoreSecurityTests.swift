@@ -16,7 +16,7 @@ struct StoreSecurityTests {
 
     @Test("a new store's folder, ledger and keys are private to their owner, and no temporary file is left")
     func privateFiles() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let store = scratch.path("store")
         let run = await CommandRun.run(["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"])
         #expect(run.status == 0, "\(run.standardError)")
@@ -30,7 +30,7 @@ struct StoreSecurityTests {
 
     @Test("ca init makes a private folder with 0600 keys")
     func caInit() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let run = await CommandRun.run(["ca", "init", scratch.path("ca")])
         #expect(run.status == 0, "\(run.standardError)")
         #expect(try Self.mode(scratch.path("ca")) == 0o700)
@@ -39,11 +39,8 @@ struct StoreSecurityTests {
 
     @Test("a store whose ca/ was replaced by another authority refuses to open, naming both roots")
     func replacedAuthority() async throws {
-        let scratch = try TemporaryDirectory()
-        let store = URL(fileURLWithPath: scratch.path("store"))
-        _ = try StoreDirectory.create(at: store, configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,
-                                      identity: StoreIdentity(bundleId: "com.example.shop"), clockMode: .manual,
-                                      start: Date(timeIntervalSince1970: 1_767_225_600))
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).url
         try FileManager.default.removeItem(at: StoreDirectory.authorityURL(in: store))
         try CertificateAuthority.make().save(to: StoreDirectory.authorityURL(in: store))
         let run = await CommandRun.run(["transactions", store.path])
@@ -53,7 +50,7 @@ struct StoreSecurityTests {
 
     @Test("a folder that is not empty is not turned into a store")
     func notEmpty() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         let folder = scratch.path("mine")
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         _ = try scratch.write("keep me", to: "mine/notes.txt")
@@ -66,7 +63,7 @@ struct StoreSecurityTests {
     @Test("kill -9 during store create, 30 times: afterwards there is a whole store or no store, never half of one",
           .enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built"))
     func killDuringCreate() async throws {
-        let scratch = try TemporaryDirectory()
+        let scratch = Scratch()
         var random = SplitMix64(state: 0xC4EA7E)
         var whole = 0
         for round in 0..<30 {
@@ -74,7 +71,7 @@ struct StoreSecurityTests {
             let process = try Subprocess(BuiltTool.storekit, ["store", "create", store, "--config", ExampleShop.file.path, "--bundle-id", "com.example.shop"])
             try await Task.sleep(for: .milliseconds(Int.random(in: 5...80, using: &random)))
             process.signal(SIGKILL)
-            _ = await process.waitAsync()
+            _ = await process.termination()
             if FileManager.default.fileExists(atPath: store) {
                 let now = await CommandRun.run(["now", store])
                 #expect(now.status == 0, "a half-made store in round \(round): \(now.standardError)")

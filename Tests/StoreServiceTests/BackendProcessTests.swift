@@ -22,59 +22,73 @@ struct BackendProcessTests {
     @Test("kill -9 of the backend 20 times while a store delivers to it: nothing recorded twice, nothing lost, the store's entitlements",
           .enabled(if: Built.available, "the storekit binary is not built"), arguments: engines)
     func killedAndRestarted(engine: String) async throws {
+        if engine == "postgres" {
+            try await PostgresCluster.with { cluster in try await Self.killAndRestart(database: cluster.url) }
+        } else {
+            let scratch = Scratch()
+            try await Self.killAndRestart(database: "sqlite:" + scratch.url.appendingPathComponent("backend.sqlite").path)
+        }
+    }
+
+    static func killAndRestart(database: String) async throws {
         let scratch = Scratch()
-        let directory = try makeStoreDirectory(in: scratch)
-        let store = try StoreDirectory.open(at: directory)
+        let store = try await TestStores.directory(in: scratch).store
         let root = scratch.url.appendingPathComponent("root.pem")
         try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
-        let cluster = engine == "postgres" ? try await PostgresCluster.start() : nil
-        let database = cluster?.url ?? "sqlite:" + scratch.url.appendingPathComponent("backend.sqlite").path
         var command = ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode",
                        "--root", root.path, "--port", "0"]
-        var backend = try ServeProcess(command: command)
+        var backend = try await ServeProcess.start(command: command)
+        // Restarts take the same port, so the store's notification URL stays right.
         command[command.count - 1] = String(backend.url.port ?? 0)
         try await store.updateSettings { $0.notificationURL = backend.url.absoluteString + "/apple/notifications" }
-        let server = try StoreServer(store: store)
-        defer { server.stop() }
-
-        let accounts = ["alice", "bob", "carol", "dave", "erin"]
-        let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.gems, ExampleShop.standardMonthly, ExampleShop.wizard]
-        for kill in 0..<20 {
-            let account = accounts[kill % accounts.count]
-            _ = try await store.purchase(PurchaseRequest(productID: products[(kill / 2) % products.count], account: account,
-                                                         device: "\(account)-phone", appAccountToken: Self.token(account)))
-            if kill % 5 == 4 { try await store.advanceTime(by: 16 * 86_400) }
-            if kill == 10, case let first? = try await store.ledgerTransactions(account: "carol").first { try await store.refundTransaction(first.id) }
-            // Let some deliveries land, then kill the backend mid-stream and start it again on its port.
-            try await Task.sleep(for: .milliseconds(Int.random(in: 0..<60)))
-            backend.stop(signal: SIGKILL)
-            if kill % 4 == 0 {
-                // A purchase while the backend is down: the store's attempt fails and is retried later.
-                _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: account, device: "\(account)-phone",
-                                                             appAccountToken: Self.token(account)))
-                try await Task.sleep(for: .milliseconds(600))
+        let storage = try await database.hasPrefix("sqlite:") ? SQLBackendStorage.sqlite(path: String(database.dropFirst(7)))
+            : SQLBackendStorage.postgres(url: database)
+        try await StoreServer.serving(store) { _ in
+            let accounts = ["alice", "bob", "carol", "dave", "erin"]
+            let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.gems, ExampleShop.standardMonthly, ExampleShop.wizard]
+            for kill in 0..<20 {
+                let account = accounts[kill % accounts.count]
+                _ = try await store.purchase(PurchaseRequest(productID: products[(kill / 2) % products.count], account: account,
+                                                             device: "\(account)-phone", appAccountToken: Self.token(account)))
+                if kill % 5 == 4 { try await store.advanceTime(by: 16 * 86_400) }
+                if kill == 10, case let first? = try await store.ledgerTransactions(account: "carol").first { try await store.refundTransaction(first.id) }
+                // Let some deliveries land, then kill the backend mid-stream and start it again on its port.
+                try await Task.sleep(for: .milliseconds(Int.random(in: 0..<60)))
+                await backend.stop(signal: SIGKILL)
+                if kill % 4 == 0 {
+                    // A purchase while the backend is down: the store's attempt fails, to be retried later.
+                    _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: account, device: "\(account)-phone",
+                                                                 appAccountToken: Self.token(account)))
+                    let sequence = try #require(try await store.notificationRecords().last?.sequence)
+                    try await eventually("a delivery attempt to the killed backend") {
+                        try await store.notification(sequence: sequence)?.1.attempts.isEmpty == false
+                    }
+                }
+                backend = try await ServeProcess.start(command: command)
             }
-            backend = try ServeProcess(command: command)
+            // Failed deliveries are retried 1, 12, 24, 48 and 72 hours later on the store's clock: a day at a
+            // time, each day's retries attempted before the next.
+            for day in 1...8 {
+                try await store.advanceTime(by: 86_400)
+                try await eventually("day \(day)'s retries attempted") {
+                    let now = try await store.currentTime()
+                    return try await store.notificationRecords().allSatisfy { ($0.delivery.nextAttemptDate ?? .distantFuture) > now }
+                }
+            }
+            let outbox = try await store.notificationRecords().count
+            try await eventually("every notification recorded by the backend") { try await storage.notificationCount() >= outbox }
+            #expect(try await storage.notificationCount() == outbox, "every notification recorded once, none lost")
+            let retried = try await store.notificationRecords().filter { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }.count
+            print("backend kill -9 (\(database.prefix(8))): \(outbox) notifications, \(retried) delivered only after a failed attempt")
+            #expect(retried >= 5, "the deliveries made while the backend was down were retried")
+            let ledger = CustomerLedger(storage: storage)
+            for account in accounts {
+                let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
+                let actual = try await ledger.entitlements(customer: Self.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
+                #expect(actual == expected, "\(account)")
+            }
         }
-        defer { backend.stop() }
-        // Failed deliveries are retried 1, 12, 24, 48 and 72 hours later on the store's clock.
-        for _ in 0..<8 {
-            try await store.advanceTime(by: 86_400)
-            try await Task.sleep(for: .milliseconds(300))
-        }
-        let outbox = try await store.notificationRecords().count
-        let storage = try cluster.map { try SQLBackendStorage.postgres(url: $0.url) } ?? SQLBackendStorage.sqlite(path: String(database.dropFirst(7)))
-        for _ in 0..<300 where try storage.notificationCount() < outbox { try await Task.sleep(for: .milliseconds(100)) }
-        #expect(try storage.notificationCount() == outbox, "every notification recorded once, none lost")
-        let retried = try await store.notificationRecords().filter { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }.count
-        print("backend kill -9 (\(engine)): \(outbox) notifications, \(retried) delivered only after a failed attempt")
-        #expect(retried > 0, "some deliveries met a killed backend and were retried")
-        let ledger = CustomerLedger(storage: storage)
-        for account in accounts {
-            let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
-            let actual = try ledger.entitlements(customer: Self.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
-            #expect(actual == expected, "\(account)")
-        }
+        await backend.stop()
     }
 }
 
@@ -85,47 +99,49 @@ struct SharedDatabaseBackendTests {
     @Test("two backend instances on one PostgreSQL, the same notifications to both at once: no duplicate, no loss",
           .enabled(if: Built.available && PostgresCluster.isAvailable, "the storekit binary or PostgreSQL is missing"))
     func twoInstances() async throws {
-        let cluster = try await PostgresCluster.start()
-        let scratch = Scratch()
-        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
-        let root = scratch.url.appendingPathComponent("root.pem")
-        try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
-        let accounts = (0..<6).map { "customer\($0)" }
-        let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.wizard]
-        for (index, account) in accounts.enumerated() {
-            for product in products where (index + products.firstIndex(of: product)!) % 2 == 0 {
-                _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
-                                                             appAccountToken: BackendProcessTests.token(account)))
+        try await PostgresCluster.with { cluster in
+            let scratch = Scratch()
+            let store = try await TestStores.directory(in: scratch).store
+            let root = scratch.url.appendingPathComponent("root.pem")
+            try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
+            let accounts = (0..<6).map { "customer\($0)" }
+            let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.wizard]
+            for (index, account) in accounts.enumerated() {
+                for product in products where (index + products.firstIndex(of: product)!) % 2 == 0 {
+                    _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
+                                                                 appAccountToken: BackendProcessTests.token(account)))
+                }
             }
-        }
-        try await store.advanceTime(by: 95 * 86_400)
-        let notifications = try await store.notifications()
-        let command = ["backend", "serve", "--database", cluster.url, "--bundle-id", "com.example.shop", "--environment", "Xcode",
-                       "--root", root.path, "--port", "0"]
-        let first = try ServeProcess(command: command), second = try ServeProcess(command: command)
-        defer { first.stop(); second.stop() }
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for instance in [first, second] {
-                for lane in 0..<4 {
-                    group.addTask {
-                        for index in stride(from: lane, to: notifications.count, by: 4) {
-                            let answer = try await Exchange.send("POST", instance.url.appendingPathComponent("/apple/notifications"),
-                                                                 json: #"{"signedPayload":"\#(notifications[index].signedPayload)"}"#)
-                            guard answer.status == 200 else { throw TestFailure("HTTP \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+            try await store.advanceTime(by: 95 * 86_400)
+            let notifications = try await store.notifications()
+            let command = ["backend", "serve", "--database", cluster.url, "--bundle-id", "com.example.shop", "--environment", "Xcode",
+                           "--root", root.path, "--port", "0"]
+            let first = try await ServeProcess.start(command: command), second = try await ServeProcess.start(command: command)
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for instance in [first, second] {
+                    for lane in 0..<4 {
+                        group.addTask {
+                            for index in stride(from: lane, to: notifications.count, by: 4) {
+                                let answer = try await Exchange.send("POST", instance.url.appendingPathComponent("/apple/notifications"),
+                                                                     json: #"{"signedPayload":"\#(notifications[index].signedPayload)"}"#)
+                                guard answer.status == 200 else { throw TestFailure("HTTP \(answer.status): \(String(decoding: answer.body, as: UTF8.self))") }
+                            }
                         }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            await first.stop()
+            await second.stop()
+            let storage = try await SQLBackendStorage.postgres(url: cluster.url)
+            #expect(try await storage.notificationCount() == notifications.count, "each notification recorded once though both instances received it")
+            let ledger = CustomerLedger(storage: storage)
+            for account in accounts {
+                let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
+                let actual = try await ledger.entitlements(customer: BackendProcessTests.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
+                #expect(actual == expected, "\(account)")
+            }
+            #expect(notifications.count > 20)
         }
-        let storage = try SQLBackendStorage.postgres(url: cluster.url)
-        #expect(try storage.notificationCount() == notifications.count, "each notification recorded once though both instances received it")
-        let ledger = CustomerLedger(storage: storage)
-        for account in accounts {
-            let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
-            let actual = try ledger.entitlements(customer: BackendProcessTests.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
-            #expect(actual == expected, "\(account)")
-        }
-        #expect(notifications.count > 20)
     }
 }

@@ -1,5 +1,4 @@
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
 import Foundation
 import OpenStoreKit
 import StoreService
@@ -21,48 +20,44 @@ struct BrowserPagesTests {
     @Test("buy on the storefront, refund and approve in the Transaction Manager, advance the clock, open a timeline — in Chromium",
           .enabled(if: available, skipReason))
     func storefrontAndTransactionManager() async throws {
-        let scratch = Scratch()
-        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
-        try await store.configureAccount("kid", askToBuy: true)
-        try await store.addDevice("ipad", account: "kid")
-        let server = try StoreServer(store: store)
-        defer { server.stop() }
+        try await withServedStore(phoneAccount: nil) { store, server in
+            try await store.configureAccount("kid", askToBuy: true)
+            try await store.addDevice("ipad", account: "kid")
 
-        // The app on alice's phone, in this process, listening as a StoreKit app does.
-        let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice")
-        let heard = Mutex<[(id: UInt64, product: String, revoked: Bool)]>([])
-        let listener = Task {
-            for await result in phone.transactionUpdates {
-                let transaction = result.unsafePayloadValue
-                heard.withLock { $0.append((transaction.id, transaction.productID, transaction.revocationDate != nil)) }
+            // The app on alice's phone, in this process, listening as a StoreKit app does.
+            let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice")
+            let heard = Mutex<[(id: UInt64, product: String, revoked: Bool)]>([])
+            let listener = Task {
+                for await result in phone.transactionUpdates {
+                    let transaction = result.unsafePayloadValue
+                    heard.withLock { $0.append((transaction.id, transaction.productID, transaction.revocationDate != nil)) }
+                }
             }
-        }
-        defer { listener.cancel() }
+            defer { listener.cancel() }
 
-        let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/store_pages.py")
-        let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
-        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
-                                             ["python3", "-u", script.path, server.url.absoluteString, screenshots.path, Self.chromium.path, Self.chromedriver.path])
-        let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
-        let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
-        let report = try #require(parsed, "the browser script (exit \(run.status)) said: \(run.standardOutput)\n\(run.standardError)")
-        #expect(report["ok"] as? Bool == true, "\(report)")
-        #expect(report["storefrontMessage"] as? String == "Bought Pro Unlock.")
-        #expect((report["renewals"] as? Int ?? 0) >= 1)
-        #expect((report["timelinePeriods"] as? Int ?? 0) >= 3)
-        #expect((report["timelineStretches"] as? Int ?? 0) >= 1, "the billing problem shows as a grace or retry stretch")
-        #expect(report["liveTransaction"] as? Int != nil, "a purchase made through the admin API appeared in the open page")
-        let pro = try #require(report["proTransaction"] as? Int)
+            let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/store_pages.py")
+            let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
+            let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                 ["python3", "-u", script.path, server.url.absoluteString, screenshots.path, Self.chromium.path, Self.chromedriver.path])
+            let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let report = try #require(parsed, "the browser script (exit \(run.status)) said: \(run.standardOutput)\n\(run.standardError)")
+            #expect(report["ok"] as? Bool == true, "\(report)")
+            #expect(report["storefrontMessage"] as? String == "Bought Pro Unlock.")
+            #expect((report["renewals"] as? Int ?? 0) >= 1)
+            #expect((report["timelinePeriods"] as? Int ?? 0) >= 3)
+            #expect((report["timelineStretches"] as? Int ?? 0) >= 1, "the billing problem shows as a grace or retry stretch")
+            #expect(report["liveTransaction"] as? Int != nil, "a purchase made through the admin API appeared in the open page")
+            let pro = try #require(report["proTransaction"] as? Int)
 
-        // The app heard the storefront's purchase and the Transaction Manager's refund.
-        for _ in 0..<300 where !heard.withLock({ $0.contains { $0.id == UInt64(pro) && $0.revoked } }) {
-            try await Task.sleep(for: .milliseconds(100))
-        }
-        let updates = heard.withLock { $0 }.filter { $0.id == UInt64(pro) }
-        #expect(updates.map(\.revoked) == [false, true], "the purchase, then its refund, through Transaction.updates: \(updates)")
-        for name in ["storefront.png", "transaction-manager.png", "timeline.png"] {
-            let attributes = try FileManager.default.attributesOfItem(atPath: screenshots.appendingPathComponent(name).path)
-            #expect((attributes[.size] as? NSNumber)?.intValue ?? 0 > 10_000, "\(name) was written")
+            // The app heard the storefront's purchase and the Transaction Manager's refund.
+            try await eventually("the app heard the refund") { heard.withLock { $0.contains { $0.id == UInt64(pro) && $0.revoked } } }
+            let updates = heard.withLock { $0 }.filter { $0.id == UInt64(pro) }
+            #expect(updates.map(\.revoked) == [false, true], "the purchase, then its refund, through Transaction.updates: \(updates)")
+            for name in ["storefront.png", "transaction-manager.png", "timeline.png"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: screenshots.appendingPathComponent(name).path)
+                #expect((attributes[.size] as? NSNumber)?.intValue ?? 0 > 10_000, "\(name) was written")
+            }
         }
     }
 }

@@ -1,8 +1,5 @@
 import AppStoreModels
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPService
 import Testing
 
@@ -20,14 +17,13 @@ struct DescriptorLimitTests {
             held.append(descriptor)
         }
         try #require(held.max()! >= 1_024)
-        let server = try HTTPServer { _ in .text(200, "answered") }
-        defer { server.stop() }
-        for _ in 0..<20 {
-            var request = URLRequest(url: server.url.appendingPathComponent("hello"))
-            request.setValue("close", forHTTPHeaderField: "Connection")
-            let (data, response) = try await TestHTTP.session.detachedData(for: request)
-            #expect((response as? HTTPURLResponse)?.statusCode == 200)
-            #expect(String(decoding: data, as: UTF8.self) == "answered")
+        try await HTTPServer.serving(handler: { _ in .text(200, "answered") }) { server in
+            for _ in 0..<20 {
+                // A new connection each time: its descriptor is numbered past 1,024.
+                let answer = try await Exchange.send("GET", server.url.appendingPathComponent("hello"), headers: [("Connection", "close")])
+                #expect(answer.status == 200)
+                #expect(String(decoding: answer.body, as: UTF8.self) == "answered")
+            }
         }
     }
 }

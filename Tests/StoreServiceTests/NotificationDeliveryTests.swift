@@ -23,7 +23,19 @@ struct NotificationDeliveryTests {
         private let state = State()
         let server: HTTPServer
 
-        init() throws {
+        /// Runs `body` with a receiver that is stopped when `body` returns or throws.
+        static func with(_ body: (Receiver) async throws -> Void) async throws {
+            let receiver = try Receiver()
+            do {
+                try await body(receiver)
+                await receiver.server.stop()
+            } catch {
+                await receiver.server.stop()
+                throw error
+            }
+        }
+
+        private init() throws {
             let state = self.state
             server = try HTTPServer { request in
                 guard !state.failing.load(ordering: .acquiring) else { return .text(503, "down for maintenance") }
@@ -39,90 +51,81 @@ struct NotificationDeliveryTests {
         var url: URL { server.url.appendingPathComponent("/apple/notifications") }
     }
 
-    static func waitFor(_ seconds: Double = 60, _ condition: () async throws -> Bool) async throws {
-        let deadline = ContinuousClock.now + .seconds(seconds)
-        while ContinuousClock.now < deadline {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        throw TestFailure("timed out")
-    }
-
     @Test("notifications arrive in order, signed; with the receiver down they are retried on schedule and arrive once it is back")
     func deliveryAndRetries() async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        let receiver = try Receiver()
-        defer { receiver.server.stop() }
-        try await api.store.apply([try SettingAssignment(key: "notificationURL", value: receiver.url.absoluteString)])
-        for product in [ExampleShop.gems, ExampleShop.pro, ExampleShop.premiumMonthly] {
-            _ = try await api.store.purchase(PurchaseRequest(productID: product, account: "alice", device: "phone"))
+        try await ServedServerAPI.with { api in
+            try await Receiver.with { receiver in
+                try await api.store.apply([try SettingAssignment(key: "notificationURL", value: receiver.url.absoluteString)])
+                for product in [ExampleShop.gems, ExampleShop.pro, ExampleShop.premiumMonthly] {
+                    _ = try await api.store.purchase(PurchaseRequest(productID: product, account: "alice", device: "phone"))
+                }
+                try await eventually("the receiver got three notifications") { receiver.payloads.count == 3 }
+                var options = SignedDataVerifier.Options()
+                options.verifiesLocalEnvironments = true
+                let verifier = try SignedDataVerifier(rootCertificates: [api.store.rootCertificate], bundleId: ServedServerAPI.bundleID,
+                                                      environment: .sandbox, options: options)
+                let types = try receiver.payloads.map { try verifier.verifyAndDecodeNotification($0).notificationType?.rawValue }
+                #expect(types == ["ONE_TIME_CHARGE", "ONE_TIME_CHARGE", "SUBSCRIBED"])
+
+                // The receiver goes down: the refund's notification fails, and is retried an hour later.
+                receiver.fail(true)
+                try await api.store.refundTransaction(ServedServerAPI.transactionID(1))
+                let refund = try #require(try await api.store.notifications().last)
+                try await eventually("attempt 1 to deliver the refund") { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 1 }
+                let firstAttempt = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
+                #expect(firstAttempt.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE"])
+                let now = try await api.store.currentTime()
+                #expect(firstAttempt.nextAttemptDate == now.addingTimeInterval(3_600))
+                try await api.store.advanceTime(by: 3_600)
+                try await eventually("attempt 2 to deliver the refund") { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 2 }
+                #expect(try await api.store.notification(sequence: refund.sequence)?.1.nextAttemptDate == now.addingTimeInterval(13 * 3_600))
+                // Back up: the retry twelve hours later arrives, with the same notificationUUID.
+                receiver.fail(false)
+                try await api.store.advanceTime(by: 12 * 3_600)
+                try await eventually("the receiver got the refund") { receiver.payloads.count == 4 }
+                try await eventually("attempt 3 to deliver the refund") { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 3 }
+                let delivered = try verifier.verifyAndDecodeNotification(receiver.payloads[3])
+                #expect(delivered.notificationType == .refund)
+                #expect(delivered.notificationUUID == refund.notificationUUID)
+                let final = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
+                #expect(final.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"])
+                #expect(final.nextAttemptDate == nil)
+
+                // Notification history shows the attempts; onlyFailures keeps the refund (failed before it succeeded? no: delivered now).
+                let start = AppStoreJSON.milliseconds(from: now) - 86_400_000
+                let history = try await api.send("POST", "/inApps/v1/notifications/history",
+                                                 json: #"{"startDate": \#(start), "endDate": \#(start + 3 * 86_400_000)}"#)
+                #expect(history.status == 200)
+                let items = try #require(history.json?["notificationHistory"] as? [[String: Any]])
+                #expect(items.count == 4)
+                let attempts = try #require(items.last?["sendAttempts"] as? [[String: Any]])
+                #expect(attempts.compactMap { $0["sendAttemptResult"] as? String } == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"])
+                let failures = try await api.send("POST", "/inApps/v1/notifications/history",
+                                                  json: #"{"startDate": \#(start), "endDate": \#(start + 3 * 86_400_000), "onlyFailures": true}"#)
+                #expect((failures.json?["notificationHistory"] as? [[String: Any]])?.isEmpty == true, "every notification reached the receiver in the end")
+            }
         }
-        try await Self.waitFor { receiver.payloads.count == 3 }
-        var options = SignedDataVerifier.Options()
-        options.verifiesLocalEnvironments = true
-        let verifier = try SignedDataVerifier(rootCertificates: [api.store.rootCertificate], bundleId: ServedServerAPI.bundleID,
-                                              environment: .sandbox, options: options)
-        let types = try receiver.payloads.map { try verifier.verifyAndDecodeNotification($0).notificationType?.rawValue }
-        #expect(types == ["ONE_TIME_CHARGE", "ONE_TIME_CHARGE", "SUBSCRIBED"])
-
-        // The receiver goes down: the refund's notification fails, and is retried an hour later.
-        receiver.fail(true)
-        try await api.store.refundTransaction(ServedServerAPI.transactionID(1))
-        let refund = try #require(try await api.store.notifications().last)
-        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 1 }
-        let firstAttempt = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
-        #expect(firstAttempt.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE"])
-        let now = try await api.store.currentTime()
-        #expect(firstAttempt.nextAttemptDate == now.addingTimeInterval(3_600))
-        try await api.store.advanceTime(by: 3_600)
-        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 2 }
-        #expect(try await api.store.notification(sequence: refund.sequence)?.1.nextAttemptDate == now.addingTimeInterval(13 * 3_600))
-        // Back up: the retry twelve hours later arrives, with the same notificationUUID.
-        receiver.fail(false)
-        try await api.store.advanceTime(by: 12 * 3_600)
-        try await Self.waitFor { receiver.payloads.count == 4 }
-        try await Self.waitFor { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 3 }
-        let delivered = try verifier.verifyAndDecodeNotification(receiver.payloads[3])
-        #expect(delivered.notificationType == .refund)
-        #expect(delivered.notificationUUID == refund.notificationUUID)
-        let final = try #require(try await api.store.notification(sequence: refund.sequence)?.1)
-        #expect(final.attempts.map(\.result) == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"])
-        #expect(final.nextAttemptDate == nil)
-
-        // Notification history shows the attempts; onlyFailures keeps the refund (failed before it succeeded? no: delivered now).
-        let start = AppStoreJSON.milliseconds(from: now) - 86_400_000
-        let history = try await api.send("POST", "/inApps/v1/notifications/history",
-                                         json: #"{"startDate": \#(start), "endDate": \#(start + 3 * 86_400_000)}"#)
-        #expect(history.status == 200)
-        let items = try #require(history.json?["notificationHistory"] as? [[String: Any]])
-        #expect(items.count == 4)
-        let attempts = try #require(items.last?["sendAttempts"] as? [[String: Any]])
-        #expect(attempts.compactMap { $0["sendAttemptResult"] as? String } == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"])
-        let failures = try await api.send("POST", "/inApps/v1/notifications/history",
-                                          json: #"{"startDate": \#(start), "endDate": \#(start + 3 * 86_400_000), "onlyFailures": true}"#)
-        #expect((failures.json?["notificationHistory"] as? [[String: Any]])?.isEmpty == true, "every notification reached the receiver in the end")
     }
 
     @Test("a receiver that never answers: each attempt is recorded, and delivery gives up after Apple's five retries")
     func givesUp() async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        // Nothing listens on this port, and no parallel test's server can take it.
-        let refusing = try RefusingPort()
-        let url = refusing.url(path: "/notifications")
-        try await api.store.apply([try SettingAssignment(key: "notificationURL", value: url.absoluteString)])
-        let token = try await api.store.requestTestNotification()
-        for (attempt, delay) in zip(1..., [0.0] + SimulatedAppStore.notificationRetryDelays) {
-            if delay > 0 { try await api.store.advanceTime(by: delay) }
-            try await Self.waitFor { try await api.store.testNotification(uuid: token)?.1.attempts.count == attempt }
+        try await ServedServerAPI.with { api in
+            // Nothing listens on this port, and no parallel test's server can take it.
+            let refusing = try ReservedPort()
+            let url = refusing.url(path: "/notifications")
+            try await api.store.apply([try SettingAssignment(key: "notificationURL", value: url.absoluteString)])
+            let token = try await api.store.requestTestNotification()
+            for (attempt, delay) in zip(1..., [0.0] + SimulatedAppStore.notificationRetryDelays) {
+                if delay > 0 { try await api.store.advanceTime(by: delay) }
+                try await eventually("attempt \(attempt) to deliver the test notification") { try await api.store.testNotification(uuid: token)?.1.attempts.count == attempt }
+            }
+            let delivery = try #require(try await api.store.testNotification(uuid: token)?.1)
+            #expect(delivery.attempts.count == 6)
+            #expect(Set(delivery.attempts.map(\.result)) == ["NO_RESPONSE"])
+            #expect(delivery.nextAttemptDate == nil)
+            let status = try await api.send("GET", "/inApps/v1/notifications/test/\(token)")
+            #expect((status.json?["sendAttempts"] as? [[String: Any]])?.count == 6)
+            withExtendedLifetime(refusing) {}
         }
-        let delivery = try #require(try await api.store.testNotification(uuid: token)?.1)
-        #expect(delivery.attempts.count == 6)
-        #expect(Set(delivery.attempts.map(\.result)) == ["NO_RESPONSE"])
-        #expect(delivery.nextAttemptDate == nil)
-        let status = try await api.send("GET", "/inApps/v1/notifications/test/\(token)")
-        #expect((status.json?["sendAttempts"] as? [[String: Any]])?.count == 6)
-        withExtendedLifetime(refusing) {}
     }
 }

@@ -20,9 +20,11 @@ struct OfflineClientTests {
     @Test("offline: cached entitlements and statuses, purchases fail with networkError, a refund arrives when the store is back")
     func offlineAndBack() async throws {
         let scratch = Scratch()
-        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
-        var server = try StoreServer(store: store)
-        let port = server.port
+        let store = try await TestStores.directory(in: scratch).store
+        // The app's store address stays the app's while the server is gone: the port is held (refusing
+        // connections), and the server comes back on it.
+        let port = try ReservedPort()
+        let server = try StoreServer(store: store, listeningSocket: try port.listeningSocket())
         let cache = scratch.url.appendingPathComponent("app-cache")
         let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice", cacheDirectory: cache)
         let products = try await phone.products(for: [ExampleShop.pro, ExampleShop.premiumMonthly])
@@ -35,7 +37,7 @@ struct OfflineClientTests {
         #expect(online == bought.sorted())
         #expect(try await phone.subscriptionStatuses(groupID: ExampleShop.plus).count == 1)
 
-        server.stop()
+        await server.stop()
         let offline = try await collect(phone.currentEntitlements)
         #expect(try offline.map { try Self.verified($0).id }.sorted() == online, "offline entitlements come from the cache, verified")
         let statuses = try await phone.subscriptionStatuses(groupID: ExampleShop.plus)
@@ -50,26 +52,31 @@ struct OfflineClientTests {
         // While the app is offline the Pro unlock is refunded (by the command line, another server…).
         let pro = try #require(try await store.ledgerTransactions(account: "alice").first { $0.productID == ExampleShop.pro })
         try await store.refundTransaction(pro.id)
-        server = try StoreServer(store: store, port: port)
-        defer { server.stop() }
-        let arrived = try Self.verified(try await firstElement(of: phone.transactionUpdates, within: 60))
-        #expect(arrived.id == pro.id)
-        #expect(arrived.revocationDate != nil)
-        let after = try await collect(phone.currentEntitlements).map { try Self.verified($0).productID }
-        #expect(after == [ExampleShop.premiumMonthly])
+        let restarted = try StoreServer(store: store, listeningSocket: try port.listeningSocket())
+        do {
+            let arrived = try Self.verified(try await firstElement(of: phone.transactionUpdates))
+            #expect(arrived.id == pro.id)
+            #expect(arrived.revocationDate != nil)
+            let after = try await collect(phone.currentEntitlements).map { try Self.verified($0).productID }
+            #expect(after == [ExampleShop.premiumMonthly])
+            await restarted.stop()
+        } catch {
+            await restarted.stop()
+            throw error
+        }
     }
 
     @Test("a tampered cache is not trusted: its entitlements are unverified, never granted")
     func tamperedCache() async throws {
         let scratch = Scratch()
-        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
+        let store = try await TestStores.directory(in: scratch).store
         let server = try StoreServer(store: store)
         let cache = scratch.url.appendingPathComponent("app-cache")
         let phone = try await StoreClient.connect(server: server.url, device: "phone", account: "alice", cacheDirectory: cache)
         let pro = try #require(try await phone.products(for: [ExampleShop.pro]).first)
         _ = try await pro.purchase()
         _ = try await collect(phone.currentEntitlements)
-        server.stop()
+        await server.stop()
         // Someone edits the cached entitlements: a product the account never bought, under the old signature.
         let files = try FileManager.default.contentsOfDirectory(at: cache, includingPropertiesForKeys: nil)
         let file = try #require(files.first { $0.lastPathComponent.contains("currentEntitlements") })

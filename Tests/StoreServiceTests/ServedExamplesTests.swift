@@ -12,56 +12,101 @@ struct ServedExamplesTests {
         let process: Subprocess
         private let output = OutputBuffer()
 
-        /// What a process printed so far.
+        /// What a process printed so far; tasks waiting for a line are woken as each line arrives.
         final class OutputBuffer: Sendable {
-            private let data = Mutex(Data())
-            func append(_ chunk: Data) { data.withLock { $0.append(chunk) } }
-            var text: String { data.withLock { String(decoding: $0, as: UTF8.self) } }
+            private let state = Mutex<(lines: [String], ended: Bool, waiters: [UInt64: CheckedContinuation<Void, Never>], next: UInt64)>(([], false, [:], 0))
+
+            func append(_ line: String?) {
+                let waiters = state.withLock { state in
+                    if let line { state.lines.append(line) } else { state.ended = true }
+                    defer { state.waiters = [:] }
+                    return Array(state.waiters.values)
+                }
+                for waiter in waiters { waiter.resume() }
+            }
+
+            var text: String { state.withLock { $0.lines.map { $0 + "\n" }.joined() } }
+
+            /// The first line matching `predicate`, waiting for it; `nil` once the output ended without
+            /// one, or the task is cancelled.
+            func line(where predicate: (String) -> Bool) async -> String? {
+                while !Task.isCancelled {
+                    let (found, ended, id) = state.withLock { state in
+                        defer { state.next += 1 }
+                        return (state.lines.first(where: predicate), state.ended, state.next)
+                    }
+                    if let found { return found }
+                    if ended { return nil }
+                    await withTaskCancellationHandler {
+                        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                            let resumeNow = state.withLock { state -> Bool in
+                                // A line that arrived since the look above, or a cancellation, wakes at once.
+                                if state.ended || state.lines.contains(where: predicate) || Task.isCancelled { return true }
+                                state.waiters[id] = continuation
+                                return false
+                            }
+                            if resumeNow { continuation.resume() }
+                        }
+                    } onCancel: {
+                        state.withLock { $0.waiters.removeValue(forKey: id) }?.resume()
+                    }
+                }
+                return nil
+            }
         }
 
         init(_ executable: URL, _ arguments: [String]) throws {
             process = try Subprocess(executable, arguments, output: .pipe, error: .sameAsOutput)
             let (process, output) = (self.process, self.output)
-            Thread.detachNewThread {
-                while let line = process.readLine() { output.append(Data((line + "\n").utf8)) }
+            Task {
+                while let line = await process.readLine() { output.append(line) }
+                output.append(nil)
             }
         }
 
         var text: String { output.text }
 
-        /// Waits until a line matching `predicate` is printed, and returns it.
-        func line(where predicate: (Substring) -> Bool, within seconds: Double = 60) async throws -> Substring {
-            let deadline = ContinuousClock.now + .seconds(seconds)
-            while ContinuousClock.now < deadline {
-                if let line = text.split(separator: "\n").first(where: predicate) { return line }
-                guard process.isRunning else { break }
-                try await Task.sleep(for: .milliseconds(50))
+        /// Waits until a line matching `predicate` is printed, and returns it; fails if the process ends
+        /// without printing one, or after `limit` (a deadline for a broken test, not a timing).
+        func line(within limit: Duration = .seconds(180), where predicate: @escaping @Sendable (String) -> Bool) async throws -> String {
+            let output = self.output
+            let found = try await withThrowingTaskGroup(of: String?.self) { group in
+                group.addTask { await output.line(where: predicate) }
+                group.addTask {
+                    try await Task.sleep(for: limit)
+                    return nil
+                }
+                defer { group.cancelAll() }
+                return try await group.next() ?? nil
             }
-            throw TestFailure("no such line; the process printed:\n\(text)")
+            guard let found else { throw TestFailure("no such line; the process printed:\n\(text)") }
+            return found
         }
 
+        /// Waits for the process to end and for everything it printed to be read; returns its exit code.
         func wait() async -> Int32 {
-            _ = await process.waitAsync()
-            return process.exitCode
+            let code = await process.termination().exitCode
+            _ = await output.line { _ in false }
+            return code
         }
     }
 
     @Test("subscription plans over HTTP: buys, renews after an admin advance, a second device restores, a CLI refund arrives on its updates")
     func subscriptionPlans() async throws {
         let scratch = Scratch()
-        let directory = try makeStoreDirectory(in: scratch)
-        let server = try ServeProcess(directory: directory)
-        defer { server.stop() }
-        let app = try Running(Built.tool("SubscriptionPlans"), ["--store", server.url.absoluteString, "--wait-for-refund"])
-        defer { if app.process.isRunning { app.process.signal(SIGTERM) } }
-        let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
-        let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
-        #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)
-        #expect(await app.wait() == 0, "\(app.text)")
-        let text = app.text
-        #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))
-        #expect(text.contains("Restore Purchases (AppStore.sync) → pro: true"))
-        #expect(text.contains("Refund arrived through Transaction.updates: #\(id)"))
+        let directory = try await makeStoreDirectory(in: scratch)
+        try await ServeProcess.serving(directory) { server in
+            let app = try Running(Built.tool("SubscriptionPlans"), ["--store", server.url.absoluteString, "--wait-for-refund"])
+            defer { if app.process.isRunning { app.process.signal(SIGTERM) } }
+            let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
+            let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
+            #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)
+            #expect(await app.wait() == 0, "\(app.text)")
+            let text = app.text
+            #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))
+            #expect(text.contains("Restore Purchases (AppStore.sync) → pro: true"))
+            #expect(text.contains("Refund arrived through Transaction.updates: #\(id)"))
+        }
     }
 
     @Test("every example runs its whole session against a served store", arguments: [
@@ -73,11 +118,11 @@ struct ServedExamplesTests {
     ])
     func example(name: String, file: String, bundleID: String, expected: String) async throws {
         let scratch = Scratch()
-        let directory = try makeStoreDirectory(in: scratch, file: SharedTestData.packageRoot.appendingPathComponent("Examples/\(file)"), bundleID: bundleID)
-        let server = try ServeProcess(directory: directory)
-        defer { server.stop() }
-        let app = try Running(Built.tool(name), ["--store", server.url.absoluteString])
-        #expect(await app.wait() == 0, "\(app.text)")
-        #expect(app.text.contains(expected), "\(app.text)")
+        let directory = try await makeStoreDirectory(in: scratch, file: SharedTestData.packageRoot.appendingPathComponent("Examples/\(file)"), bundleID: bundleID)
+        try await ServeProcess.serving(directory) { server in
+            let app = try Running(Built.tool(name), ["--store", server.url.absoluteString])
+            #expect(await app.wait() == 0, "\(app.text)")
+            #expect(app.text.contains(expected), "\(app.text)")
+        }
     }
 }

@@ -2,9 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 import StoreKitCatalog
 import StoreService
 import Synchronization
@@ -19,64 +17,76 @@ enum Built {
 
 /// A store directory made from a `.storekit` file on a manual clock at 2026-01-01.
 func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL = ExampleShop.file,
-                        bundleID: String = "com.example.shop") throws -> URL {
-    let directory = scratch.url.appendingPathComponent(name)
-    _ = try StoreDirectory.create(at: directory, configuration: try StoreKitConfiguration.load(contentsOf: file).configuration,
-                                  identity: StoreIdentity(bundleId: bundleID), clockMode: .manual,
-                                  start: Date(timeIntervalSince1970: 1_767_225_600))
-    return directory
+                        bundleID: String = "com.example.shop") async throws -> URL {
+    try await TestStores.directory(in: scratch, name: name, file: file, bundleID: bundleID).url
+}
+
+/// A store folder (the example shop; with a device "phone" signed in to `phoneAccount`, unless nil),
+/// served in this process while `body` runs; the server is stopped when `body` returns or throws.
+func withServedStore<Result>(phoneAccount: String? = "alice", _ body: (SimulatedAppStore, StoreServer) async throws -> Result) async throws -> Result {
+    let scratch = Scratch()
+    defer { withExtendedLifetime(scratch) {} }
+    let store = try await TestStores.directory(in: scratch).store
+    if let phoneAccount { try await store.addDevice("phone", account: phoneAccount) }
+    return try await StoreServer.serving(store) { server in try await body(store, server) }
 }
 
 /// `storekit serve DIR` (or another serving command, such as `storekit backend serve`) running as its own process.
-final class ServeProcess: @unchecked Sendable {
+final class ServeProcess: Sendable {
     let process: Subprocess
     let url: URL
     private let errorOutput: URL
 
     /// Starts `storekit serve DIR` and waits for its `listening on` line.
-    convenience init(directory: URL, arguments: [String] = []) throws {
-        try self.init(command: ["serve", directory.path, "--port", "0"] + arguments)
+    static func start(directory: URL, arguments: [String] = []) async throws -> ServeProcess {
+        try await start(command: ["serve", directory.path, "--port", "0"] + arguments)
     }
 
     /// Starts a `storekit` command that serves and waits for its `listening on` line.
-    init(command: [String]) throws {
-        errorOutput = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).err")
-        process = try Subprocess(Built.storekit, command, output: .pipe, error: .file(errorOutput.path))
+    static func start(command: [String]) async throws -> ServeProcess {
+        let errorOutput = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).err")
+        let process = try Subprocess(Built.storekit, command, output: .pipe, error: .file(errorOutput.path))
         // The first line names the address; the page URLs follow it.
-        let text = (process.readLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = (await process.readLine() ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         guard text.hasPrefix("listening on "), let url = URL(string: String(text.dropFirst("listening on ".count))) else {
             process.signal(SIGKILL)
-            throw ServeFailure("storekit serve did not start: \(text) \(String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self))")
+            throw TestFailure("storekit \(command.first ?? "") did not start: \(text) \(String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self))")
         }
+        return ServeProcess(process: process, url: url, errorOutput: errorOutput)
+    }
+
+    /// Runs `body` with `storekit serve DIR`, stopped with SIGTERM when `body` returns or throws.
+    static func serving<Result>(_ directory: URL, arguments: [String] = [], _ body: (ServeProcess) async throws -> Result) async throws -> Result {
+        let server = try await start(directory: directory, arguments: arguments)
+        do {
+            let result = try await body(server)
+            await server.stop()
+            return result
+        } catch {
+            await server.stop()
+            throw error
+        }
+    }
+
+    private init(process: Subprocess, url: URL, errorOutput: URL) {
+        self.process = process
         self.url = url
+        self.errorOutput = errorOutput
     }
 
     var standardError: String { String(decoding: (try? Data(contentsOf: errorOutput)) ?? Data(), as: UTF8.self) }
 
     /// Sends a signal and waits for the process to end.
-    func stop(signal: Int32 = SIGTERM) {
+    @discardableResult
+    func stop(signal: Int32 = SIGTERM) async -> Subprocess.Termination {
         process.signal(signal)
-        process.wait()
+        let ended = await process.termination()
         try? FileManager.default.removeItem(at: errorOutput)
+        return ended
     }
 }
 
-struct ServeFailure: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// The tests' own HTTP client: not `URLSession.shared`, whose few connections per host (every test
-/// server is on 127.0.0.1) other tests' long polls could hold, delaying unrelated requests by a minute.
-enum TestHTTP {
-    static let session: URLSession = {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = 256
-        return URLSession(configuration: configuration)
-    }()
-}
-
-/// A plain HTTP exchange for tests of the server's answers.
+/// A plain HTTP exchange for tests of the server's answers, through the package's one HTTP client.
 struct Exchange {
     var status: Int
     var body: Data
@@ -86,13 +96,9 @@ struct Exchange {
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
     var errorFamily: String? { (json?["error"] as? [String: Any])?["family"] as? String }
 
-    static func send(_ method: String, _ url: URL, body: Data? = nil) async throws -> Exchange {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.httpBody = body
-        let (data, response) = try await TestHTTP.session.detachedData(for: request)
-        let http = response as? HTTPURLResponse
-        return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
+    static func send(_ method: String, _ url: URL, body: Data? = nil, headers: [(name: String, value: String)] = []) async throws -> Exchange {
+        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: headers, body: body))
+        return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"))
     }
 
     static func send(_ method: String, _ url: URL, json: String) async throws -> Exchange {

@@ -3,7 +3,6 @@ import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
-import HTTPService
 import StoreKitCatalog
 import StoreService
 import Testing
@@ -12,7 +11,7 @@ import TestSupport
 /// Apple's own Python `AppStoreServerAPIClient`, with only its base URL pointed at `storekit serve`,
 /// calls every endpoint; every signed item it receives verifies with Apple's `SignedDataVerifier`,
 /// offline and with online checks against the store's OCSP responder.
-@Suite(.enabled(if: AppleLibraryOracle.isAvailable, AppleLibraryOracle.skipReason))
+@Suite(AppleLibraryOracle.required)
 struct ServerAPIInteropTests {
     /// A Sandbox store with a customer whose history spans more than one page, a subscription,
     /// refunds and a month of renewals, served with an API key.
@@ -23,18 +22,25 @@ struct ServerAPIInteropTests {
         let key: P256PrivateKey
         let record: APIKeyRecord
 
-        init() async throws {
-            // A free port, so the certificates can name the server's OCSP responder before it starts.
-            let probe = try HTTPServer { _ in .text(200, "") }
-            let port = probe.port
-            probe.stop()
-            let directory = scratch.url.appendingPathComponent("store")
-            store = try StoreDirectory.create(at: directory, configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,
-                                              identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox), clockMode: .manual,
-                                              start: Date(timeIntervalSince1970: 1_767_225_600), ocspURL: "http://127.0.0.1:\(port)/ocsp")
+        private init(port: ReservedPort) async throws {
+            // The port is reserved first, so the certificates can name the server's OCSP responder before it starts.
+            let (directory, store) = try await TestStores.directory(in: scratch, environment: .sandbox, ocspURL: "http://127.0.0.1:\(port.port)/ocsp")
+            self.store = store
             key = try P256PrivateKey.generate()
             record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
-            server = try StoreServer(store: store, authority: try StoreDirectory.authority(at: directory), port: port)
+            server = try StoreServer(store: store, authority: try StoreDirectory.authority(at: directory), listeningSocket: try port.listeningSocket())
+        }
+
+        /// Runs `body` with the scenario's store served; the server is stopped when `body` returns or throws.
+        static func with(_ body: (Scenario) async throws -> Void) async throws {
+            let scenario = try await Scenario(port: try ReservedPort())
+            do {
+                try await body(scenario)
+                await scenario.server.stop()
+            } catch {
+                await scenario.server.stop()
+                throw error
+            }
         }
 
         func writeKey() throws -> URL {
@@ -47,80 +53,80 @@ struct ServerAPIInteropTests {
 
     @Test("every endpoint through Apple's Python client; every signed item verifies with Apple's verifier")
     func appleClient() async throws {
-        let scenario = try await Scenario()
-        defer { scenario.server.stop() }
-        let store = scenario.store
-        // A quiet month first, so the order of purchases below is the customer's whole history.
-        try await store.advanceTime(by: 30 * 86_400)
-        var gems: [UInt64] = []
-        for _ in 0..<24 {
-            guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) else {
-                throw TestFailure("expected a purchase")
+        try await Scenario.with { scenario in
+            let store = scenario.store
+            // A quiet month first, so the order of purchases below is the customer's whole history.
+            try await store.advanceTime(by: 30 * 86_400)
+            var gems: [UInt64] = []
+            for _ in 0..<24 {
+                guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) else {
+                    throw TestFailure("expected a purchase")
+                }
+                gems.append(signed.transaction.id)
             }
-            gems.append(signed.transaction.id)
+            for id in gems.prefix(10) { try await store.finish(id) }
+            try await store.refundTransaction(gems[20])
+            try await store.refundTransaction(gems[21])
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "alice", device: "phone")),
+                  case .success = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "bob", device: "laptop")) else {
+                throw TestFailure("expected subscriptions")
+            }
+            try await store.advanceTime(by: 100 * 86_400)
+            let completed = try await store.ledgerTransactions(account: "alice").filter(\.isPurchased)
+            let notifications = try await store.notifications()
+
+            let root = scenario.scratch.url.appendingPathComponent("root.der")
+            try store.rootCertificate.derRepresentation.write(to: root)
+            let now = AppStoreJSON.milliseconds(from: try await store.currentTime())
+            let scenarioFile = scenario.scratch.url.appendingPathComponent("scenario.json")
+            try JSONSerialization.data(withJSONObject: [
+                "anyTransactionId": gems[0], "subscriptionOriginalId": monthly.transaction.originalID, "subscriptionProductId": ExampleShop.standardMonthly,
+                "orderId": monthly.transaction.orderID, "consumableId": gems[12], "historyStart": now - 179 * 86_400_000, "historyEnd": now + 86_400_000,
+            ]).write(to: scenarioFile)
+
+            let python = try await AppleLibraryOracle.prepare().get()
+            let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
+                                                         scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
+                                                         "Sandbox", scenarioFile.path])
+            let line = run.standardOutput.split(separator: "\n").last ?? ""
+            let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                                      "\(run.standardOutput)\n\(run.standardError)")
+            let calls = try #require(report["calls"] as? [String: Any])
+            #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+            #expect((report["verified"] as? Int ?? 0) > 120, "each signed item verified offline and with online checks")
+
+            #expect(calls["getTransactionInfo"] as? String == ExampleShop.gems)
+            let v2 = try #require(calls["getTransactionHistoryV2"] as? [String: Any], "\(calls["getTransactionHistoryV2"] ?? "")")
+            #expect(v2["count"] as? Int == completed.filter { !$0.isRevoked }.count)
+            #expect(v2["unique"] as? Int == v2["count"] as? Int)
+            #expect((v2["pages"] as? Int ?? 0) >= 2, "more than 20 transactions page")
+            let v1 = try #require(calls["getTransactionHistoryV1"] as? [String: Any])
+            #expect(v1["count"] as? Int == completed.filter { !($0.productKind == .consumable && $0.isFinished) }.count)
+            let descending = try #require(calls["getTransactionHistoryConsumablesDescending"] as? [String: Any])
+            #expect(descending["count"] as? Int == 24)
+            #expect((descending["first"] as? [String])?.first.flatMap { UInt64($0) } ?? 0 > (descending["last"] as? [String])?.first.flatMap { UInt64($0) } ?? 0)
+            #expect((calls["getAllSubscriptionStatuses"] as? [String: Any])?["active"] as? Int == 1)
+            #expect(calls["getRefundHistory"] as? Int == 2)
+            #expect((calls["lookUpOrderId"] as? [String: Any])?["status"] as? Int == 0)
+            #expect((calls["lookUpOrderId"] as? [String: Any])?["count"] as? Int == 1)
+            #expect((calls["lookUpOrderIdInvalid"] as? [String: Any])?["status"] as? Int == 1)
+            #expect((calls["extendSubscriptionRenewalDate"] as? [String: Any])?["success"] as? Bool == true)
+            let mass = try #require(calls["extendRenewalDateForAllActiveSubscribers"] as? [String: Any])
+            #expect(mass["complete"] as? Bool == true)
+            #expect(mass["succeeded"] as? Int == 2)
+            #expect(calls["sendConsumptionData"] as? String == "accepted")
+            #expect(calls["sendConsumptionInformation"] as? String == "accepted")
+            #expect(calls["setAppAccountToken"] as? String == "set")
+            #expect(calls["getAppTransactionInfo"] as? String == "com.example.shop")
+            #expect(calls["finishTransaction"] as? String == "finished")
+            #expect((calls["requestTestNotification"] as? [String: Any])?["type"] as? String == "TEST")
+            let history = try #require(calls["getNotificationHistory"] as? [String: Any])
+            #expect((history["count"] as? Int ?? 0) >= notifications.count)
+            #expect((history["pages"] as? Int ?? 0) >= 2)
+            #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["errorCode"] as? Int == 4_040_010)
+            #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["status"] as? Int == 404)
+            #expect(try await store.ledgerTransaction(gems[12])?.isFinished == true)
         }
-        for id in gems.prefix(10) { try await store.finish(id) }
-        try await store.refundTransaction(gems[20])
-        try await store.refundTransaction(gems[21])
-        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
-        guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "alice", device: "phone")),
-              case .success = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "bob", device: "laptop")) else {
-            throw TestFailure("expected subscriptions")
-        }
-        try await store.advanceTime(by: 100 * 86_400)
-        let completed = try await store.ledgerTransactions(account: "alice").filter(\.isPurchased)
-        let notifications = try await store.notifications()
-
-        let root = scenario.scratch.url.appendingPathComponent("root.der")
-        try store.rootCertificate.derRepresentation.write(to: root)
-        let now = AppStoreJSON.milliseconds(from: try await store.currentTime())
-        let scenarioFile = scenario.scratch.url.appendingPathComponent("scenario.json")
-        try JSONSerialization.data(withJSONObject: [
-            "anyTransactionId": gems[0], "subscriptionOriginalId": monthly.transaction.originalID, "subscriptionProductId": ExampleShop.standardMonthly,
-            "orderId": monthly.transaction.orderID, "consumableId": gems[12], "historyStart": now - 179 * 86_400_000, "historyEnd": now + 86_400_000,
-        ]).write(to: scenarioFile)
-
-        let python = try AppleLibraryOracle.prepare().get()
-        let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
-                                                     scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
-                                                     "Sandbox", scenarioFile.path])
-        let line = run.standardOutput.split(separator: "\n").last ?? ""
-        let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                                  "\(run.standardOutput)\n\(run.standardError)")
-        let calls = try #require(report["calls"] as? [String: Any])
-        #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
-        #expect((report["verified"] as? Int ?? 0) > 120, "each signed item verified offline and with online checks")
-
-        #expect(calls["getTransactionInfo"] as? String == ExampleShop.gems)
-        let v2 = try #require(calls["getTransactionHistoryV2"] as? [String: Any], "\(calls["getTransactionHistoryV2"] ?? "")")
-        #expect(v2["count"] as? Int == completed.filter { !$0.isRevoked }.count)
-        #expect(v2["unique"] as? Int == v2["count"] as? Int)
-        #expect((v2["pages"] as? Int ?? 0) >= 2, "more than 20 transactions page")
-        let v1 = try #require(calls["getTransactionHistoryV1"] as? [String: Any])
-        #expect(v1["count"] as? Int == completed.filter { !($0.productKind == .consumable && $0.isFinished) }.count)
-        let descending = try #require(calls["getTransactionHistoryConsumablesDescending"] as? [String: Any])
-        #expect(descending["count"] as? Int == 24)
-        #expect((descending["first"] as? [String])?.first.flatMap { UInt64($0) } ?? 0 > (descending["last"] as? [String])?.first.flatMap { UInt64($0) } ?? 0)
-        #expect((calls["getAllSubscriptionStatuses"] as? [String: Any])?["active"] as? Int == 1)
-        #expect(calls["getRefundHistory"] as? Int == 2)
-        #expect((calls["lookUpOrderId"] as? [String: Any])?["status"] as? Int == 0)
-        #expect((calls["lookUpOrderId"] as? [String: Any])?["count"] as? Int == 1)
-        #expect((calls["lookUpOrderIdInvalid"] as? [String: Any])?["status"] as? Int == 1)
-        #expect((calls["extendSubscriptionRenewalDate"] as? [String: Any])?["success"] as? Bool == true)
-        let mass = try #require(calls["extendRenewalDateForAllActiveSubscribers"] as? [String: Any])
-        #expect(mass["complete"] as? Bool == true)
-        #expect(mass["succeeded"] as? Int == 2)
-        #expect(calls["sendConsumptionData"] as? String == "accepted")
-        #expect(calls["sendConsumptionInformation"] as? String == "accepted")
-        #expect(calls["setAppAccountToken"] as? String == "set")
-        #expect(calls["getAppTransactionInfo"] as? String == "com.example.shop")
-        #expect(calls["finishTransaction"] as? String == "finished")
-        #expect((calls["requestTestNotification"] as? [String: Any])?["type"] as? String == "TEST")
-        let history = try #require(calls["getNotificationHistory"] as? [String: Any])
-        #expect((history["count"] as? Int ?? 0) >= notifications.count)
-        #expect((history["pages"] as? Int ?? 0) >= 2)
-        #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["errorCode"] as? Int == 4_040_010)
-        #expect((calls["getTransactionInfoUnknown"] as? [String: Any])?["status"] as? Int == 404)
-        #expect(try await store.ledgerTransaction(gems[12])?.isFinished == true)
     }
 }

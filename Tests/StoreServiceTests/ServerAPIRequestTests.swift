@@ -15,54 +15,54 @@ struct ServerAPIRequestTests {
 
     @Test("requests without a valid token get 401 and change nothing", arguments: BadToken.allCases)
     func unauthorized(_ bad: BadToken) async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        func token(_ claims: ServerAPIToken.Claims, key: P256PrivateKey? = nil, keyID: String? = nil) throws -> String {
-            try JWSSigner(key: key ?? api.key, certificateChain: [], typ: "JWT", kid: keyID ?? api.record.keyId).sign(claims)
+        try await ServedServerAPI.with { api in
+            func token(_ claims: ServerAPIToken.Claims, key: P256PrivateKey? = nil, keyID: String? = nil) throws -> String {
+                try JWSSigner(key: key ?? api.key, certificateChain: [], typ: "JWT", kid: keyID ?? api.record.keyId).sign(claims)
+            }
+            let now = Int64(Date().timeIntervalSince1970)
+            let good = ServerAPIToken.Claims(iss: api.record.issuerId, iat: now, exp: now + 300, aud: ServerAPIToken.audience, bid: ServedServerAPI.bundleID)
+            let value: String?
+            switch bad {
+            case .missing: value = nil
+            case .garbage: value = "not-a-token"
+            case .expired:
+                var claims = good
+                claims.exp = now - 10
+                value = try token(claims)
+            case .wrongSignature: value = try token(good, key: try P256PrivateKey.generate())
+            case .wrongAudience:
+                var claims = good
+                claims.aud = "someone-else"
+                value = try token(claims)
+            case .wrongBundle:
+                var claims = good
+                claims.bid = "com.example.other"
+                value = try token(claims)
+            case .unknownKey: value = try token(good, keyID: "NOSUCHKEY1")
+            case .revoked:
+                try await api.store.revokeAPIKey(api.record.keyId)
+                value = try token(good)
+            case .notES256:
+                let header = Base64URL.encode(Data(#"{"alg":"none","kid":"\#(api.record.keyId)","typ":"JWT"}"#.utf8))
+                value = header + "." + Base64URL.encode(try JSONEncoder().encode(good)) + "."
+            }
+            let before = try await api.store.notifications().count
+            let answer = try await api.send("POST", "/inApps/v1/notifications/test", token: .some(value))
+            #expect(answer.status == 401)
+            #expect(try await api.store.notifications().count == before, "an unauthorized request changed the store")
+            // The same request with a good token works (for keys that were not revoked).
+            if bad != .revoked { #expect(try await api.send("POST", "/inApps/v1/notifications/test").status == 200) }
         }
-        let now = Int64(Date().timeIntervalSince1970)
-        let good = ServerAPIToken.Claims(iss: api.record.issuerId, iat: now, exp: now + 300, aud: ServerAPIToken.audience, bid: ServedServerAPI.bundleID)
-        let value: String?
-        switch bad {
-        case .missing: value = nil
-        case .garbage: value = "not-a-token"
-        case .expired:
-            var claims = good
-            claims.exp = now - 10
-            value = try token(claims)
-        case .wrongSignature: value = try token(good, key: try P256PrivateKey.generate())
-        case .wrongAudience:
-            var claims = good
-            claims.aud = "someone-else"
-            value = try token(claims)
-        case .wrongBundle:
-            var claims = good
-            claims.bid = "com.example.other"
-            value = try token(claims)
-        case .unknownKey: value = try token(good, keyID: "NOSUCHKEY1")
-        case .revoked:
-            try await api.store.revokeAPIKey(api.record.keyId)
-            value = try token(good)
-        case .notES256:
-            let header = Base64URL.encode(Data(#"{"alg":"none","kid":"\#(api.record.keyId)","typ":"JWT"}"#.utf8))
-            value = header + "." + Base64URL.encode(try JSONEncoder().encode(good)) + "."
-        }
-        let before = try await api.store.notifications().count
-        let answer = try await api.send("POST", "/inApps/v1/notifications/test", token: .some(value))
-        #expect(answer.status == 401)
-        #expect(try await api.store.notifications().count == before, "an unauthorized request changed the store")
-        // The same request with a good token works (for keys that were not revoked).
-        if bad != .revoked { #expect(try await api.send("POST", "/inApps/v1/notifications/test").status == 200) }
     }
 
     @Test("Apple's token without iat (as its Python library makes it) is accepted")
     func tokenWithoutIssuedAt() async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        let now = Int64(Date().timeIntervalSince1970)
-        let claims = ServerAPIToken.Claims(iss: api.record.issuerId, iat: nil, exp: now + 300, aud: ServerAPIToken.audience, bid: ServedServerAPI.bundleID)
-        let token = try JWSSigner(key: api.key, certificateChain: [], typ: "JWT", kid: api.record.keyId).sign(claims)
-        #expect(try await api.send("POST", "/inApps/v1/notifications/test", token: .some(token)).status == 200)
+        try await ServedServerAPI.with { api in
+            let now = Int64(Date().timeIntervalSince1970)
+            let claims = ServerAPIToken.Claims(iss: api.record.issuerId, iat: nil, exp: now + 300, aud: ServerAPIToken.audience, bid: ServedServerAPI.bundleID)
+            let token = try JWSSigner(key: api.key, certificateChain: [], typ: "JWT", kid: api.record.keyId).sign(claims)
+            #expect(try await api.send("POST", "/inApps/v1/notifications/test", token: .some(token)).status == 200)
+        }
     }
 
     struct BadRequest: Sendable, CustomStringConvertible {
@@ -116,48 +116,48 @@ struct ServerAPIRequestTests {
 
     @Test("bad requests get Apple's HTTP status and error code as JSON", arguments: badRequests)
     func badRequest(_ bad: BadRequest) async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        // Transaction {0} is a consumable of alice's, {1} her monthly subscription, {2} its renewal (not an original).
-        _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
-        _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
-        try await api.store.advanceTime(by: 40 * 86_400)
-        let answer = try await api.send(bad.method, ServedServerAPI.withTransactionIDs(bad.path),
-                                        body: bad.body.map { Data(ServedServerAPI.withTransactionIDs($0).utf8) })
-        #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
-        #expect(answer.apiErrorCode == bad.code)
-        #expect(answer.contentType == "application/json")
+        try await ServedServerAPI.with { api in
+            // Transaction {0} is a consumable of alice's, {1} her monthly subscription, {2} its renewal (not an original).
+            _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
+            _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
+            try await api.store.advanceTime(by: 40 * 86_400)
+            let answer = try await api.send(bad.method, ServedServerAPI.withTransactionIDs(bad.path),
+                                            body: bad.body.map { Data(ServedServerAPI.withTransactionIDs($0).utf8) })
+            #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
+            #expect(answer.apiErrorCode == bad.code)
+            #expect(answer.contentType == "application/json")
+        }
     }
 
     @Test("10,000 random requests across the endpoints: never a 5xx, always Apple's error body, the server still answers")
     func fuzz() async throws {
-        let api = try await ServedServerAPI()
-        defer { api.server.stop() }
-        _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
-        _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
-        let token = try api.token()
-        var generator = SplitMix64(state: 0x5EED)
-        let requests = (0..<10_000).map { _ in RandomRequest.make(using: &generator) }
-        let failures = try await withThrowingTaskGroup(of: [String].self) { group in
-            for worker in 0..<8 {
-                group.addTask {
-                    var failures: [String] = []
-                    for request in requests[(worker * 1_250)..<((worker + 1) * 1_250)] {
-                        // Every request gets an answer: a transport failure fails the test.
-                        let answer = try await api.send(request.method, request.path, body: request.body, token: .some(token))
-                        let valid = answer.status < 300 || answer.apiErrorCode != nil
-                        if answer.status >= 500 || !valid || answer.status == 0 {
-                            failures.append("\(request.method) \(request.path) → \(answer.status) \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+        try await ServedServerAPI.with { api in
+            _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
+            _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
+            let token = try api.token()
+            var generator = SplitMix64(state: 0x5EED)
+            let requests = (0..<10_000).map { _ in RandomRequest.make(using: &generator) }
+            let failures = try await withThrowingTaskGroup(of: [String].self) { group in
+                for worker in 0..<8 {
+                    group.addTask {
+                        var failures: [String] = []
+                        for request in requests[(worker * 1_250)..<((worker + 1) * 1_250)] {
+                            // Every request gets an answer: a transport failure fails the test.
+                            let answer = try await api.send(request.method, request.path, body: request.body, token: .some(token))
+                            let valid = answer.status < 300 || answer.apiErrorCode != nil
+                            if answer.status >= 500 || !valid || answer.status == 0 {
+                                failures.append("\(request.method) \(request.path) → \(answer.status) \(String(decoding: answer.body.prefix(200), as: UTF8.self))")
+                            }
                         }
+                        return failures
                     }
-                    return failures
                 }
+                return try await group.reduce(into: []) { $0 += $1 }
             }
-            return try await group.reduce(into: []) { $0 += $1 }
+            #expect(failures.isEmpty, "\(failures.prefix(5))")
+            #expect(try await api.send("GET", ServedServerAPI.withTransactionIDs("/inApps/v1/transactions/{0}")).status == 200)
+            #expect(try await api.store.integrityProblems().isEmpty)
         }
-        #expect(failures.isEmpty, "\(failures.prefix(5))")
-        #expect(try await api.send("GET", ServedServerAPI.withTransactionIDs("/inApps/v1/transactions/{0}")).status == 200)
-        #expect(try await api.store.integrityProblems().isEmpty)
     }
 }
 

@@ -3,9 +3,6 @@ import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import StoreKitCatalog
 import StoreService
 import TestSupport
@@ -27,14 +24,23 @@ struct ServedServerAPI {
         (0..<10).reduce(text) { text, n in text.replacingOccurrences(of: "{\(n)}", with: String(transactionID(UInt64(n)))) }
     }
 
-    init() async throws {
-        store = try StoreDirectory.create(at: scratch.url.appendingPathComponent("store"),
-                                          configuration: try StoreKitConfiguration.load(contentsOf: ExampleShop.file).configuration,
-                                          identity: StoreIdentity(bundleId: Self.bundleID, environment: .sandbox), clockMode: .manual,
-                                          start: Date(timeIntervalSince1970: 1_767_225_600))
+    private init() async throws {
+        store = try await TestStores.directory(in: scratch, bundleID: Self.bundleID, environment: .sandbox).store
         key = try P256PrivateKey.generate()
         record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
         server = try StoreServer(store: store)
+    }
+
+    /// Runs `body` with the store served; the server is stopped when `body` returns or throws.
+    static func with(_ body: (ServedServerAPI) async throws -> Void) async throws {
+        let api = try await ServedServerAPI()
+        do {
+            try await body(api)
+            await api.server.stop()
+        } catch {
+            await api.server.stop()
+            throw error
+        }
     }
 
     /// A valid bearer token, made now.
@@ -44,17 +50,13 @@ struct ServedServerAPI {
 
     /// Sends a request to the API; `token` nil sends none.
     func send(_ method: String, _ path: String, body: Data? = nil, token: String?? = .none) async throws -> Exchange {
-        var request = URLRequest(url: URL(string: server.url.absoluteString + path)!)
-        request.httpMethod = method
-        request.httpBody = body
+        var headers: [(name: String, value: String)] = []
         switch token {
-        case .none: request.setValue("Bearer \(try self.token())", forHTTPHeaderField: "Authorization")
-        case .some(let value?): request.setValue("Bearer \(value)", forHTTPHeaderField: "Authorization")
+        case .none: headers.append(("Authorization", "Bearer \(try self.token())"))
+        case .some(let value?): headers.append(("Authorization", "Bearer \(value)"))
         case .some(nil): break
         }
-        let (data, response) = try await TestHTTP.session.detachedData(for: request)
-        let http = response as? HTTPURLResponse
-        return Exchange(status: http?.statusCode ?? 0, body: data, contentType: http?.value(forHTTPHeaderField: "Content-Type"))
+        return try await Exchange.send(method, URL(string: server.url.absoluteString + path)!, body: body, headers: headers)
     }
 
     func send(_ method: String, _ path: String, json: String) async throws -> Exchange {

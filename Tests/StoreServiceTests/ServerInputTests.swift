@@ -9,14 +9,6 @@ import TestSupport
 /// oversized bodies, unknown devices, products and transactions are 4xx with a JSON error body, and
 /// a client that stops halfway does not keep the server from answering others.
 struct ServerInputTests {
-    static func served() async throws -> (Scratch, SimulatedAppStore, StoreServer) {
-        let scratch = Scratch()
-        let directory = try makeStoreDirectory(in: scratch)
-        let store = try StoreDirectory.open(at: directory)
-        try await store.addDevice("phone", account: "alice")
-        return (scratch, store, try StoreServer(store: store))
-    }
-
     struct BadRequest: Sendable, CustomStringConvertible {
         var method: String
         var path: String
@@ -50,57 +42,57 @@ struct ServerInputTests {
 
     @Test("bad requests get a 4xx with a JSON error naming the problem", arguments: badRequests)
     func badRequest(_ bad: BadRequest) async throws {
-        let (scratch, _, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        let answer = try await Exchange.send(bad.method, URL(string: server.url.absoluteString + bad.path)!, body: bad.body.map { Data($0.utf8) })
-        #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
-        #expect(answer.errorCode == bad.code)
-        #expect(answer.contentType == "application/json")
-        // The server goes on serving.
-        #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/health")).status == 200)
+        try await withServedStore { _, server in
+            let answer = try await Exchange.send(bad.method, URL(string: server.url.absoluteString + bad.path)!, body: bad.body.map { Data($0.utf8) })
+            #expect(answer.status == bad.status, "\(String(decoding: answer.body, as: UTF8.self))")
+            #expect(answer.errorCode == bad.code)
+            #expect(answer.contentType == "application/json")
+            // The server goes on serving.
+            #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/health")).status == 200)
+        }
     }
 
     @Test("a body over 1 MiB is refused with 413 and changes nothing")
     func oversizedBody() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        var body = Data(#"{"productID": "com.example.shop.pro", "padding": ""#.utf8)
-        body.append(Data(repeating: UInt8(ascii: "x"), count: 1_100_000))
-        body.append(Data(#""}"#.utf8))
-        let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"), body: body)
-        #expect(answer.status == 413)
-        #expect(answer.errorCode == "payloadTooLarge")
-        #expect(try await store.ledgerTransactions().isEmpty)
+        try await withServedStore { store, server in
+            var body = Data(#"{"productID": "com.example.shop.pro", "padding": ""#.utf8)
+            body.append(Data(repeating: UInt8(ascii: "x"), count: 1_100_000))
+            body.append(Data(#""}"#.utf8))
+            let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"), body: body)
+            #expect(answer.status == 413)
+            #expect(answer.errorCode == "payloadTooLarge")
+            #expect(try await store.ledgerTransactions().isEmpty)
+        }
     }
 
     @Test("clients that stop halfway through their request do not keep the server from answering others")
     func slowClients() async throws {
-        let (scratch, _, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        // Twenty slow-loris connections: half a request, then a byte every two seconds, for far longer than
-        // the test (it is stopped at the end), so a machine slowed by other tests cannot outlast it.
-        let script = """
-            import socket, sys, time
-            sockets = []
-            for _ in range(20):
-                s = socket.create_connection(("127.0.0.1", \(server.port)))
-                s.sendall(b"POST /v1/devices/phone/purchases HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n{\\"pro")
-                sockets.append(s)
-            print("holding", flush=True)
-            for _ in range(300):
-                time.sleep(2)
-                for s in sockets:
-                    s.sendall(b" ")
-            """
-        let holder = try Subprocess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script], output: .pipe)
-        defer { holder.signal(SIGTERM) }
-        _ = holder.readLine()
-        for _ in 0..<10 {
-            let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
-                                                 json: #"{"productID": "com.example.shop.gems.small"}"#)
-            #expect(answer.status == 200)
+        try await withServedStore { _, server in
+            // Twenty slow-loris connections: half a request, then a byte every two seconds, for far longer than
+            // the test (it is stopped at the end), so a machine slowed by other tests cannot outlast it.
+            let script = """
+                import socket, sys, time
+                sockets = []
+                for _ in range(20):
+                    s = socket.create_connection(("127.0.0.1", \(server.port)))
+                    s.sendall(b"POST /v1/devices/phone/purchases HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 100\\r\\n\\r\\n{\\"pro")
+                    sockets.append(s)
+                print("holding", flush=True)
+                for _ in range(300):
+                    time.sleep(2)
+                    for s in sockets:
+                        s.sendall(b" ")
+                """
+            let holder = try Subprocess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script], output: .pipe)
+            defer { holder.signal(SIGTERM) }
+            _ = await holder.readLine()
+            for _ in 0..<10 {
+                let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
+                                                     json: #"{"productID": "com.example.shop.gems.small"}"#)
+                #expect(answer.status == 200)
+            }
+            // The answers came while the twenty connections were still held open.
+            #expect(holder.isRunning, "the requests were answered only after the held connections went away")
         }
-        // The answers came while the twenty connections were still held open.
-        #expect(holder.isRunning, "the requests were answered only after the held connections went away")
     }
 }

@@ -9,152 +9,145 @@ import TestSupport
 /// The pages `storekit serve` shows people, at the HTTP level: what they answer, what they refuse,
 /// and the admin calls the Transaction Manager's script relies on.
 struct WebPagesTests {
-    static func served() async throws -> (Scratch, SimulatedAppStore, StoreServer) {
-        let scratch = Scratch()
-        let store = try StoreDirectory.open(at: try makeStoreDirectory(in: scratch))
-        try await store.addDevice("phone", account: "alice")
-        return (scratch, store, try StoreServer(store: store))
-    }
-
     static func text(_ exchange: Exchange) -> String { String(decoding: exchange.body, as: UTF8.self) }
 
     @Test("the Transaction Manager, its script and the stylesheet are served by the binary, with their types")
     func assets() async throws {
-        let (scratch, _, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        let page = try await Exchange.send("GET", server.url.appendingPathComponent("/"))
-        #expect(page.status == 200 && page.contentType?.hasPrefix("text/html") == true)
-        #expect(Self.text(page).contains(#"src="/assets/manager.js""#))
-        let script = try await Exchange.send("GET", server.url.appendingPathComponent("/assets/manager.js"))
-        #expect(script.contentType?.hasPrefix("text/javascript") == true && Self.text(script).contains("/v1/admin/changes"))
-        let style = try await Exchange.send("GET", server.url.appendingPathComponent("/assets/style.css"))
-        #expect(style.contentType?.hasPrefix("text/css") == true)
-        #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/assets/nothing.js")).status == 404)
+        try await withServedStore { _, server in
+            let page = try await Exchange.send("GET", server.url.appendingPathComponent("/"))
+            #expect(page.status == 200 && page.contentType?.hasPrefix("text/html") == true)
+            #expect(Self.text(page).contains(#"src="/assets/manager.js""#))
+            let script = try await Exchange.send("GET", server.url.appendingPathComponent("/assets/manager.js"))
+            #expect(script.contentType?.hasPrefix("text/javascript") == true && Self.text(script).contains("/v1/admin/changes"))
+            let style = try await Exchange.send("GET", server.url.appendingPathComponent("/assets/style.css"))
+            #expect(style.contentType?.hasPrefix("text/css") == true)
+            #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/assets/nothing.js")).status == 404)
+        }
     }
 
     @Test("the storefront: a device picker, a purchase by form that comes back with what happened, escaped names, refusals")
     func storefront() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        try await store.addDevice("<b>ipad</b>", account: "kid")
-        let picker = Self.text(try await Exchange.send("GET", server.url.appendingPathComponent("/store")))
-        #expect(picker.contains("alice — phone"))
-        #expect(picker.contains("&lt;b&gt;ipad&lt;/b&gt;") && !picker.contains("<b>ipad</b>"), "names are escaped")
+        try await withServedStore { store, server in
+            try await store.addDevice("<b>ipad</b>", account: "kid")
+            let picker = Self.text(try await Exchange.send("GET", server.url.appendingPathComponent("/store")))
+            #expect(picker.contains("alice — phone"))
+            #expect(picker.contains("&lt;b&gt;ipad&lt;/b&gt;") && !picker.contains("<b>ipad</b>"), "names are escaped")
 
-        let bought = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
-                                             body: Data("account=alice&device=phone&product=\(ExampleShop.pro)".utf8))
-        #expect(bought.status == 200, "the 303 leads back to the storefront")
-        let page = Self.text(bought)
-        #expect(page.contains("Bought Pro Unlock."))
-        #expect(page.contains(#"data-product-id="\#(ExampleShop.pro)" data-state="owned""#))
-        #expect(try await store.ledgerTransactions(account: "alice").map(\.productID) == [ExampleShop.pro])
+            let bought = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
+                                                 body: Data("account=alice&device=phone&product=\(ExampleShop.pro)".utf8))
+            #expect(bought.status == 200, "the 303 leads back to the storefront")
+            let page = Self.text(bought)
+            #expect(page.contains("Bought Pro Unlock."))
+            #expect(page.contains(#"data-product-id="\#(ExampleShop.pro)" data-state="owned""#))
+            #expect(try await store.ledgerTransactions(account: "alice").map(\.productID) == [ExampleShop.pro])
 
-        let wrongAccount = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=bob&device=phone")!)
-        #expect(wrongAccount.status == 400)
-        let unknownDevice = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
-                                                    body: Data("account=alice&device=nowhere&product=\(ExampleShop.pro)".utf8))
-        #expect(unknownDevice.status == 400)
-        let noProduct = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"), body: Data("account=alice&device=phone".utf8))
-        #expect(noProduct.status == 400)
-        let badCode = Self.text(try await Exchange.send("POST", server.url.appendingPathComponent("/store/redeem"),
-                                                        body: Data("account=alice&device=phone&code=NO-SUCH-CODE".utf8)))
-        #expect(badCode.contains("Offer code NO-SUCH-CODE not redeemed"))
-        #expect(try await store.queuedCustomerResponses(device: "phone").isEmpty, "a failed redemption uses its response up")
-        #expect(try await store.ledgerTransactions(account: "alice").count == 1, "nothing else was bought")
+            let wrongAccount = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=bob&device=phone")!)
+            #expect(wrongAccount.status == 400)
+            let unknownDevice = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
+                                                        body: Data("account=alice&device=nowhere&product=\(ExampleShop.pro)".utf8))
+            #expect(unknownDevice.status == 400)
+            let noProduct = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"), body: Data("account=alice&device=phone".utf8))
+            #expect(noProduct.status == 400)
+            let badCode = Self.text(try await Exchange.send("POST", server.url.appendingPathComponent("/store/redeem"),
+                                                            body: Data("account=alice&device=phone&code=NO-SUCH-CODE".utf8)))
+            #expect(badCode.contains("Offer code NO-SUCH-CODE not redeemed"))
+            #expect(try await store.queuedCustomerResponses(device: "phone").isEmpty, "a failed redemption uses its response up")
+            #expect(try await store.ledgerTransactions(account: "alice").count == 1, "nothing else was bought")
+        }
     }
 
     @Test("the transaction list filters by product, kind and state, a bounded scan at a time, and refuses an unknown state")
     func filteredTransactions() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        for _ in 0..<30 { _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) }
-        guard case .success(let pro) = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone")) else {
-            throw TestFailure("expected a purchase")
+        try await withServedStore { store, server in
+            for _ in 0..<30 { _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) }
+            guard case .success(let pro) = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone")) else {
+                throw TestFailure("expected a purchase")
+            }
+            try await store.refundTransaction(pro.transaction.id)
+            let base = server.url.absoluteString
+            let refunded = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded")!)
+            let rows = try #require(refunded.json?["transactions"] as? [[String: Any]])
+            #expect(rows.map { $0["id"] as? Int } == [Int(pro.transaction.id)])
+            let consumables = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?type=consumable&limit=20")!)
+            #expect((consumables.json?["transactions"] as? [[String: Any]])?.count == 20)
+            #expect(consumables.json?["nextAfter"] as? Int != nil, "a full page names where the next begins")
+            let byProduct = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?product=\(ExampleShop.pro)")!)
+            #expect((byProduct.json?["transactions"] as? [[String: Any]])?.count == 1)
+            #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=lost")!).status == 400)
         }
-        try await store.refundTransaction(pro.transaction.id)
-        let base = server.url.absoluteString
-        let refunded = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded")!)
-        let rows = try #require(refunded.json?["transactions"] as? [[String: Any]])
-        #expect(rows.map { $0["id"] as? Int } == [Int(pro.transaction.id)])
-        let consumables = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?type=consumable&limit=20")!)
-        #expect((consumables.json?["transactions"] as? [[String: Any]])?.count == 20)
-        #expect(consumables.json?["nextAfter"] as? Int != nil, "a full page names where the next begins")
-        let byProduct = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?product=\(ExampleShop.pro)")!)
-        #expect((byProduct.json?["transactions"] as? [[String: Any]])?.count == 1)
-        #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=lost")!).status == 400)
     }
 
     @Test("a filter that matches nothing in a large ledger answers after a bounded scan, naming where to go on")
     func boundedScan() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        // More rows than one request reads (2,000): bought by eight customers at once, committed together.
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for customer in 0..<8 {
-                group.addTask {
-                    for _ in 0..<265 {
-                        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "c\(customer)", device: "d\(customer)"))
+        try await withServedStore { store, server in
+            // More rows than one request reads (2,000): bought by eight customers at once, committed together.
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for customer in 0..<8 {
+                    group.addTask {
+                        for _ in 0..<265 {
+                            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "c\(customer)", device: "d\(customer)"))
+                        }
                     }
                 }
+                try await group.waitForAll()
             }
-            try await group.waitForAll()
+            let base = server.url.absoluteString
+            let first = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded")!)
+            #expect((first.json?["transactions"] as? [Any])?.isEmpty == true)
+            let cursor = try #require(first.json?["nextAfter"] as? Int, "the scan stopped early and says where it stopped")
+            #expect(cursor == 1_999)
+            let rest = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded&after=\(cursor)")!)
+            #expect((rest.json?["transactions"] as? [Any])?.isEmpty == true)
+            #expect(rest.json?["nextAfter"] == nil || rest.json?["nextAfter"] is NSNull, "the end of the ledger")
         }
-        let base = server.url.absoluteString
-        let first = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded")!)
-        #expect((first.json?["transactions"] as? [Any])?.isEmpty == true)
-        let cursor = try #require(first.json?["nextAfter"] as? Int, "the scan stopped early and says where it stopped")
-        #expect(cursor == 1_999)
-        let rest = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=refunded&after=\(cursor)")!)
-        #expect((rest.json?["transactions"] as? [Any])?.isEmpty == true)
-        #expect(rest.json?["nextAfter"] == nil || rest.json?["nextAfter"] is NSNull, "the end of the ledger")
     }
 
     @Test("changes: the version at once when it differs, after the wait when nothing changes, soon after a change")
     func changes() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        let base = server.url.absoluteString
-        let first = try #require(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=-1")!).json?["version"] as? Int)
-        let started = ContinuousClock.now
-        let idle = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(first)&wait=0.5")!)
-        #expect(idle.json?["version"] as? Int == first)
-        #expect(ContinuousClock.now - started >= .milliseconds(450))
-        let waiting = Task { try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(first)&wait=45")!) }
-        try await Task.sleep(for: .milliseconds(200))
-        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
-        let changed = try await waiting.value
-        #expect((changed.json?["version"] as? Int ?? 0) > first)
-        #expect(ContinuousClock.now - started < .seconds(35), "answered when the store changed, not at the end of the 45 s wait")
-        #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=x")!).status == 400)
+        try await withServedStore { store, server in
+            let base = server.url.absoluteString
+            let first = try #require(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=-1")!).json?["version"] as? Int)
+            let started = ContinuousClock.now
+            let idle = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(first)&wait=0.5")!)
+            #expect(idle.json?["version"] as? Int == first)
+            #expect(ContinuousClock.now - started >= .milliseconds(450))
+            let waiting = Task { try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(first)&wait=45")!) }
+            try await eventually("the long poll waits in the store") { await store.changeWaiterCount == 1 }
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            let changed = try await waiting.value
+            #expect((changed.json?["version"] as? Int ?? 0) > first)
+            #expect(ContinuousClock.now - started < .seconds(35), "answered when the store changed, not at the end of the 45 s wait")
+            #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=x")!).status == 400)
+        }
     }
 
     @Test("the newest notifications come with their delivery state")
     func latestNotifications() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        for _ in 0..<5 { _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) }
-        let latest = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/notifications?latest=2")!)
-        let rows = try #require(latest.json?["notifications"] as? [[String: Any]])
-        #expect(rows.map { $0["sequence"] as? Int } == [4, 5])
-        #expect((rows.first?["delivery"] as? [String: Any])?["attempts"] as? [Any] != nil)
+        try await withServedStore { store, server in
+            for _ in 0..<5 { _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone")) }
+            let latest = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/notifications?latest=2")!)
+            let rows = try #require(latest.json?["notifications"] as? [[String: Any]])
+            #expect(rows.map { $0["sequence"] as? Int } == [4, 5])
+            #expect((rows.first?["delivery"] as? [String: Any])?["attempts"] as? [Any] != nil)
+        }
     }
 
     @Test("a subscription's timeline shows its periods, its billing problem and its expiry; other transactions have none")
     func timeline() async throws {
-        let (scratch, store, server) = try await Self.served()
-        defer { server.stop(); _ = scratch }
-        try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
-        guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone")),
-              case .success(let pro) = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone")) else {
-            throw TestFailure("expected purchases")
+        try await withServedStore { store, server in
+            try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
+            guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone")),
+                  case .success(let pro) = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone")) else {
+                throw TestFailure("expected purchases")
+            }
+            try await store.advanceTime(by: 100 * 86_400)
+            let svg = Self.text(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/\(monthly.transaction.id).svg")))
+            #expect(svg.hasPrefix("<svg"))
+            #expect(svg.components(separatedBy: #"class="period""#).count - 1 == 1, "one period was billed")
+            #expect(svg.contains(#"class="grace-period""#) && svg.contains(#"class="billing-retry""#))
+            #expect(svg.contains("DID_FAIL_TO_RENEW GRACE_PERIOD") && svg.contains("EXPIRED BILLING_RETRY"))
+            #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/\(pro.transaction.id).svg")).status == 404)
+            #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/abc.svg")).status == 400)
         }
-        try await store.advanceTime(by: 100 * 86_400)
-        let svg = Self.text(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/\(monthly.transaction.id).svg")))
-        #expect(svg.hasPrefix("<svg"))
-        #expect(svg.components(separatedBy: #"class="period""#).count - 1 == 1, "one period was billed")
-        #expect(svg.contains(#"class="grace-period""#) && svg.contains(#"class="billing-retry""#))
-        #expect(svg.contains("DID_FAIL_TO_RENEW GRACE_PERIOD") && svg.contains("EXPIRED BILLING_RETRY"))
-        #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/\(pro.transaction.id).svg")).status == 404)
-        #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/timeline/abc.svg")).status == 400)
     }
 }

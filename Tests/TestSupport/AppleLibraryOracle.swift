@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 import Testing
@@ -10,7 +11,8 @@ import Testing
 public enum AppleLibraryOracle {
     static let environmentDirectory = SharedTestData.packageRoot.appendingPathComponent(".build/apple-library-venv")
     static let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/verify_with_apple_library.py")
-    private static let state = Mutex<Result<URL, OracleUnavailable>?>(nil)
+    /// The installation, started by the first caller; later callers wait for the same one.
+    private static let installation = Mutex<Task<Result<URL, OracleUnavailable>, Never>?>(nil)
 
     /// Why the oracle cannot run.
     public struct OracleUnavailable: Error, CustomStringConvertible {
@@ -20,24 +22,32 @@ public enum AppleLibraryOracle {
     /// The skip reason for tests that need the oracle.
     public static let skipReason = Comment(rawValue: "Apple's Python library (pip install app-store-server-library) is not available here; the reason is printed above")
 
+    /// The trait of tests that need the oracle: enabled when the library is installed (installing it
+    /// on first use), skipped with ``skipReason`` otherwise.
+    public static var required: ConditionTrait { .enabled(skipReason) { await isAvailable } }
+
     /// Whether the library is installed, installing it on first call.
     public static var isAvailable: Bool {
-        switch prepare() {
-        case .success: return true
-        case .failure(let reason):
-            print("AppleLibraryOracle: \(reason)")
-            return false
+        get async {
+            switch await prepare() {
+            case .success: return true
+            case .failure(let reason):
+                print("AppleLibraryOracle: \(reason)")
+                return false
+            }
         }
     }
 
-    /// The Python interpreter of the prepared environment, or why there is none.
-    public static func prepare() -> Result<URL, OracleUnavailable> {
-        state.withLock { state in
-            if let state { return state }
-            let result = install()
-            state = result
-            return result
+    /// The Python interpreter of the prepared environment, or why there is none. The installation
+    /// (a virtual environment and pip) runs off the cooperative pool.
+    public static func prepare() async -> Result<URL, OracleUnavailable> {
+        let task = installation.withLock { installation in
+            if let installation { return installation }
+            let task = Task { await BlockingWork.run("AppleLibraryOracle.install") { install() } }
+            installation = task
+            return task
         }
+        return await task.value
     }
 
     private static func install() -> Result<URL, OracleUnavailable> {
@@ -66,8 +76,8 @@ public enum AppleLibraryOracle {
     ///   - root: The DER root certificate the library trusts.
     ///   - items: Pairs of kind (`transaction`, `renewal`, `notification`, `app-transaction`) and JWS.
     public static func verify(root: Data, environment: String, bundleId: String, appAppleId: Int64?,
-                              items: [(kind: String, jws: String)]) throws -> [String] {
-        let python = try prepare().get()
+                              items: [(kind: String, jws: String)]) async throws -> [String] {
+        let python = try await prepare().get()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -79,16 +89,18 @@ public enum AppleLibraryOracle {
             try Data(item.jws.utf8).write(to: file)
             arguments.append("\(item.kind)=\(file.path)")
         }
-        let result = try run(python.path, arguments)
+        let all = arguments
+        let result = try await BlockingWork.run("AppleLibraryOracle.verify") { try run(python.path, all) }
         guard result.status == 0, let data = result.output.data(using: .utf8),
               let object = try JSONSerialization.jsonObject(with: Data(data.split(separator: UInt8(ascii: "\n")).last ?? [])) as? [String: String]
         else { throw OracleUnavailable(description: "the oracle script failed: \(result.output)") }
         return items.indices.map { object[folder.appendingPathComponent("\($0).jws").path] ?? "MISSING" }
     }
 
+    /// Runs a program to its end, blocking: only on threads of ``BlockingWork``.
     private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
         let process = try Subprocess(URL(fileURLWithPath: executable), arguments, output: .pipe, error: .sameAsOutput)
-        let output = process.readToEnd()
-        return (process.exitCode, String(decoding: output, as: UTF8.self))
+        let output = process.readToEndBlocking()
+        return (process.waitBlocking().exitCode, String(decoding: output, as: UTF8.self))
     }
 }

@@ -1,20 +1,21 @@
 import Foundation
 
-/// The first element of a sequence, or a failure after `seconds` (generous: the full suite runs CPU-bound
-/// fuzzing beside it on two cores, and a healthy wait ends as soon as the element arrives).
-public func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double = 30) async throws -> S.Element where S.Element: Sendable {
+/// The first element of a sequence, or a failure once `limit` passes (a deadline for a broken test,
+/// not a timing: a healthy wait ends as soon as the element arrives).
+public func firstElement<S: AsyncSequence & Sendable>(of sequence: S, within limit: Duration = .seconds(120)) async throws -> S.Element
+where S.Element: Sendable {
     try await withThrowingTaskGroup(of: S.Element?.self) { group in
         group.addTask {
             for try await element in sequence { return element }
             return nil
         }
         group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: limit)
             return nil
         }
         defer { group.cancelAll() }
         guard let first = try await group.next(), let element = first else {
-            throw TestFailure("no element arrived within \(seconds) s")
+            throw TestFailure("no element arrived within \(limit)")
         }
         return element
     }

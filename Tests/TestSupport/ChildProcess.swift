@@ -19,8 +19,8 @@ public enum ChildProcess {
             (URL(fileURLWithPath: "/usr/bin/env"), ["-i"] + variables.map { "\($0.key)=\($0.value)" } + [executable.path] + arguments)
         } ?? (executable, arguments)
         let child = try Subprocess(program, all, output: .file(out.path), error: .file(err.path))
-        _ = await child.waitAsync()
-        return Result(status: child.exitCode, standardOutput: String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
+        let ended = await child.termination()
+        return Result(status: ended.exitCode, standardOutput: String(decoding: (try? Data(contentsOf: out)) ?? Data(), as: UTF8.self),
                       standardError: String(decoding: (try? Data(contentsOf: err)) ?? Data(), as: UTF8.self))
     }
 }

@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -25,8 +26,9 @@ public final class Subprocess: @unchecked Sendable {
     private let pipe: Int32?
     private let state = Mutex<(status: Int32?, buffer: Data)>((nil, Data()))
 
-    /// Starts `executable` with `arguments` (the parent's environment).
-    public init(_ executable: URL, _ arguments: [String], output: Stream = .null, error: Stream = .null) throws {
+    /// Starts `executable` with `arguments`, in the parent's environment with `environment` laid over it.
+    public init(_ executable: URL, _ arguments: [String], output: Stream = .null, error: Stream = .null,
+                environment: [String: String] = [:]) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -49,7 +51,10 @@ public final class Subprocess: @unchecked Sendable {
         var pid: pid_t = 0
         let argv = ([executable.path] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
-        let status = posix_spawn(&pid, executable.path, &actions, nil, argv, environ)
+        let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
+        let envp = variables.map { strdup($0) } + [nil]
+        defer { for pointer in envp { free(pointer) } }
+        let status = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
         if ends[1] >= 0 { close(ends[1]) }
         guard status == 0 else {
             if ends[0] >= 0 { close(ends[0]) }
@@ -59,10 +64,15 @@ public final class Subprocess: @unchecked Sendable {
         pipe = ends[0] >= 0 ? ends[0] : nil
     }
 
+    /// A child still running when the last reference goes is killed, and reaped on a thread of its own.
     deinit {
         if isRunning {
             kill(pid, SIGKILL)
-            _ = wait()
+            let pid = self.pid
+            Thread.detachNewThread {
+                var status: Int32 = 0
+                while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+            }
         }
         if let pipe { close(pipe) }
     }
@@ -80,39 +90,54 @@ public final class Subprocess: @unchecked Sendable {
         }
     }
 
-    /// Waits for the child to end and returns its raw wait status.
-    @discardableResult
-    public func wait() -> Int32 {
-        if let status = state.withLock({ $0.status }) { return status }
+    /// How a child ended.
+    public struct Termination: Sendable, CustomStringConvertible {
+        /// The raw wait status.
+        public let status: Int32
+        /// The exit code, or 128 + the signal for a child a signal ended.
+        public var exitCode: Int32 { status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F) }
+        /// Whether a signal ended the child.
+        public var wasSignaled: Bool { status & 0x7F != 0 && status & 0x7F != 0x7F }
+        public var description: String { wasSignaled ? "signal \(status & 0x7F)" : "exit \(exitCode)" }
+    }
+
+    /// Waits for the child to end, on a thread of its own (never one of the cooperative pool).
+    public func termination() async -> Termination {
+        if let status = state.withLock({ $0.status }) { return Termination(status: status) }
+        return await BlockingWork.run("Subprocess.wait") { self.waitBlocking() }
+    }
+
+    /// Waits for the child to end on this thread: for code already on a thread of its own.
+    public func waitBlocking() -> Termination {
+        if let status = state.withLock({ $0.status }) { return Termination(status: status) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
-        return state.withLock { state in
+        return Termination(status: state.withLock { state in
             if state.status == nil { state.status = status }
             return state.status!
-        }
+        })
     }
 
-    /// Waits on a thread of its own, not one of the cooperative pool.
-    public func waitAsync() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            Thread.detachNewThread { continuation.resume(returning: self.wait()) }
-        }
+    /// The next line of the output pipe, waiting for it on a thread of its own; `nil` at the end of
+    /// the output.
+    public func readLine() async -> String? {
+        guard pipe != nil else { return nil }
+        return await BlockingWork.run("Subprocess.readLine") { self.readLineBlocking() }
     }
 
-    /// The exit code, or 128 + the signal for a child a signal ended (after ``wait()``).
-    public var exitCode: Int32 {
-        let status = wait()
-        return status & 0x7F == 0 ? (status >> 8) & 0xFF : 128 + (status & 0x7F)
+    /// Everything left in the output pipe, read to its end (the child closes it when it ends).
+    public func readToEnd() async -> Data {
+        await BlockingWork.run("Subprocess.readToEnd") { self.readToEndBlocking() }
     }
 
-    /// Whether a signal ended the child (after ``wait()``).
-    public var wasSignaled: Bool {
-        let status = wait()
-        return status & 0x7F != 0 && status & 0x7F != 0x7F
+    /// Everything left in the output pipe, read on this thread: for code already on a thread of its own.
+    public func readToEndBlocking() -> Data {
+        var data = Data()
+        while let line = readLineBlocking() { data.append(Data((line + "\n").utf8)) }
+        return data
     }
 
-    /// The next line of the output pipe, waiting for it; `nil` at the end of the output.
-    public func readLine() -> String? {
+    private func readLineBlocking() -> String? {
         guard let pipe else { return nil }
         while true {
             let line = state.withLock { state -> String? in
@@ -133,12 +158,5 @@ public final class Subprocess: @unchecked Sendable {
             }
             state.withLock { $0.buffer.append(contentsOf: chunk[0..<count]) }
         }
-    }
-
-    /// Everything left in the output pipe, read to its end (the child closes it when it ends).
-    public func readToEnd() -> Data {
-        var data = Data()
-        while let line = readLine() { data.append(Data((line + "\n").utf8)) }
-        return data
     }
 }

@@ -41,12 +41,12 @@ public struct CustomerLedger: Sendable {
         self.now = now
     }
 
-    public func entitlements(customer: String) throws(BackendError) -> [CustomerEntitlement] {
-        entitlements(of: try evaluate(customer: customer))
+    public func entitlements(customer: String) async throws(BackendError) -> [CustomerEntitlement] {
+        entitlements(of: try await evaluate(customer: customer))
     }
 
-    public func history(customer: String) throws(BackendError) -> [CustomerHistoryEntry] {
-        history(of: try evaluate(customer: customer))
+    public func history(customer: String) async throws(BackendError) -> [CustomerHistoryEntry] {
+        history(of: try await evaluate(customer: customer))
     }
 
     /// A customer's transactions, the latest statuses of their subscriptions, and which transactions entitle.
@@ -103,9 +103,9 @@ public struct CustomerLedger: Sendable {
         }
     }
 
-    func evaluate(customer: String) throws(BackendError) -> Evaluation {
-        let transactions = try storage.transactions(customer: customer)
-        let statuses = try storage.statuses(originalTransactionIDs: Set(transactions.map(\.originalTransactionID)))
+    func evaluate(customer: String) async throws(BackendError) -> Evaluation {
+        let transactions = try await storage.transactions(customer: customer)
+        let statuses = try await storage.statuses(originalTransactionIDs: Set(transactions.map(\.originalTransactionID)))
         // A subscription's current period: its latest transaction by purchase date.
         var latest: [String: BackendTransaction] = [:]
         for transaction in transactions where transaction.payload.type == .autoRenewableSubscription {
@@ -145,9 +145,9 @@ public struct EntitlementExplanation: Hashable, Sendable, Codable {
 
 extension CustomerLedger {
     /// Explains one product for one customer, by the same rules as ``entitlements(customer:)``.
-    public func explain(customer: String, productID: String) throws(BackendError) -> EntitlementExplanation {
+    public func explain(customer: String, productID: String) async throws(BackendError) -> EntitlementExplanation {
         let dateStyle = Date.ISO8601FormatStyle().year().month().day()
-        let evaluation = try evaluate(customer: customer)
+        let evaluation = try await evaluate(customer: customer)
         if let entitlement = entitlements(of: evaluation).first(where: { $0.productId == productID }) {
             let because: String
             switch entitlement.reason {

@@ -32,7 +32,7 @@ public struct NotificationReconciler: Sendable {
     /// or as far back as the history goes) to `end` (the App Store's now) and records what is missing.
     public func reconcile(from start: Date? = nil, to end: Date) async throws -> Outcome {
         let earliest = end.addingTimeInterval(-Self.historyWindow + 60)
-        let newest = try storage.latestNotificationDate()
+        let newest = try await storage.latestNotificationDate()
         let from = max(earliest, start ?? newest?.addingTimeInterval(-86_400) ?? earliest)
         let request = NotificationHistoryRequest(startDate: AppStoreJSON.milliseconds(from: from), endDate: AppStoreJSON.milliseconds(from: end))
         var outcome = Outcome(listed: 0, recorded: 0)

@@ -50,7 +50,7 @@ public struct BackendService: Sendable {
             let recorded = try await storage.apply(try intake.notification(body: request.body))
             return Self.json(["recorded": recorded])
         case ("POST", ["v1", "transactions"]):
-            try authorize(request)
+            try await authorize(request)
             struct Body: Decodable { var signedTransaction: String; var userID: String? }
             guard let body = try? JSONDecoder().decode(Body.self, from: request.body) else {
                 throw .badRequest("the body is not {\"signedTransaction\": \"…\", \"userID\": \"…\"}")
@@ -60,17 +60,17 @@ public struct BackendService: Sendable {
             guard let customer = change.transaction?.customerID else {
                 return Self.json(["entitlements": [String]()] as [String: [String]])
             }
-            return try Self.encoded(EntitlementsBody(customer: customer, entitlements: try ledger.entitlements(customer: customer)))
+            return try Self.encoded(EntitlementsBody(customer: customer, entitlements: try await ledger.entitlements(customer: customer)))
         case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "entitlements":
-            try authorize(request)
-            return try Self.encoded(EntitlementsBody(customer: segments[2], entitlements: try ledger.entitlements(customer: segments[2])))
+            try await authorize(request)
+            return try Self.encoded(EntitlementsBody(customer: segments[2], entitlements: try await ledger.entitlements(customer: segments[2])))
         case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "history":
-            try authorize(request)
-            return try Self.encoded(HistoryBody(customer: segments[2], transactions: try ledger.history(customer: segments[2])))
+            try await authorize(request)
+            return try Self.encoded(HistoryBody(customer: segments[2], transactions: try await ledger.history(customer: segments[2])))
         case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "explain":
-            try authorize(request)
+            try await authorize(request)
             guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
-            return try Self.encoded(try ledger.explain(customer: segments[2], productID: product))
+            return try Self.encoded(try await ledger.explain(customer: segments[2], productID: product))
         case ("GET", ["health"]):
             return Self.json(["status": "ok"])
         default:
@@ -78,9 +78,9 @@ public struct BackendService: Sendable {
         }
     }
 
-    private func authorize(_ request: HTTPRequest) throws(BackendError) {
+    private func authorize(_ request: HTTPRequest) async throws(BackendError) {
         let header = request.headers.first { $0.key.lowercased() == "authorization" }?.value ?? ""
-        guard header.hasPrefix("Bearer "), try storage.hasKey(hash: ServiceKeys.digest(String(header.dropFirst(7)))) else {
+        guard header.hasPrefix("Bearer "), try await storage.hasKey(hash: ServiceKeys.digest(String(header.dropFirst(7)))) else {
             throw .unauthorized("this endpoint needs Authorization: Bearer KEY (storekit backend key create)")
         }
     }

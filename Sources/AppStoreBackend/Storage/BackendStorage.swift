@@ -3,6 +3,10 @@ import Foundation
 /// Where the backend keeps what it verified. Several backend processes may share one database:
 /// every change is one database transaction that re-reads what it changes, and nothing is kept in
 /// memory that another process could contradict.
+///
+/// Every call is `async`: database work blocks (SQLite waits for locks and `fsync`s, PostgreSQL
+/// answers over the network), so an implementation runs it on threads of its own, never on Swift's
+/// cooperative pool.
 public protocol BackendStorage: Sendable {
     /// Applies a verified change as one transaction. Returns `false` (and changes nothing) when its
     /// notification was recorded before: a duplicate delivery.
@@ -13,20 +17,20 @@ public protocol BackendStorage: Sendable {
 
     /// A customer's transactions (by app account token or linked user id, and everything sharing
     /// their original transactions), in ascending order of transaction identifier.
-    func transactions(customer: String) throws(BackendError) -> [BackendTransaction]
+    func transactions(customer: String) async throws(BackendError) -> [BackendTransaction]
 
     /// The latest statuses of these subscriptions, by original transaction identifier.
-    func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus]
+    func statuses(originalTransactionIDs: Set<String>) async throws(BackendError) -> [String: BackendSubscriptionStatus]
 
     /// How many notifications were recorded (each UUID once).
-    func notificationCount() throws(BackendError) -> Int
+    func notificationCount() async throws(BackendError) -> Int
 
     /// When the newest notification recorded was signed (where a reconciliation starts), if any.
-    func latestNotificationDate() throws(BackendError) -> Date?
+    func latestNotificationDate() async throws(BackendError) -> Date?
 
     /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
-    func addKey(hash: String, label: String, created: Date) throws(BackendError)
-    func hasKey(hash: String) throws(BackendError) -> Bool
+    func addKey(hash: String, label: String, created: Date) async throws(BackendError)
+    func hasKey(hash: String) async throws(BackendError) -> Bool
 }
 
 /// A failure of the backend: bad input (4xx) or storage (5xx).

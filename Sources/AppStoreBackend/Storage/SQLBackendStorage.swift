@@ -1,4 +1,5 @@
 import AppStoreModels
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -17,15 +18,23 @@ public final class SQLBackendStorage: BackendStorage {
     public let location: String
     private let writerDatabase: Mutex<any BackendDatabase>
     private let readerDatabase: Mutex<any BackendDatabase>
+    /// Where reads run, one after another on the reader connection: a thread of its own, never the
+    /// cooperative pool. Writes run on ``writer``.
+    private let reader = BlockingQueue(label: "SQLBackendStorage.reader")
 
-    /// Opens (creating the tables when missing) a SQLite database file.
-    public static func sqlite(path: String) throws(BackendError) -> SQLBackendStorage {
-        try SQLBackendStorage(location: path, writer: SQLiteBackendDatabase(path: path), reader: SQLiteBackendDatabase(path: path))
+    /// Opens (creating the tables when missing) a SQLite database file, off the cooperative pool.
+    public static func sqlite(path: String) async throws(BackendError) -> SQLBackendStorage {
+        try await BlockingWork.run("SQLBackendStorage.open") { () throws(BackendError) in
+            try SQLBackendStorage(location: path, writer: SQLiteBackendDatabase(path: path), reader: SQLiteBackendDatabase(path: path))
+        }
     }
 
-    /// Connects to a PostgreSQL database (`postgres://user@host:port/db`), creating the tables when missing.
-    public static func postgres(url: String) throws(BackendError) -> SQLBackendStorage {
-        try SQLBackendStorage(location: url, writer: PostgresBackendDatabase(url: url), reader: PostgresBackendDatabase(url: url))
+    /// Connects to a PostgreSQL database (`postgres://user@host:port/db`), creating the tables when
+    /// missing, off the cooperative pool.
+    public static func postgres(url: String) async throws(BackendError) -> SQLBackendStorage {
+        try await BlockingWork.run("SQLBackendStorage.connect") { () throws(BackendError) in
+            try SQLBackendStorage(location: url, writer: PostgresBackendDatabase(url: url), reader: PostgresBackendDatabase(url: url))
+        }
     }
 
     private init(location: String, writer: any BackendDatabase, reader: any BackendDatabase) throws(BackendError) {
@@ -74,7 +83,7 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     private let queue = Mutex(Queue())
-    private let writer = DispatchQueue(label: "SQLBackendStorage.writer")
+    private let writer = BlockingQueue(label: "SQLBackendStorage.writer")
 
     public func apply(_ change: BackendChange) async throws(BackendError) -> Bool {
         let transactionJSON = try change.transaction.map { (transaction) throws(BackendError) in try Self.encode(transaction.payload) }
@@ -186,12 +195,14 @@ public final class SQLBackendStorage: BackendStorage {
 
     // MARK: Reading
 
-    private func read<Result>(_ body: (any BackendDatabase) throws(BackendError) -> Result) throws(BackendError) -> Result {
-        try readerDatabase.withLock { (database) throws(BackendError) -> Result in try body(database) }
+    private func read<Result: Sendable>(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
+        try await reader.run { () throws(BackendError) -> Result in
+            try self.readerDatabase.withLock { (database) throws(BackendError) -> Result in try body(database) }
+        }
     }
 
-    public func transactions(customer: String) throws(BackendError) -> [BackendTransaction] {
-        let rows = try read { (database) throws(BackendError) in
+    public func transactions(customer: String) async throws(BackendError) -> [BackendTransaction] {
+        let rows = try await read { (database) throws(BackendError) in
             try database.query("""
                 SELECT payload, jws, customer_id FROM transactions
                 WHERE customer_id = $1
@@ -206,11 +217,11 @@ public final class SQLBackendStorage: BackendStorage {
         }
     }
 
-    public func statuses(originalTransactionIDs: Set<String>) throws(BackendError) -> [String: BackendSubscriptionStatus] {
+    public func statuses(originalTransactionIDs: Set<String>) async throws(BackendError) -> [String: BackendSubscriptionStatus] {
         guard !originalTransactionIDs.isEmpty else { return [:] }
         let ids = originalTransactionIDs.sorted()
         let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let rows = try read { (database) throws(BackendError) in
+        let rows = try await read { (database) throws(BackendError) in
             try database.query("""
                 SELECT original_transaction_id, status, renewal_info, signed_ms FROM statuses
                 WHERE original_transaction_id IN (\(placeholders))
@@ -227,24 +238,24 @@ public final class SQLBackendStorage: BackendStorage {
         return found
     }
 
-    public func notificationCount() throws(BackendError) -> Int {
-        try read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
+    public func notificationCount() async throws(BackendError) -> Int {
+        try await read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
     }
 
-    public func latestNotificationDate() throws(BackendError) -> Date? {
-        let newest = try read { (database) throws(BackendError) in try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] }
+    public func latestNotificationDate() async throws(BackendError) -> Date? {
+        let newest = try await read { (database) throws(BackendError) in try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] }
         return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
     }
 
-    public func addKey(hash: String, label: String, created: Date) throws(BackendError) {
-        _ = try read { (database) throws(BackendError) in
+    public func addKey(hash: String, label: String, created: Date) async throws(BackendError) {
+        _ = try await read { (database) throws(BackendError) in
             try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
                                [.text(hash), .text(label), .integer(AppStoreJSON.milliseconds(from: created))])
         }
     }
 
-    public func hasKey(hash: String) throws(BackendError) -> Bool {
-        try read { (database) throws(BackendError) in !(try database.query("SELECT 1 FROM keys WHERE hash = $1", [.text(hash)])).isEmpty }
+    public func hasKey(hash: String) async throws(BackendError) -> Bool {
+        try await read { (database) throws(BackendError) in !(try database.query("SELECT 1 FROM keys WHERE hash = $1", [.text(hash)])).isEmpty }
     }
 
     private static func encode<Value: Encodable>(_ value: Value) throws(BackendError) -> String {

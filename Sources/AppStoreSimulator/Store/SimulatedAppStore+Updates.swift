@@ -51,30 +51,106 @@ extension SimulatedAppStore {
 
     /// Suspends until a channel of a device's feed has an entry (returns at once if it has one) or
     /// the task is cancelled.
+    ///
+    /// A commit in this process wakes the device's waiters at once. A commit by another process is
+    /// seen by the store's change watcher, which reads the ledger's version four times a second while
+    /// anyone waits (one read for all waiters, however many), and wakes every waiter when it moved.
     public func waitForUpdates(device name: String, channel: LedgerUpdate.Channel = .transactions) async {
         // A storage failure returns at once too: the next take reports it.
         guard let waiting = try? reading({ ledger.waitingUpdates(device: name, channel: channel, limit: 1) }), waiting.isEmpty else { return }
-        // Another process may add to the feed; look again after a while even if nothing here commits.
-        Task { [weak self] in
-            try? await Task.sleep(for: .milliseconds(250))
-            await self?.wakeWaiters(device: name)
-        }
+        let id = nextWaiterID()
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 if Task.isCancelled {
                     continuation.resume()
                 } else {
-                    updateWaiters[name, default: []].append(continuation)
+                    updateWaiters[name, default: [:]][id] = continuation
+                    watchForChanges()
                 }
             }
         } onCancel: {
-            Task { await self.wakeWaiters(device: name) }
+            Task { await self.cancelUpdateWaiter(device: name, id: id) }
         }
+    }
+
+    /// Suspends until the ledger's version is other than `version` (returns at once if it is), or the
+    /// task is cancelled, and returns the version then. Any commit, in any process, moves the version.
+    public func waitForChange(from version: Int64) async throws(AppStoreError) -> Int64 {
+        let current = try ledgerVersion()
+        guard current == version else { return current }
+        let id = nextWaiterID()
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                if Task.isCancelled {
+                    continuation.resume()
+                } else {
+                    changeWaiters[id] = continuation
+                    watchForChanges()
+                }
+            }
+        } onCancel: {
+            Task { await self.cancelChangeWaiter(id: id) }
+        }
+        return try ledgerVersion()
+    }
+
+    /// How many tasks wait in ``waitForChange(from:)`` now (for tests that must know a long poll waits).
+    package var changeWaiterCount: Int { changeWaiters.count }
+
+    /// How many tasks wait in ``waitForUpdates(device:channel:)`` for a device now.
+    package func updateWaiterCount(device name: String) -> Int { updateWaiters[name]?.count ?? 0 }
+
+    private func nextWaiterID() -> UInt64 {
+        defer { waiterCount += 1 }
+        return waiterCount
+    }
+
+    private func cancelUpdateWaiter(device name: String, id: UInt64) {
+        if let waiter = updateWaiters[name]?.removeValue(forKey: id) { waiter.resume() }
+        if updateWaiters[name]?.isEmpty == true { updateWaiters[name] = nil }
+    }
+
+    private func cancelChangeWaiter(id: UInt64) {
+        changeWaiters.removeValue(forKey: id)?.resume()
     }
 
     /// Wakes every task waiting on a device's feed.
     func wakeWaiters(device name: String) {
-        for waiter in updateWaiters.removeValue(forKey: name) ?? [] { waiter.resume() }
+        for waiter in (updateWaiters.removeValue(forKey: name) ?? [:]).values { waiter.resume() }
+    }
+
+    /// Wakes every waiter: another process changed the ledger, and anything may have changed.
+    func wakeEveryWaiter() {
+        let updates = updateWaiters
+        let changes = changeWaiters
+        updateWaiters = [:]
+        changeWaiters = [:]
+        for waiters in updates.values { for waiter in waiters.values { waiter.resume() } }
+        for waiter in changes.values { waiter.resume() }
+    }
+
+    /// Starts the change watcher unless it runs: while anyone waits, it reads the ledger's version
+    /// four times a second; a unit of work that finds another process's commit wakes every waiter
+    /// (see ``refresh(from:)``).
+    private func watchForChanges() {
+        guard !isWatchingForChanges else { return }
+        isWatchingForChanges = true
+        Task { [weak self] in
+            while true {
+                try? await Task.sleep(for: .milliseconds(250))
+                guard let self, await self.checkForChanges() else { return }
+            }
+        }
+    }
+
+    /// One look of the change watcher; `false` when nobody waits any more and the watcher ends.
+    private func checkForChanges() -> Bool {
+        guard !updateWaiters.isEmpty || !changeWaiters.isEmpty else {
+            isWatchingForChanges = false
+            return false
+        }
+        _ = try? reading { ledger.version }
+        return true
     }
 
     /// An endless sequence of a device's updates, delivered once each, as `Transaction.updates` is.

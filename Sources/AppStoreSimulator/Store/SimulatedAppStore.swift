@@ -1,12 +1,19 @@
 import AppStoreModels
 import AppStoreSigning
+import BlockingWork
 import Foundation
 import StoreKitCatalog
 
 /// The local App Store: sells a `.storekit` catalog, keeps a durable ledger and signs everything it hands out.
 ///
-/// A store holds its ledger in memory and persists every change through its ``LedgerStorage`` before
-/// it acknowledges it: when a call returns, the change is durable; when it throws, nothing changed.
+/// A store keeps no copy of its ledger: every operation is a unit of work on its ``LedgerStorage``,
+/// which other processes may share, and a change is acknowledged only once it is committed: when a
+/// call returns, the change is durable; when it throws, nothing changed.
+///
+/// The store runs on an executor of its own (``executor``), a serial queue outside Swift's
+/// cooperative pool: its units of work block (SQLite waits for other processes' write locks and
+/// `fsync`s every commit, an advance waits for the lifecycle lease), and blocking there never takes a
+/// thread from the tasks that call it.
 /// Time comes from the injected ``StoreClock`` and identifiers from the injected
 /// ``IdentifierGenerator``; transaction identifiers count up from 0 as in Xcode.
 ///
@@ -26,6 +33,9 @@ public actor SimulatedAppStore {
     nonisolated let identifiers: IdentifierGenerator
     /// The signing leaves, issued as the store's clock moves.
     nonisolated let signingCertificates: SigningCertificates
+    /// Where the store's methods run: a serial queue of its own, never the cooperative pool.
+    public nonisolated let executor: SerialQueueExecutor
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let configuration: StoreKitConfiguration
     let defaults: StoreSettings
@@ -43,7 +53,13 @@ public actor SimulatedAppStore {
     var recordedClockTime: Int64?
     /// The reader of the unit of work in progress (see ``reading(_:)`` and ``writing(_:)``).
     var currentReader: (any LedgerReader)?
-    var updateWaiters: [String: [CheckedContinuation<Void, Never>]] = [:]
+    /// Tasks waiting for a device's feed, by device and waiter (see ``waitForUpdates(device:channel:)``).
+    var updateWaiters: [String: [UInt64: CheckedContinuation<Void, Never>]] = [:]
+    /// Tasks waiting for any change to the ledger (see ``waitForChange(from:)``).
+    var changeWaiters: [UInt64: CheckedContinuation<Void, Never>] = [:]
+    var waiterCount: UInt64 = 0
+    /// Whether the change watcher runs (see ``waitForChange(from:)``).
+    var isWatchingForChanges = false
     /// The lifecycle lease this store holds for good, if any (see ``holdLifecycleLease(wait:)``).
     var heldLease: (any LifecycleLease)?
     /// Purchases waiting to be committed together (see ``purchase(_:)``).
@@ -126,6 +142,7 @@ public actor SimulatedAppStore {
     private init(identity: StoreIdentity, configuration: StoreKitConfiguration, meta: LedgerMeta, storage: any LedgerStorage,
                  authority: CertificateAuthority, clock: any StoreClock, identifiers: IdentifierGenerator) throws(AppStoreError) {
         self.identity = identity
+        self.executor = SerialQueueExecutor(label: "SimulatedAppStore \(identity.bundleId)")
         self.rootCertificate = authority.rootCertificate
         self.storage = storage
         self.clock = clock
@@ -213,8 +230,11 @@ public actor SimulatedAppStore {
     }
 
     /// Brings the cached meta values (settings, counters, the manual clock) to the reader's version.
+    ///
+    /// A version this store did not commit is another process's change: every waiter wakes to look.
     private func refresh(from reader: any LedgerReader) throws(AppStoreError) {
         guard reader.version != knownVersion else { return }
+        if knownVersion >= 0 { wakeEveryWaiter() }
         let meta = try LedgerMeta(reader)
         if meta.overrides != overrides {
             overrides = meta.overrides
@@ -358,9 +378,10 @@ public actor SimulatedAppStore {
             settings = overrides.applied(to: defaults)
             catalogCache = [:]
         }
-        for device in Set(ledger.appendedUpdates.map(\.device)) {
-            for waiter in updateWaiters.removeValue(forKey: device) ?? [] { waiter.resume() }
-        }
+        for device in Set(ledger.appendedUpdates.map(\.device)) { wakeWaiters(device: device) }
+        let changes = changeWaiters
+        changeWaiters = [:]
+        for waiter in changes.values { waiter.resume() }
     }
 
     // MARK: Reading rows, with the change in progress laid over the ledger

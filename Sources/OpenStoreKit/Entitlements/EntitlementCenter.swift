@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 
 /// Delivers every purchase exactly once, takes back every revocation, and says why an account is entitled.
@@ -18,6 +19,9 @@ import Foundation
 /// center.balance(of: "gems")                // consumables counted from the journal
 /// await center.explain("pro")               // "pro: entitled — non-consumable bought, transaction 3"
 /// ```
+///
+/// The center runs on an executor of its own, off Swift's cooperative pool: recording a delivery
+/// waits for the journal's file lock and `fsync`s.
 public actor EntitlementCenter {
     /// What processing one transaction did.
     public enum Outcome: Hashable, Sendable {
@@ -36,6 +40,8 @@ public actor EntitlementCenter {
     }
 
     public nonisolated let journal: DeliveryJournal
+    private nonisolated let executor = SerialQueueExecutor(label: "EntitlementCenter")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     private let explicitClient: StoreClient?
     private var listener: Task<Void, Never>?
     private let outcomeStream: AsyncStream<Outcome>

@@ -1,9 +1,7 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 import OpenStoreKit
 
 /// The controls of a store served by `storekit serve`, through its admin API (`docs/admin-api.md`).
@@ -14,48 +12,34 @@ import OpenStoreKit
 public struct RemoteStoreControls: StoreControls {
     /// The server, such as `http://127.0.0.1:8080`.
     public let server: URL
-    private let session: URLSession
 
     public init(server: URL) {
         self.server = server
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = 120
-        session = URLSession(configuration: configuration)
     }
 
     // MARK: Requests
 
     private struct Empty: Codable {}
 
-    private func call<Response: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: [String: Any]? = nil,
+    private func call<Response: Decodable>(_ method: String, _ path: String, query: [(name: String, value: String)] = [], body: [String: Any]? = nil,
                                            encoded: Data? = nil, as type: Response.Type) async throws(AppStoreError) -> Response {
-        var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false)
-        if !query.isEmpty { components?.queryItems = query }
-        guard let url = components?.url else { throw .control(.invalidURL, "\(path) is not a path of \(server)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = try? JSONSerialization.data(withJSONObject: body)
-        } else if let encoded {
-            request.httpBody = encoded
-        }
-        if request.httpBody != nil { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
-        let data: Data
-        let response: URLResponse
+        let payload = body.flatMap { try? JSONSerialization.data(withJSONObject: $0) } ?? encoded
+        let request = HTTPClient.Request(method, server.appendingPathComponent(path), query: query,
+                                         headers: payload == nil ? [] : [("Content-Type", "application/json")], body: payload, timeout: .seconds(120))
+        let answer: HTTPClient.Response
         do {
-            (data, response) = try await session.detachedData(for: request)
+            answer = try await HTTPClient.shared.send(request)
         } catch {
-            throw .control(.serviceUnavailable, "cannot reach the store at \(server): \(error.localizedDescription)")
+            throw .control(.serviceUnavailable, "cannot reach the store at \(server): \(error)")
         }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            guard let failure = try? JSONDecoder().decode(DeviceAPI.ErrorBody.self, from: data) else {
-                throw .control(.serviceUnavailable, "the store at \(server) answered HTTP \(status)")
+        guard answer.isSuccess else {
+            guard let failure = try? JSONDecoder().decode(DeviceAPI.ErrorBody.self, from: answer.body) else {
+                throw .control(.serviceUnavailable, "the store at \(server) answered HTTP \(answer.status)")
             }
             throw Self.error(failure.error)
         }
         do {
-            return try AppStoreJSON.decode(type, from: data)
+            return try AppStoreJSON.decode(type, from: answer.body)
         } catch {
             throw .storage("the store at \(server) answered \(path) with a body that is not \(type): \(error)")
         }
@@ -155,9 +139,9 @@ public struct RemoteStoreControls: StoreControls {
         var all: [TestTransaction] = []
         var cursor = after
         while all.count < limit {
-            var query = [URLQueryItem(name: "limit", value: String(min(1_000, limit - all.count)))]
-            if let account { query.append(URLQueryItem(name: "account", value: account)) }
-            if let cursor { query.append(URLQueryItem(name: "after", value: String(cursor))) }
+            var query: [(name: String, value: String)] = [("limit", String(min(1_000, limit - all.count)))]
+            if let account { query.append(("account", account)) }
+            if let cursor { query.append(("after", String(cursor))) }
             let page = try await call("GET", "/v1/admin/test-transactions", query: query, as: AdminAPI.TestTransactionsBody.self).transactions
             all += page
             guard let last = page.last, page.count == min(1_000, limit - (all.count - page.count)) else { break }
@@ -211,8 +195,7 @@ public struct RemoteStoreControls: StoreControls {
         var all: [StoredNotification] = []
         var cursor = sequence
         while all.count < limit {
-            let page = try await call("GET", "/v1/admin/notifications", query: [URLQueryItem(name: "after", value: String(cursor)),
-                                                                               URLQueryItem(name: "limit", value: "1000")],
+            let page = try await call("GET", "/v1/admin/notifications", query: [("after", String(cursor)), ("limit", "1000")],
                                       as: AdminAPI.NotificationsBody.self).notifications
             all += page.map {
                 StoredNotification(sequence: $0.sequence, notificationUUID: $0.notificationUUID, type: NotificationTypeV2(rawValue: $0.notificationType),

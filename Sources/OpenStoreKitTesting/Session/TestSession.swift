@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
+import HTTPClient
 import OpenStoreKit
 import StoreKitCatalog
 import Synchronization
@@ -123,9 +124,9 @@ public final class TestSession: Sendable {
 
     private static func fetch(_ url: URL) async throws -> Data {
         do {
-            return try Data(contentsOf: url)
+            return try await HTTPClient.shared.send(HTTPClient.Request("GET", url)).successBody(from: url)
         } catch {
-            throw SKTestError(code: .serviceUnavailable, message: "cannot reach the store at \(url): \(error.localizedDescription)")
+            throw SKTestError(code: .serviceUnavailable, message: "cannot reach the store at \(url): \(error)")
         }
     }
 

@@ -7,14 +7,14 @@ import HTTPService
 
 /// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
-    static func open(_ url: String) throws -> any BackendStorage {
+    static func open(_ url: String) async throws -> any BackendStorage {
         if url.hasPrefix("sqlite:") {
             let path = String(url.dropFirst("sqlite:".count))
             guard !path.isEmpty else { throw CommandFailure("--database sqlite: needs a file path, such as sqlite:backend.sqlite") }
-            do { return try SQLBackendStorage.sqlite(path: path) } catch { throw CommandFailure(error.description) }
+            do { return try await SQLBackendStorage.sqlite(path: path) } catch { throw CommandFailure(error.description) }
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            do { return try SQLBackendStorage.postgres(url: url) } catch { throw CommandFailure(error.description) }
+            do { return try await SQLBackendStorage.postgres(url: url) } catch { throw CommandFailure(error.description) }
         }
         throw CommandFailure("--database is sqlite:PATH or postgres://USER@HOST:PORT/DB, not \(url)")
     }
@@ -83,7 +83,7 @@ struct BackendServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let service = BackendService(storage: try BackendDatabase.open(options.database), intake: try options.intake(),
+        let service = BackendService(storage: try await BackendDatabase.open(options.database), intake: try options.intake(),
                                      log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
         let server: HTTPServer
         do { server = try HTTPServer(host: host, port: port) { request in await service.handle(request) } } catch {
@@ -91,7 +91,7 @@ struct BackendServeCommand: Command {
         }
         console.print("listening on \(server.url.absoluteString)")
         let signal = await ServeCommand.terminationSignal()
-        server.stop()
+        await server.stop()
         console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")
     }
 }
@@ -128,7 +128,7 @@ struct BackendReconcileCommand: Command {
         }
         let client = try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
                                                  environment: options.environment, baseURL: apiURL)
-        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try BackendDatabase.open(options.database))
+        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try await BackendDatabase.open(options.database))
         let outcome = try await reconciler.reconcile(from: since, to: until ?? Date())
         console.print("listed \(outcome.listed) notifications; recorded \(outcome.recorded) the backend did not have")
     }
@@ -152,10 +152,10 @@ struct BackendKeyCreateCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let storage = try BackendDatabase.open(database)
+        let storage = try await BackendDatabase.open(database)
         var generator = SystemRandomNumberGenerator()
         let key = ServiceKeys.make(using: &generator)
-        do { try storage.addKey(hash: ServiceKeys.digest(key), label: label, created: Date()) } catch { throw CommandFailure(error.description) }
+        do { try await storage.addKey(hash: ServiceKeys.digest(key), label: label, created: Date()) } catch { throw CommandFailure(error.description) }
         console.print(key)
     }
 }

@@ -60,20 +60,20 @@ struct BenchBackend: Command {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-bench-backend-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
-        let storage = try SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("backend.sqlite").path)
+        let storage = try await SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("backend.sqlite").path)
         let service = BackendService(storage: storage, intake: intake)
         let ingestRate = try await Self.rate(bodies) { body in try await Self.ingest(body, into: service) }
-        guard try storage.notificationCount() == bodies.count else { throw CommandFailure("the backend did not record every notification once") }
+        guard try await storage.notificationCount() == bodies.count else { throw CommandFailure("the backend did not record every notification once") }
         let customerIDs = (0..<customers).map { String(format: "00000000-0000-4000-8000-%012x", $0) }
-        let readRate = try await Self.rate(customerIDs) { id in _ = try service.ledger.entitlements(customer: id) }
+        let readRate = try await Self.rate(customerIDs) { id in _ = try await service.ledger.entitlements(customer: id) }
 
         var postgresRounds: [(one: Double, two: Double)] = []
         if let postgres {
             // Rounds of fresh notifications: each round one instance takes a share and two instances the
             // next, in alternating order, so a machine that speeds up or slows down moves both alike.
-            let one = BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake)
-            let pair = [BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake),
-                        BackendService(storage: try SQLBackendStorage.postgres(url: postgres), intake: intake)]
+            let one = BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake)
+            let pair = [BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake),
+                        BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake)]
             let share = bodies.count / (2 * Self.postgresRounds)
             for round in 0..<Self.postgresRounds {
                 let first = Array(bodies[(2 * round * share)..<((2 * round + 1) * share)])
@@ -90,7 +90,7 @@ struct BenchBackend: Command {
                     postgresRounds.append((try await alone(second), twoRate))
                 }
             }
-            guard try one.storage.notificationCount() == 2 * Self.postgresRounds * share else {
+            guard try await one.storage.notificationCount() == 2 * Self.postgresRounds * share else {
                 throw CommandFailure("PostgreSQL did not record every notification once")
             }
         }

@@ -51,7 +51,7 @@ struct BenchLedger: Command {
             try await Self.makeStore(at: directory, transactions: size)
             let buildSeconds = (ContinuousClock.now - built).seconds
             var samples: [[String: (seconds: Double, rss: Double)]] = []
-            for _ in 0..<3 { samples.append(try Self.probe(directory, executable: executable)) }
+            for _ in 0..<3 { samples.append(try await Self.probe(directory, executable: executable)) }
             for operation in Self.operations {
                 let seconds = samples.compactMap { $0[operation]?.seconds }.sorted()
                 let rss = samples.compactMap { $0[operation]?.rss }.max() ?? 0
@@ -97,17 +97,10 @@ struct BenchLedger: Command {
                                   BenchStoreFile.consumable, BenchStoreFile.consumable]
 
     /// Runs the probe in a fresh process and reads its report.
-    static func probe(_ directory: URL, executable: URL) throws -> [String: (seconds: Double, rss: Double)] {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["bench", "ledger-probe", directory.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0, let object = try JSONSerialization.jsonObject(with: data) as? [String: [String: Double]] else {
-            throw CommandFailure("the ledger probe failed (status \(process.terminationStatus))")
+    static func probe(_ directory: URL, executable: URL) async throws -> [String: (seconds: Double, rss: Double)] {
+        let run = try await ChildProgram.run(executable.path, ["bench", "ledger-probe", directory.path])
+        guard run.status == 0, let object = try JSONSerialization.jsonObject(with: run.standardOutput) as? [String: [String: Double]] else {
+            throw CommandFailure("the ledger probe failed (status \(run.status))")
         }
         return object.compactMapValues { value in value["seconds"].flatMap { seconds in value["rss_mb"].map { (seconds, $0) } } }
     }

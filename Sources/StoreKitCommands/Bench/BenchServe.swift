@@ -2,32 +2,36 @@ import AppStoreModels
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import HTTPService
 import OpenStoreKit
 import StoreKitCatalog
 import StoreService
 
-/// `storekit bench serve`: the cost of the HTTP layer, against limits measured in the same run.
+/// `storekit bench serve`: the server measured with a real keep-alive load generator (`wrk`), against
+/// limits measured in the same run.
 ///
-/// Purchases: 8 clients in flight over HTTP against 8 tasks buying in-process on the same kind of
-/// store (durable, SQLite). Reads: GET requests for a signed transaction against a libmicrohttpd
-/// handler that answers "hello" in the same process, with the same client. Pages: with 10,000
-/// transactions in the store, Transaction Manager pages (plain and filtered) and storefronts, against
-/// the same hello handler.
+/// - Purchases: 8 customers buying over HTTP (8 connections) against 8 tasks buying in-process on the
+///   same kind of store (durable, SQLite).
+/// - Reads: a signed transaction by GET, against a handler in the same process that answers "hello"
+///   through the same server (`HTTPServer`, libmicrohttpd underneath).
+/// - Pages: with 10,000 transactions in the store, Transaction Manager pages (plain and filtered) and
+///   storefronts, against the same hello handler.
+/// - Long polls: thousands of `Transaction.updates` polls held open at once; the `/health` latency
+///   meanwhile, and how long `stop` takes with them open (each must get its answer).
 struct BenchServe: Command {
     static let name = "bench serve"
-    static let abstract = "Measure purchases and signed reads over HTTP against in-process purchases and a hello-world handler (build with -c release)."
-    static let usage = "[--json] [--seconds N]"
+    static let abstract = "Measure the HTTP server with wrk: purchases, signed reads and pages against in-process purchases and a hello-world handler; open long polls (build with -c release)."
+    static let usage = "[--json] [--seconds N] [--long-polls N]"
 
     var json: Bool
     var seconds: Double
+    var longPolls: Int
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         json = arguments.flag("--json")
         seconds = try arguments.value("--seconds", expected: "a number of seconds from 1 to 60") { Double($0).flatMap { (1...60).contains($0) ? $0 : nil } } ?? 3
+        longPolls = try arguments.value("--long-polls", expected: "a number of long polls from 1 to 8000") { Int($0).flatMap { (1...8_000).contains($0) ? $0 : nil } }
+            ?? 5_000
     }
 
     static let clients = 8
@@ -44,6 +48,7 @@ struct BenchServe: Command {
                                       identity: StoreIdentity(bundleId: "com.example.bench"), clockMode: .manual,
                                       start: Date(timeIntervalSince1970: 1_767_225_600))
         }
+        let load = LoadGenerator(connections: Self.clients, threads: 1, seconds: seconds)
 
         let local = try makeStore("in-process")
         for client in 0..<Self.clients { try await local.addDevice("device\(client)", account: "buyer\(client)") }
@@ -55,77 +60,87 @@ struct BenchServe: Command {
         for client in 0..<Self.clients { try await served.addDevice("device\(client)", account: "buyer\(client)") }
         let server: StoreServer
         do { server = try StoreServer(store: served) } catch { throw CommandFailure(error.description) }
-        defer { server.stop() }
-        let session = Self.session()
-        let purchaseBody = Data(#"{"productID": "\#(BenchStoreFile.consumable)"}"#.utf8)
-        let http = try await Self.rate(seconds: seconds) { client in
-            try await Self.send(session, "POST", server.url.appendingPathComponent("/v1/devices/device\(client)/purchases"), body: purchaseBody)
-        }
-
-        let readURL = URL(string: server.url.absoluteString + "/v1/devices/device0/transactions?view=transaction&id=0")!
-        let reads = try await Self.rate(seconds: seconds) { _ in try await Self.send(session, "GET", readURL) }
         let hello: HTTPServer
-        do {
-            hello = try HTTPServer { _ in .text(200, "hello") }
-        } catch { throw CommandFailure(error.description) }
-        defer { hello.stop() }
-        let helloURL = hello.url.appendingPathComponent("/hello")
-        let helloRate = try await Self.rate(seconds: seconds) { _ in try await Self.send(session, "GET", helloURL) }
+        do { hello = try HTTPServer { _ in .text(200, "hello") } } catch { throw CommandFailure(error.description) }
 
         var report = BenchmarkReport(name: "bench serve")
-        report.add("clients", Self.clients)
-        report.add("http_purchases_per_second", http.rounded())
-        report.add("in_process_purchases_per_second", inProcess.rounded())
-        report.add("http_to_in_process_purchase_ratio", (http / inProcess).thousandths)
-        report.add("purchase_ratio_aim", 0.5)
-        report.add("api_reads_per_second", reads.rounded())
-        report.add("microhttpd_hello_per_second", helloRate.rounded())
-        report.add("read_to_hello_ratio", (reads / helloRate).thousandths)
-        report.add("read_ratio_aim", 0.5)
+        do {
+            let purchasePaths = (0..<Self.clients).map { "/v1/devices/device\($0)/purchases" }
+            let http = try await load.measure(server.url, method: "POST", paths: purchasePaths,
+                                              body: #"{"productID": "\#(BenchStoreFile.consumable)"}"#)
+            let reads = try await load.measure(server.url, paths: ["/v1/devices/device0/transactions?view=transaction&id=0"])
+            let helloRate = try await load.measure(hello.url, paths: ["/hello"])
+            report.add("load_generator", "wrk, \(Self.clients) keep-alive connections")
+            report.add("clients", Self.clients)
+            report.add("http_purchases_per_second", http.requestsPerSecond.rounded())
+            report.add("in_process_purchases_per_second", inProcess.rounded())
+            report.add("http_to_in_process_purchase_ratio", (http.requestsPerSecond / inProcess).thousandths)
+            report.add("purchase_ratio_aim", 0.5)
+            report.add("api_reads_per_second", reads.requestsPerSecond.rounded())
+            report.add("microhttpd_hello_per_second", helloRate.requestsPerSecond.rounded())
+            report.add("read_to_hello_ratio", (reads.requestsPerSecond / helloRate.requestsPerSecond).thousandths)
+            report.add("read_ratio_aim", 0.5)
 
-        // The web pages with a store of 10,000 transactions: a Transaction Manager page (what its
-        // script asks for: 50 rows at a random place, and a filter that matches rarely), and the
-        // storefront of a device with a long history.
-        var count = try await served.ledgerTransactions(after: nil, limit: .max).count
-        while count < Self.pageStoreSize {
-            _ = try await served.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "buyer\(count % Self.clients)",
-                                                          device: "device\(count % Self.clients)"))
-            count += 1
+            // The web pages with a store of 10,000 transactions: a Transaction Manager page (what its
+            // script asks for: 50 rows at places spread over the ledger, and a filter that matches rarely),
+            // and the storefront of a device with a long history.
+            var count = try await served.ledgerTransactions(after: nil, limit: .max).count
+            while count < Self.pageStoreSize {
+                _ = try await served.purchase(PurchaseRequest(productID: BenchStoreFile.consumable, account: "buyer\(count % Self.clients)",
+                                                              device: "device\(count % Self.clients)"))
+                count += 1
+            }
+            let pageSize = 50
+            let pagePaths = (0..<64).map { "/v1/admin/transactions?limit=\(pageSize)&after=\(($0 * 1_237 + 311) % Self.pageStoreSize)" }
+            let transactionPages = try await load.measure(server.url, paths: pagePaths)
+            let filteredPages = try await load.measure(server.url, paths: ["/v1/admin/transactions?limit=\(pageSize)&state=refunded"])
+            let storefronts = try await load.measure(server.url, paths: (0..<Self.clients).map { "/store?account=buyer\($0)&device=device\($0)" })
+            report.add("store_transactions", count)
+            report.add("transaction_manager_pages_per_second", transactionPages.requestsPerSecond.rounded())
+            report.add("transaction_manager_page_to_hello_ratio", (transactionPages.requestsPerSecond / helloRate.requestsPerSecond).thousandths)
+            report.add("filtered_pages_per_second", filteredPages.requestsPerSecond.rounded())
+            report.add("storefront_pages_per_second", storefronts.requestsPerSecond.rounded())
+            report.add("storefront_page_to_hello_ratio", (storefronts.requestsPerSecond / helloRate.requestsPerSecond).thousandths)
+        } catch {
+            await hello.stop()
+            await server.stop()
+            throw error
         }
-        let base = server.url.absoluteString
-        let pageSize = 50
-        let transactionPages = try await Self.rate(seconds: seconds) { client in
-            let after = (client * 1_237 + Int.random(in: 0..<Self.pageStoreSize)) % Self.pageStoreSize
-            try await Self.send(session, "GET", URL(string: "\(base)/v1/admin/transactions?limit=\(pageSize)&after=\(after)")!)
+        await hello.stop()
+        await server.stop()
+
+        // Long polls on a server of their own, so that stopping it is what is timed.
+        let polled = try makeStore("long-polls")
+        let devices = 50
+        for device in 0..<devices { try await polled.addDevice("poller\(device)", account: "poller\(device)") }
+        let pollServer: StoreServer
+        do { pollServer = try StoreServer(store: polled) } catch { throw CommandFailure(error.description) }
+        let probe = try await LongPollProbe.open(longPolls, to: pollServer.port) { index in
+            "/v1/devices/poller\(index % devices)/updates?wait=60"
         }
-        let filteredPages = try await Self.rate(seconds: seconds) { _ in
-            try await Self.send(session, "GET", URL(string: "\(base)/v1/admin/transactions?limit=\(pageSize)&state=refunded")!)
+        do {
+            try await LongPollProbe.waitUntil(timeout: .seconds(60), "\(longPolls) long polls waiting at the store") {
+                var waiting = 0
+                for device in 0..<devices { waiting += await polled.updateWaiterCount(device: "poller\(device)") }
+                return waiting == longPolls
+            }
+            let health = try await LongPollProbe.medianLatency(of: "/health", port: pollServer.port, requests: 200)
+            let started = ContinuousClock.now
+            await pollServer.stop()
+            let stopped = (ContinuousClock.now - started).seconds
+            let answered = await probe.answered()
+            guard answered == longPolls else { throw CommandFailure("\(longPolls - answered) of \(longPolls) long polls got no answer when the server stopped") }
+            report.add("long_polls_open", longPolls)
+            report.add("health_ms_with_long_polls", (health * 1_000).thousandths)
+            report.add("health_ms_aim", 50)
+            report.add("stop_seconds_with_long_polls", stopped.thousandths)
+            report.add("stop_seconds_aim", 2)
+        } catch {
+            await pollServer.stop()
+            probe.close()
+            throw error
         }
-        let storefronts = try await Self.rate(seconds: seconds) { client in
-            try await Self.send(session, "GET", URL(string: "\(base)/store?account=buyer\(client)&device=device\(client)")!)
-        }
-        report.add("store_transactions", count)
-        report.add("transaction_manager_pages_per_second", transactionPages.rounded())
-        report.add("transaction_manager_page_to_hello_ratio", (transactionPages / helloRate).thousandths)
-        report.add("filtered_pages_per_second", filteredPages.rounded())
-        report.add("storefront_pages_per_second", storefronts.rounded())
-        report.add("storefront_page_to_hello_ratio", (storefronts / helloRate).thousandths)
         console.print(try report.render(json: json))
-    }
-
-    static func session() -> URLSession {
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.httpMaximumConnectionsPerHost = clients
-        return URLSession(configuration: configuration)
-    }
-
-    static func send(_ session: URLSession, _ method: String, _ url: URL, body: Data? = nil) async throws {
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        request.httpBody = body
-        let (_, response) = try await session.detachedData(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else { throw CommandFailure("\(method) \(url.path) answered HTTP \(status)") }
     }
 
     /// Operations per second with `clients` loops running `body` at once for about `seconds` (after a warm-up).

@@ -39,7 +39,7 @@ struct ServeCommand: Command {
         if mode == .real {
             // The server plays the renewals; commands and other servers leave them to it.
             guard try await store.holdLifecycleLease(wait: false) else {
-                server.stop()
+                await server.stop()
                 throw CommandFailure("another process plays this store's renewals (a server or an advance is running on \(directory))")
             }
             lifecycle = Task { await Self.playDueEvents(of: store) }
@@ -50,7 +50,8 @@ struct ServeCommand: Command {
         let signal = await Self.terminationSignal()
         lifecycle?.cancel()
         _ = await lifecycle?.value
-        server.stop()
+        // Open long polls answer before the process exits: clients see an answer, not a reset.
+        await server.stop()
         await store.releaseLifecycleLease()
         console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")
     }

@@ -1,8 +1,6 @@
 import AppStoreModels
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
+import HTTPClient
 import StoreKitCatalog
 import Synchronization
 
@@ -22,7 +20,6 @@ import Synchronization
 public final class HTTPStoreTransport: StoreTransport {
     /// The store's address, such as `http://127.0.0.1:8080`.
     public let server: URL
-    private let session: URLSession
     private let cache: OfflineCache?
     /// The last feed position received per device and channel, acknowledged by the next poll.
     private let received = Mutex<[String: Int64]>([:])
@@ -38,50 +35,38 @@ public final class HTTPStoreTransport: StoreTransport {
     ///   - pollSeconds: How long one poll for updates waits at the server before asking again.
     public init(server: URL, cacheDirectory: URL? = nil, pollSeconds: Double = 25) {
         self.server = server
-        let configuration = URLSessionConfiguration.ephemeral
-        configuration.timeoutIntervalForRequest = pollSeconds + 15
-        configuration.httpMaximumConnectionsPerHost = 8
-        self.session = URLSession(configuration: configuration)
         self.cache = cacheDirectory.map(OfflineCache.init)
         self.pollSeconds = pollSeconds
     }
 
     // MARK: Requests
 
-    private func request<Response: Decodable>(_ method: String, _ path: String, query: [URLQueryItem] = [], body: Data? = nil,
+    private func request<Response: Decodable>(_ method: String, _ path: String, query: [(name: String, value: String)] = [], body: Data? = nil,
                                               as type: Response.Type) async throws -> Response {
-        guard var components = URLComponents(url: server.appendingPathComponent(path), resolvingAgainstBaseURL: false) else {
-            throw StoreTransportError.other("\(server) is not a store address")
-        }
-        if !query.isEmpty { components.queryItems = query }
-        guard let url = components.url else { throw StoreTransportError.other("\(path) is not a path of \(server)") }
-        var request = URLRequest(url: url)
-        request.httpMethod = method
-        if let body {
-            request.httpBody = body
-            request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        }
-        let data: Data
-        let response: URLResponse
-        do {
-            (data, response) = try await session.detachedData(for: request)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as URLError where error.code == .cancelled && Task.isCancelled {
-            throw CancellationError()
-        } catch {
-            throw StoreTransportError.storeKit("networkError", message: "cannot reach the App Store at \(server): \(error.localizedDescription)")
-        }
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        guard (200..<300).contains(status) else {
-            if let failure = try? JSONDecoder().decode(DeviceAPI.ErrorBody.self, from: data) { throw failure.transportError }
-            throw StoreTransportError.other("the App Store at \(server) answered HTTP \(status)")
-        }
+        let data = try await send(HTTPClient.Request(method, server.appendingPathComponent(path), query: query,
+                                                     headers: body == nil ? [] : [("Content-Type", "application/json")], body: body,
+                                                     timeout: .seconds(pollSeconds + 15)))
         do {
             return try JSONDecoder().decode(type, from: data)
         } catch {
             throw StoreTransportError.other("the App Store at \(server) answered \(path) with a body that is not \(type): \(error)")
         }
+    }
+
+    /// Sends a request to the store: the body of a 2xx answer, the store's error for others, and
+    /// `networkError` when the store cannot be reached.
+    private func send(_ request: HTTPClient.Request) async throws -> Data {
+        let answer: HTTPClient.Response
+        do {
+            answer = try await HTTPClient.shared.send(request)
+        } catch let failure as HTTPClient.Failure {
+            throw StoreTransportError.storeKit("networkError", message: "cannot reach the App Store at \(server): \(failure)")
+        }
+        guard answer.isSuccess else {
+            if let failure = try? JSONDecoder().decode(DeviceAPI.ErrorBody.self, from: answer.body) { throw failure.transportError }
+            throw StoreTransportError.other("the App Store at \(server) answered HTTP \(answer.status)")
+        }
+        return answer.body
     }
 
     private func devicePath(_ device: String, _ rest: String = "") -> String {
@@ -129,7 +114,7 @@ public final class HTTPStoreTransport: StoreTransport {
     }
 
     public func products(for identifiers: [String], device: String) async throws -> [CatalogProduct] {
-        let body = try await request("GET", devicePath(device, "/products"), query: identifiers.map { URLQueryItem(name: "ids", value: $0) },
+        let body = try await request("GET", devicePath(device, "/products"), query: identifiers.map { ("ids", $0) },
                                      as: DeviceAPI.ProductsBody.self)
         let configuration = try await storeConfiguration(version: body.configurationVersion)
         let storefront = StoreKitCatalog.Storefront(code: body.storefront) ?? .unitedStates
@@ -139,12 +124,7 @@ public final class HTTPStoreTransport: StoreTransport {
     /// The store's configuration, fetched again only when its fingerprint changes.
     private func storeConfiguration(version: String) async throws -> StoreKitConfiguration {
         if let known = configuration.withLock({ $0 }), known.version == version { return known.configuration }
-        var request = URLRequest(url: server.appendingPathComponent("/v1/store/configuration"))
-        request.httpMethod = "GET"
-        let data: Data
-        do { (data, _) = try await session.detachedData(for: request) } catch {
-            throw StoreTransportError.storeKit("networkError", message: "cannot reach the App Store at \(server): \(error.localizedDescription)")
-        }
+        let data = try await send(HTTPClient.Request("GET", server.appendingPathComponent("/v1/store/configuration")))
         do {
             let read = try StoreKitConfiguration.read(data, fileName: "\(server)/v1/store/configuration").configuration
             configuration.withLock { $0 = (version, read) }
@@ -162,13 +142,13 @@ public final class HTTPStoreTransport: StoreTransport {
     }
 
     public func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem] {
-        var query: [URLQueryItem]
+        let query: [(name: String, value: String)]
         switch view {
-        case .all: query = [URLQueryItem(name: "view", value: "all")]
-        case .currentEntitlements: query = [URLQueryItem(name: "view", value: "currentEntitlements")]
-        case .unfinished: query = [URLQueryItem(name: "view", value: "unfinished")]
-        case .latest(let productID): query = [URLQueryItem(name: "view", value: "latest"), URLQueryItem(name: "productID", value: productID)]
-        case .transaction(let id): query = [URLQueryItem(name: "view", value: "transaction"), URLQueryItem(name: "id", value: String(id))]
+        case .all: query = [("view", "all")]
+        case .currentEntitlements: query = [("view", "currentEntitlements")]
+        case .unfinished: query = [("view", "unfinished")]
+        case .latest(let productID): query = [("view", "latest"), ("productID", productID)]
+        case .transaction(let id): query = [("view", "transaction"), ("id", String(id))]
         }
         let fetch = { try await self.request("GET", self.devicePath(device, "/transactions"), query: query, as: DeviceAPI.ItemsBody.self) }
         let body = view == .currentEntitlements ? try await cached("currentEntitlements", device: device, fetch) : try await fetch()
@@ -192,8 +172,8 @@ public final class HTTPStoreTransport: StoreTransport {
         var backOff = 0.25
         while true {
             try Task.checkCancellation()
-            var query = [URLQueryItem(name: "channel", value: channel.rawValue), URLQueryItem(name: "wait", value: String(pollSeconds))]
-            if let acknowledged = received.withLock({ $0[key] }) { query.append(URLQueryItem(name: "ack", value: String(acknowledged))) }
+            var query: [(name: String, value: String)] = [("channel", channel.rawValue), ("wait", String(pollSeconds))]
+            if let acknowledged = received.withLock({ $0[key] }) { query.append(("ack", String(acknowledged))) }
             do {
                 let body = try await request("GET", devicePath(device, "/updates"), query: query, as: DeviceAPI.UpdatesBody.self)
                 backOff = 0.25
@@ -242,7 +222,7 @@ public final class HTTPStoreTransport: StoreTransport {
     }
 
     public func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws {
-        let query = transactionID.map { [URLQueryItem(name: "about", value: String($0))] } ?? []
+        let query = transactionID.map { [(name: "about", value: String($0))] } ?? []
         _ = try await request("POST", devicePath(device, "/sheets/\(Self.segment(sheet))"), query: query, as: Acknowledged.self)
     }
 

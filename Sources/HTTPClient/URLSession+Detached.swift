@@ -11,7 +11,7 @@ extension URLSession {
     /// FoundationNetworking on Linux can trap when an `async` data task is cancelled while it
     /// completes (its task registry loses the task); long polls are cancelled all the time, so every
     /// request of this package goes through here.
-    package func detachedData(for request: URLRequest) async throws -> (Data, URLResponse) {
+    func detachedData(for request: URLRequest) async throws -> (Data, URLResponse) {
         let slot = ResultSlot()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
