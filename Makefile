@@ -26,9 +26,11 @@ tour: bootstrap
 # The same as `make run` (its earlier name).
 serve: run
 
+# The whole suite, through a watchdog: when no test ends for five minutes it prints every thread's
+# stack of the test process (gdb) and fails, rather than waiting for CI's time limit.
 test: bootstrap
 	swift build --build-tests
-	swift test
+	scripts/test-watchdog swift test
 
 # Benchmarks run in release builds; each reports its ratio against a limit measured in the same run.
 bench: bootstrap

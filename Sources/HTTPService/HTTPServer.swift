@@ -24,6 +24,9 @@ public final class HTTPServer: Sendable {
     public let host: String
     /// The port the server listens on (the one the system picked when asked for port 0).
     public let port: UInt16
+    /// Requests whose handlers are working (long polls among them), or whose answers are being sent.
+    public var requestsInProgress: Int { context.requestsInProgress }
+
     /// The largest request body accepted; larger ones are answered `413`.
     public var maximumBodySize: Int { context.maximumBodySize }
 

@@ -345,9 +345,11 @@ struct AdminRoutes {
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, 60) * 1000))
         var version = try await store.ledgerVersion()
         // Any process may change the ledger: the store's change watcher sees their commits too.
-        while version == since, ContinuousClock.now < deadline, !Task.isCancelled {
+        while version == since, ContinuousClock.now < deadline {
             let seen = version
             await LongPoll.wait(until: deadline) { _ = try? await store.waitForChange(from: seen) }
+            // A stopping server cancels its handlers: answer at once, without waiting for a busy store.
+            if Task.isCancelled { break }
             version = try await store.ledgerVersion()
         }
         return try Self.json(ChangesBody(version: version))

@@ -25,7 +25,7 @@ struct DeviceRoutes {
             try await store.addDevice(device, account: body.account)
             return try APIResponse.json(["device": device, "account": body.account])
         }
-        guard try await store.device(named: device) != nil else {
+        guard try await devices.accountOfDevice(device) != nil else {
             throw APIError(status: 404, family: "storeKit", code: "unknown", message: "no device \(device) in the store; register it with POST /v1/devices/\(device)")
         }
         if route.match("GET", "verification-context") != nil {
@@ -123,13 +123,15 @@ struct DeviceRoutes {
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, Self.longestWait) * 1000))
         var waiting = try await store.waitingUpdates(device: device, channel: channel)
-        // A stopping server cancels its handlers: the poll answers with what it has at once.
-        while waiting.isEmpty, ContinuousClock.now < deadline, !Task.isCancelled {
+        while waiting.isEmpty, ContinuousClock.now < deadline {
             await LongPoll.wait(until: deadline) { await store.waitForUpdates(device: device, channel: channel) }
+            // A stopping server cancels its handlers: the poll answers at once with what it has (nothing),
+            // without waiting for the store, which may be busy.
+            if Task.isCancelled { break }
             waiting = try await store.waitingUpdates(device: device, channel: channel)
         }
-        let failure: String?
-        if case .verification(let code)? = try await store.simulatedError(forAPI: .verification) { failure = code.rawValue } else { failure = nil }
+        var failure: String?
+        if !waiting.isEmpty, case .verification(let code)? = try await store.simulatedError(forAPI: .verification) { failure = code.rawValue }
         let updates = waiting.prefix(100).map { DeviceAPI.UpdateBody(sequence: $0.sequence, TransportUpdate($0, simulatedVerificationFailure: failure)) }
         return try APIResponse.json(DeviceAPI.UpdatesBody(updates: updates))
     }

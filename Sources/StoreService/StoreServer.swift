@@ -51,6 +51,9 @@ public final class StoreServer: Sendable {
     /// The port the server listens on.
     public var port: UInt16 { http.port }
 
+    /// Requests whose handlers are working (long polls among them), or whose answers are being sent.
+    public var requestsInProgress: Int { http.requestsInProgress }
+
     /// Stops serving, without blocking a thread: open long polls answer at once, other requests in
     /// progress get up to `grace` to finish (see ``HTTPServer/stop(grace:)``), and notification
     /// delivery ends (an attempt cut short is not recorded; it is tried again).

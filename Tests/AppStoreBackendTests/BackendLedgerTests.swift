@@ -10,7 +10,7 @@ import TestSupport
 
 /// The entitlement backend follows a local App Store through its notifications to the same answer as
 /// the store, whatever order, repetition or delay the notifications come in.
-@Suite("Entitlement backend: verified notifications in, the store's entitlements out")
+@Suite("Entitlement backend: verified notifications in, the store's entitlements out", .timeLimit(.minutes(10)))
 struct BackendLedgerTests {
     /// Runs `body` with a store that has played the scripted year, and a fresh backend for it.
     static func afterScriptedYear(engine: BackendEngine = .sqlite, _ body: (BackendScenario, BackendService) async throws -> Void) async throws {

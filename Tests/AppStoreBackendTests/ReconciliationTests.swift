@@ -10,6 +10,7 @@ import TestSupport
 
 /// A backend whose webhook was down for a simulated day converges to the store's entitlements by
 /// reading the App Store Server API's notification history.
+@Suite(.timeLimit(.minutes(10)))
 struct ReconciliationTests {
     @Test("the webhook down for a day, then reconciliation through the notification history: the store's entitlements",
           arguments: BackendEngine.available)

@@ -5,6 +5,7 @@ import TestSupport
 
 /// The one-pass transaction reader agrees with `JSONDecoder` on every input it accepts, and leaves
 /// every input it does not fully understand to `JSONDecoder`.
+@Suite(.timeLimit(.minutes(10)))
 struct FlatJSONReadingTests {
     /// A transaction with every flat field set, as the App Store JSON encoder writes it.
     static let fullTransaction: String = {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// Apple's model fixtures decode with every field, and re-encode to the same value.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct PayloadDecodingTests {
     static func model<T: Decodable>(_ name: String, as type: T.Type) throws -> T {
         try AppStoreJSON.decode(type, from: SharedTestData.data("apple-vectors/library-models/\(name)"))
@@ -149,6 +149,7 @@ struct PayloadDecodingTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct PayloadEncodingTests {
     @Test("an unknown enumeration value decodes, stays unknown and encodes unchanged")
     func unknownValuesRoundTrip() throws {
@@ -201,7 +202,7 @@ struct PayloadEncodingTests {
 }
 
 /// The fast JSON writers give exactly the bytes Foundation's encoder gives.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct FastJSONWriterTests {
     static func foundation<T: Encodable>(_ value: T) throws -> Data { try AppStoreJSON.makeEncoder().encode(value) }
 

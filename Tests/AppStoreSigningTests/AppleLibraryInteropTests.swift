@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// What the local certificate authority signs must verify with Apple's own Python library.
-@Suite(AppleLibraryOracle.required)
+@Suite(.timeLimit(.minutes(10)), AppleLibraryOracle.required)
 struct AppleLibraryInteropTests {
     @Test("Apple's library verifies a transaction, renewal info, notification and app transaction from the local authority")
     func localAuthorityInterop() async throws {

@@ -2,6 +2,7 @@ import AppStoreSigning
 import Foundation
 import Testing
 
+@Suite(.timeLimit(.minutes(10)))
 struct EncodingTests {
     @Test("base64url round-trips every length from 0 to 70 bytes", arguments: 0...70)
     func base64URLRoundTrip(length: Int) {

@@ -8,6 +8,7 @@ import TestSupport
 /// Untrusted JWS never crash the verifier: 100,000 crafted inputs (extreme and wrongly typed values in
 /// every payload field, mutated headers and chains, bad signatures, broken structure), built from real
 /// Apple-signed vectors and from the local authority's, each end in a result or a `VerificationError`.
+@Suite(.timeLimit(.minutes(10)))
 struct JWSFuzzTests {
     /// A signed item and the verifier that accepts it untouched.
     struct Seed {

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The App Store Server Library's own test vectors, with the outcomes its SOURCES.md lists.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct LibraryVectorTests {
     static func testRoot() throws -> Certificate {
         try Certificate(contentsOf: SharedTestData.url("apple-vectors/library-test-pki/testCA.der"))

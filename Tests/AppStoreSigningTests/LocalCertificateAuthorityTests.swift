@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct LocalCertificateAuthorityTests {
     static func transaction(signedAt date: Date = Date(timeIntervalSince1970: 1_750_000_000)) -> JWSTransactionDecodedPayload {
         var payload = JWSTransactionDecodedPayload()

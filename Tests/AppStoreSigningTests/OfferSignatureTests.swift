@@ -3,6 +3,7 @@ import Foundation
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct OfferSignatureTests {
     static let nonce = UUID(uuidString: "A0C1B2D3-E4F5-4A6B-8C7D-9E0F1A2B3C4D")!
 

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// Real JWS signed by Apple in the sandbox, verified against Apple Root CA G3 offline.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct RealAppleVectorTests {
     static let bundleId = "com.loki-project.loki-messenger"
     static let appAppleId: Int64 = 1_470_168_868

@@ -3,6 +3,7 @@ import AppStoreModels
 import Foundation
 import Testing
 
+@Suite(.timeLimit(.minutes(10)))
 struct VerifiedChainCacheTests {
     static func transaction(at date: Date) -> JWSTransactionDecodedPayload {
         var payload = JWSTransactionDecodedPayload()

@@ -6,6 +6,7 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct SimulatedErrorTests {
     @Test("every failable API throws its simulated failure", arguments: FailableAPI.allCases)
     func eachAPIFails(api: FailableAPI) async throws {
@@ -84,6 +85,7 @@ struct SimulatedErrorTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct FamilySharingTests {
     @Test("a family-shareable non-consumable appears on the family's accounts as FAMILY_SHARED")
     func sharing() async throws {
@@ -166,6 +168,7 @@ struct FamilySharingTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct RefundOutcomeTests {
     @Test("a declined refund request: CONSUMPTION_REQUEST, then REFUND_DECLINED, and the purchase stands")
     func declinedRefund() async throws {
@@ -237,6 +240,7 @@ struct RefundOutcomeTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct NotificationTests {
     @Test("ONE_TIME_CHARGE carries the signed transaction and verifies, in the outbox in commit order")
     func oneTimeCharge() async throws {

@@ -10,7 +10,7 @@ import TestSupport
 /// sandbox vectors hold, the same keys present (by state: auto-renew on or off, expired) with the same
 /// JSON types. Keys that depend on the scenario rather than on the kind (offers, tokens, device
 /// verification, grace dates) are left out of the comparison.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct FieldShapeTests {
     /// Keys whose presence depends on the scenario (an offer, a token, a device), not on the kind.
     static let scenarioKeys: Set<String> = [

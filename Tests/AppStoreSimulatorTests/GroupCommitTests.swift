@@ -10,6 +10,7 @@ import TestSupport
 /// Purchases in flight at once share one durable commit, and still behave exactly as if each had been
 /// committed alone: every caller gets its own verified transaction, only after the commit, and one
 /// customer's purchases never see a stale ledger.
+@Suite(.timeLimit(.minutes(10)))
 struct GroupCommitTests {
     /// A storage that counts the commits that changed something.
     final class CommitCounter: LedgerStorage, @unchecked Sendable {

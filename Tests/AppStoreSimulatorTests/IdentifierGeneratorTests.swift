@@ -3,6 +3,7 @@ import Foundation
 import Testing
 
 /// The store's random identifiers are well-formed version 4 UUIDs that do not repeat.
+@Suite(.timeLimit(.minutes(10)))
 struct IdentifierGeneratorTests {
     @Test("10,000 random identifiers: version 4, RFC 4122 variant, all distinct, every random hex digit varies")
     func randomIdentifiers() {

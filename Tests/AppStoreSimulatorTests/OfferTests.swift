@@ -6,6 +6,7 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct OfferTests {
     /// The shop's promotional-offer key, as the developer's server would hold it.
     static func offerKey() throws -> (P256PrivateKey, String) {
@@ -178,6 +179,7 @@ struct OfferTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct SubscriptionControlTests {
     @Test("price increase: request, agree, and decline with its expiry reason")
     func priceIncrease() async throws {

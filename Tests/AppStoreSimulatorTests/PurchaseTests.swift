@@ -6,6 +6,7 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct PurchaseTests {
     static let gems = Shop.gems
     static let pro = Shop.pro
@@ -135,7 +136,8 @@ struct PurchaseTests {
             for try await update in test.store.updates(device: "tablet") { return update.transactionID }
             return nil
         }
-        try await Task.sleep(for: .milliseconds(20))
+        // The listener waits in the store before the purchase, so the purchase is what wakes it.
+        try await eventually("the listener waiting") { await test.store.updateWaiterCount(device: "tablet") == 1 }
         let bought = try await test.buy(Self.gems)
         #expect(try await listener.value == bought.transaction.id)
     }

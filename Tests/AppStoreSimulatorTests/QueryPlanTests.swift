@@ -8,6 +8,7 @@ import TestSupport
 
 /// Every query the engine asks of the SQLite ledger is answered by an index: its cost depends on the
 /// rows it selects (an account's, a subscription's), never on the size of the ledger.
+@Suite(.timeLimit(.minutes(10)))
 struct QueryPlanTests {
     /// The transaction queries the engine makes, each named for where it is used.
     static let transactionQueries: [(String, TransactionQuery)] = [

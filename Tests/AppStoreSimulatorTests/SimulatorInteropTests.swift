@@ -8,7 +8,7 @@ import TestSupport
 
 /// What a Sandbox or Production store signs verifies with Apple's own Python library (in Production
 /// with the app's Apple ID, which Production data must carry and the verifier checks).
-@Suite(AppleLibraryOracle.required)
+@Suite(.timeLimit(.minutes(10)), AppleLibraryOracle.required)
 struct SimulatorInteropTests {
     static let stores: [(AppStoreModels.Environment, Int64?)] = [(.sandbox, nil), (.sandbox, 1_470_168_868), (.production, 1_470_168_868)]
 

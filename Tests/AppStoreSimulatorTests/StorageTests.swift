@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 
 /// The storage contract, run against both backends: what was committed is what a reopened store sees.
+@Suite(.timeLimit(.minutes(10)))
 struct LedgerStorageTests {
     enum Backend: String, CaseIterable, Sendable { case memory, sqlite }
 
@@ -115,6 +116,7 @@ struct LedgerStorageTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct LedgerRecordCodingTests {
     @Test("a ledger transaction with every field set survives its fast JSON record")
     func transactionRecordRoundTrip() throws {

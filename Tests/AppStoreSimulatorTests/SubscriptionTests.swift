@@ -12,6 +12,7 @@ let day: TimeInterval = 86_400
 
 func date(_ text: String) -> Date { ISO8601DateFormatter().date(from: text)! }
 
+@Suite(.timeLimit(.minutes(10)))
 struct SubscriptionLifecycleTests {
     @Test("a subscription starts with SUBSCRIBED INITIAL_BUY, a calendar-month period and signed renewal info")
     func initialBuy() async throws {
@@ -159,6 +160,7 @@ struct SubscriptionLifecycleTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct LevelChangeTests {
     @Test("an upgrade takes effect at once and marks the old transaction upgraded")
     func upgrade() async throws {
@@ -219,6 +221,7 @@ struct LevelChangeTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct ProductAvailabilityTests {
     @Test("a product taken off sale cannot be bought and its subscriptions expire at renewal")
     func offSale() async throws {

@@ -15,6 +15,7 @@ final class SteppedClock: StoreClock {
     func move(by interval: TimeInterval) { current.withLock { $0 = $0.addingTimeInterval(interval) } }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct TimeRateTests {
     static let start = Date(timeIntervalSince1970: 1_767_225_600)
 

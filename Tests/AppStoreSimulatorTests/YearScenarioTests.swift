@@ -8,6 +8,7 @@ import TestSupport
 
 /// A whole year of a monthly plan with a billing failure, grace, recovery, an upgrade, a downgrade and
 /// a refund, checked against transactions, status, renewal info and the exact notification sequence.
+@Suite(.timeLimit(.minutes(10)))
 struct YearScenarioTests {
     @Test("a year of a monthly plan: billing failure, grace, recovery, upgrade, downgrade, refund")
     func year() async throws {

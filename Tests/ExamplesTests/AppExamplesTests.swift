@@ -8,7 +8,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("Examples: recipes, legacy shop, subscription plans, productivity")
+@Suite("Examples: recipes, legacy shop, subscription plans, productivity", .timeLimit(.minutes(10)))
 @MainActor
 struct AppExamplesTests {
     @Test("recipes: grandfathering, Ask to Buy through updates, app account token, verified plan status, journal before finish")

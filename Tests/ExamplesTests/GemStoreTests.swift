@@ -2,7 +2,7 @@ import Foundation
 @testable import GemStore
 import Testing
 
-@Suite("Gem store: purchases through the store views, counted in Transaction.updates")
+@Suite("Gem store: purchases through the store views, counted in Transaction.updates", .timeLimit(.minutes(10)))
 struct GemStoreTests {
     @Test("gems bought through product views arrive through the updates listener once each; a plan bought through the subscription view becomes the current plan")
     @MainActor

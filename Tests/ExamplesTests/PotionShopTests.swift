@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 @testable import PotionShop
 import Testing
 
-@Suite("Example: the potion shop")
+@Suite("Example: the potion shop", .timeLimit(.minutes(10)))
 @MainActor
 struct PotionShopTests {
     @Test("the scripted session counts consumables once, unlocks the wizard and leaves nothing unfinished")

@@ -6,6 +6,7 @@ import Testing
 import TestSupport
 
 /// `Product.PurchaseOption.simulatesAskToBuyInSandbox` does what it says where it applies, as Apple's.
+@Suite(.timeLimit(.minutes(10)))
 struct AskToBuyOptionTests {
     static func purchase(environment: AppStoreModels.Environment, asking: Bool) async throws -> Product.PurchaseResult {
         let session = try TestSession(contentsOf: Shop.file, bundleID: "com.example.shop", environment: environment,

@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("Products and purchases through the StoreKit-shaped client")
+@Suite("Products and purchases through the StoreKit-shaped client", .timeLimit(.minutes(10)))
 struct ClientPurchaseTests {
     @Test("products carry StoreKit's types, prices and subscription details")
     func productsArePresented() async throws {

@@ -9,7 +9,7 @@ import TestSupport
 /// What reaches an app besides purchases, and what the customer does in StoreKit's sheets:
 /// messages, the manage-subscriptions and offer-code sheets, purchase intents, storefront changes,
 /// payment restrictions, entitlement tasks and every group's statuses.
-@Suite("Messages, sheets, purchase intents, storefronts and payment restrictions")
+@Suite("Messages, sheets, purchase intents, storefronts and payment restrictions", .timeLimit(.minutes(10)))
 struct CustomerInteractionTests {
     @Test("a failed renewal sends a billing-issue message; closed, nothing changes; with the payment method updated, it renews")
     func billingIssueMessage() async throws {

@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("Exactly-once delivery and explained entitlements")
+@Suite("Exactly-once delivery and explained entitlements", .timeLimit(.minutes(10)))
 struct EntitlementCenterTests {
     static func temporaryJournalURL() -> URL {
         FileManager.default.temporaryDirectory.appendingPathComponent("journal-\(UUID().uuidString).jsonl")

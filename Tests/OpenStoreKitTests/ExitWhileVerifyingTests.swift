@@ -8,7 +8,7 @@ let exitWhileVerifyingProgram = SharedTestData.packageRoot.appendingPathComponen
 /// Every app's `Transaction.updates` listener runs until the app exits, so apps exit while they
 /// verify. OpenSSL's exit-time cleanup once ran under such a verification and crashed the app (69
 /// of 100 runs of this program); OpenStoreKit now initialises OpenSSL without it.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: exitWhileVerifyingProgram.path),
+@Suite(.timeLimit(.minutes(10)), .enabled(if: FileManager.default.isExecutableFile(atPath: exitWhileVerifyingProgram.path),
                 "the ExitWhileVerifying program is not built; run swift build first"))
 struct ExitWhileVerifyingTests {
     static let program = exitWhileVerifyingProgram

@@ -6,7 +6,7 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
-@Suite("Subscription offers through Product.PurchaseOption")
+@Suite("Subscription offers through Product.PurchaseOption", .timeLimit(.minutes(10)))
 struct OfferClientTests {
     /// The shop's promotional-offer key, as the developer's server holds it.
     static func offerKey() throws -> (P256PrivateKey, String) {

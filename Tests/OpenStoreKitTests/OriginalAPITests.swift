@@ -30,14 +30,13 @@ final class RecordingObserver: @preconcurrency SKPaymentTransactionObserver, @pr
 
     func productsRequest(_ request: SKProductsRequest, didReceive response: SKProductsResponse) { self.response = response }
 
-    /// Waits (yielding) until `condition` holds, for reports that arrive from the update listener.
+    /// Waits until `condition` holds, for reports that arrive from the update listener.
     func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
-        if !condition() { throw TestFailure("the payment queue did not report in time: \(states)") }
+        try await eventually("the payment queue's report (so far: \(states))") { condition() }
     }
 }
 
-@Suite("The original StoreKit API on the same store")
+@Suite("The original StoreKit API on the same store", .timeLimit(.minutes(10)))
 @MainActor
 struct OriginalAPITests {
     @Test("a products request reports products and invalid identifiers")

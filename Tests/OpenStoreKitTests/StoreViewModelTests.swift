@@ -7,7 +7,7 @@ import TestSupport
 
 /// The headless store views show and do what StoreKit's `ProductView`, `StoreView` and
 /// `SubscriptionStoreView` do.
-@Suite("Store view models: ordering, eligibility, current plan, purchases through the views")
+@Suite("Store view models: ordering, eligibility, current plan, purchases through the views", .timeLimit(.minutes(10)))
 struct StoreViewModelTests {
     static let plusPlans = [Shop.premiumYearly, Shop.premiumMonthly, Shop.standardMonthly, Shop.basicWeekly]
 

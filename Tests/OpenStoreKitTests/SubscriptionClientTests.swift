@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("Subscriptions through the client: statuses, renewals, billing problems, refunds")
+@Suite("Subscriptions through the client: statuses, renewals, billing problems, refunds", .timeLimit(.minutes(10)))
 struct SubscriptionClientTests {
     @Test("buying uses the introductory offer once; status is subscribed with verified renewal info")
     func subscribeWithIntroOffer() async throws {

@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("The SKTestSession surface")
+@Suite("The SKTestSession surface", .timeLimit(.minutes(10)))
 struct TestSessionTests {
     @Test("properties start from the file, take effect at the next store call, and reset")
     func properties() async throws {

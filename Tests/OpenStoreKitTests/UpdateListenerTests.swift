@@ -6,8 +6,9 @@ import TestSupport
 
 /// Every `Transaction.updates` listener of an app hears every update, as in StoreKit: the app's own
 /// loop, an entitlement manager and the original API's queue do not split the feed between them.
+@Suite(.timeLimit(.minutes(10)))
 struct UpdateListenerTests {
-    /// Collects the IDs a listener hears until it has `count` of them (at most 10 seconds).
+    /// Collects the IDs a listener hears until it has `count` of them.
     static func listen(_ client: StoreClient, count: Int) -> Task<[UInt64], Never> {
         Task {
             var heard: [UInt64] = []
@@ -25,15 +26,10 @@ struct UpdateListenerTests {
         let phone = try await session.client(device: "phone", account: "alice")
         let tablet = try await session.client(device: "tablet", account: "alice")
         let listeners = (0..<3).map { _ in Self.listen(phone, count: 2) }
-        // Let the listeners start before anything happens.
-        try await Task.sleep(for: .milliseconds(50))
+        // The listeners listen before anything happens.
+        try await eventually("three listeners listening") { phone.transactionUpdateListenerCount == 3 }
         let pro = try await tablet.purchase(productID: Shop.pro, options: []).verifiedTransaction()
         let wizard = try await tablet.purchase(productID: Shop.wizard, options: []).verifiedTransaction()
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(10))
-            for listener in listeners { listener.cancel() }
-        }
-        defer { deadline.cancel() }
         for listener in listeners {
             #expect(await listener.value == [pro.id, wizard.id])
         }
@@ -45,18 +41,13 @@ struct UpdateListenerTests {
         let phone = try await session.client(device: "phone", account: "alice")
         let tablet = try await session.client(device: "tablet", account: "alice")
         let first = Self.listen(phone, count: 1)
-        try await Task.sleep(for: .milliseconds(50))
+        try await eventually("the first listener listening") { phone.transactionUpdateListenerCount == 1 }
         let pro = try await tablet.purchase(productID: Shop.pro, options: []).verifiedTransaction()
         #expect(await first.value == [pro.id])
         // The first listener has stopped; the next purchase waits in the store until someone listens.
+        try await eventually("the first listener gone") { phone.transactionUpdateListenerCount == 0 }
         let wizard = try await tablet.purchase(productID: Shop.wizard, options: []).verifiedTransaction()
-        try await Task.sleep(for: .milliseconds(50))
         let second = Self.listen(phone, count: 1)
-        let deadline = Task {
-            try await Task.sleep(for: .seconds(10))
-            second.cancel()
-        }
-        defer { deadline.cancel() }
         #expect(await second.value == [wizard.id])
     }
 }

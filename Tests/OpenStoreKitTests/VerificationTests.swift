@@ -52,7 +52,7 @@ struct TamperingTransport: StoreTransport {
     func storePolicies(device: String) async throws -> StorePolicies { try await base.storePolicies(device: device) }
 }
 
-@Suite("Verification on the device side")
+@Suite("Verification on the device side", .timeLimit(.minutes(10)))
 struct VerificationTests {
     /// Rewrites the product identifier in the payload, keeping the original signature.
     static func alterPayload(_ jws: String) -> String {

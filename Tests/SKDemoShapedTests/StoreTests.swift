@@ -4,7 +4,7 @@ import OpenStoreKitTesting
 import Testing
 import TestSupport
 
-@Suite("Code shaped like Apple's StoreKit 2 sample runs unchanged on the local App Store")
+@Suite("Code shaped like Apple's StoreKit 2 sample runs unchanged on the local App Store", .timeLimit(.minutes(10)))
 @MainActor
 struct SampleShapedStoreTests {
     static let file = SharedTestData.packageRoot.appendingPathComponent("Tests/SKDemoShapedTests/Garden.storekit")

@@ -4,6 +4,7 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct CatalogTests {
     static let shopURL = ExampleShop.file
 
@@ -86,6 +87,7 @@ struct CatalogTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct SubscriptionPeriodTests {
     @Test("ISO 8601 periods parse and format", arguments: ["P3D", "P1W", "P2W", "P1M", "P2M", "P3M", "P6M", "P1Y", "P14D"])
     func roundTrip(text: String) throws {
@@ -120,6 +122,7 @@ struct SubscriptionPeriodTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct StorefrontTests {
     @Test("well-known storefronts have Apple's identifiers and currencies", arguments: [
         ("USA", "143441", "USD"), ("AUS", "143460", "AUD"), ("GBR", "143444", "GBP"), ("JPN", "143462", "JPY"),
@@ -144,6 +147,7 @@ struct StorefrontTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct NonRenewingTermTests {
     @Test("each purchase adds a period, from when it was bought or when the earlier ones run out")
     func stacking() {

@@ -6,7 +6,7 @@ import TestSupport
 
 /// Mutates real `.storekit` files and checks the reader never crashes or hangs, and that every
 /// failure is a validation error with at least one located problem.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct ConfigurationMutationTests {
     /// Cases per run; `OPENSTOREKIT_MUTATION_CASES` overrides it for longer local runs.
     static let caseCount = ProcessInfo.processInfo.environment["OPENSTOREKIT_MUTATION_CASES"].flatMap(Int.init) ?? 100_000

@@ -3,6 +3,7 @@ import Foundation
 import StoreKitCatalog
 import Testing
 
+@Suite(.timeLimit(.minutes(10)))
 struct ConfigurationValidationTests {
     static func problems(_ json: String, fileName: String = "Broken.storekit") -> [String] {
         do {

@@ -4,6 +4,7 @@ import StoreKitCatalog
 import Testing
 
 /// The byte-level JSON reader behind `.storekit` files: escapes, numbers, and located failures.
+@Suite(.timeLimit(.minutes(10)))
 struct JSONReadingTests {
     static func read(_ json: String) throws(ConfigurationError) -> StoreKitConfiguration {
         try StoreKitConfiguration.read(Data(json.utf8), fileName: "t.storekit").configuration

@@ -5,7 +5,7 @@ import Testing
 import TestSupport
 
 /// The 24 real `.storekit` files other teams wrote load, round-trip and list exactly their products.
-@Suite(.enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: SharedTestData.isAvailable, SharedTestData.skipReason))
 struct RealConfigurationTests {
     static let files = SharedTestData.files(in: "storekit-files", withExtension: "storekit")
 

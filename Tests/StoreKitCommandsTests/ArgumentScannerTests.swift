@@ -1,6 +1,7 @@
 import StoreKitCommands
 import Testing
 
+@Suite(.timeLimit(.minutes(10)))
 struct ArgumentScannerTests {
     @Test("options take the next argument or a value after =, repeatable ones collect every value")
     func optionForms() throws {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct CatalogCommandTests {
     static let shop = ExampleShop.file.path
 

@@ -8,7 +8,7 @@ import TestSupport
 /// Many `storekit` processes on one store at once, as a team's shell loops, servers and tests run them:
 /// every acknowledged change is in the ledger exactly once, identifiers are unique, refunds stay
 /// refunded, the clock never runs backwards and each update is handed out once.
-@Suite(.serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
 struct ConcurrentProcessTests {
     static let start = TestStores.start
 

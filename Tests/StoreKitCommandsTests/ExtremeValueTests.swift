@@ -8,6 +8,7 @@ import TestSupport
 /// Every argument at its extremes: values out of every range, of the wrong kind, or meaningless for
 /// the command, get a clear error and a non-zero exit, never a crash or a silent success, and leave
 /// the store as it was.
+@Suite(.timeLimit(.minutes(10)))
 struct ExtremeValueTests {
     struct Case: Sendable, CustomStringConvertible {
         var arguments: [String]

@@ -8,7 +8,7 @@ import TestSupport
 
 /// Stores written with table layout 1 (records as JSON only, every view computed in memory) open
 /// with this version: converted once, atomically, seeing exactly what they held.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: FileManager.default.isExecutableFile(atPath: BuiltTool.storekit.path), "the storekit binary is not built; run swift build first"))
 struct LedgerMigrationTests {
     /// Turns a layout-2 database back into layout 1, as the previous version wrote it.
     static func downgradeToLayoutOne(_ path: String) throws {

@@ -5,6 +5,7 @@ import TestSupport
 /// A store on a read-only filesystem (a read-only volume, a shipped fixture, a CI cache) can still be
 /// read by every reading command; a command that would change it says plainly that it is read-only
 /// and changes nothing.
+@Suite(.timeLimit(.minutes(10)))
 struct ReadOnlyStoreTests {
     /// Whether this user can bind-mount: root with `mount` at hand (CI and this machine run as root).
     static let canMount = getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/mount")

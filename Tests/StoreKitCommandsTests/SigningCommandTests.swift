@@ -4,6 +4,7 @@ import Foundation
 import Testing
 import TestSupport
 
+@Suite(.timeLimit(.minutes(10)))
 struct SigningCommandTests {
     @Test("storekit with no arguments prints the command list")
     func help() async {

@@ -9,6 +9,7 @@ import Testing
 import TestSupport
 
 /// The store commands, run in-process against a store directory.
+@Suite(.timeLimit(.minutes(10)))
 struct StoreCommandTests {
     static let shop = ExampleShop.file.path
 
@@ -243,6 +244,7 @@ struct StoreCommandTests {
     }
 }
 
+@Suite(.timeLimit(.minutes(10)))
 struct OfferSignatureCommandTests {
     @Test("offer-signature prints arguments that purchase accepts, in both signature forms")
     func signAndRedeem() async throws {

@@ -8,6 +8,7 @@ import TestSupport
 
 /// Secrets are private from their first byte, a store is created whole or not at all, and a store
 /// refuses a certificate authority it was not created with.
+@Suite(.timeLimit(.minutes(10)))
 struct StoreSecurityTests {
     static func mode(_ path: String) throws -> Int {
         let attributes = try FileManager.default.attributesOfItem(atPath: path)

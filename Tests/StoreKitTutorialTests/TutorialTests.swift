@@ -4,7 +4,7 @@ import StoreKit
 import Testing
 import TestSupport
 
-@Suite("StoreKit code written for Apple's StoreKit compiles with `import StoreKit` and runs unchanged")
+@Suite("StoreKit code written for Apple's StoreKit compiles with `import StoreKit` and runs unchanged", .timeLimit(.minutes(10)))
 @MainActor
 struct TutorialTests {
     static let shop = SharedTestData.packageRoot.appendingPathComponent("Examples/Shop.storekit")

@@ -10,6 +10,7 @@ import TestSupport
 /// `storekit backend serve` as its own process, receiving a served store's notifications over HTTP
 /// while it is killed (kill -9) and restarted again and again: once every delivery has gone through
 /// (the store retries failed ones on Apple's schedule), its entitlements equal the store's.
+@Suite(.timeLimit(.minutes(10)))
 struct BackendProcessTests {
     static func token(_ account: String) -> UUID {
         // FNV-1a of the name: a distinct token for each name.
@@ -95,6 +96,7 @@ struct BackendProcessTests {
 /// Two `storekit backend serve` processes on one PostgreSQL database, each receiving every notification
 /// of the same stream at the same time: each is recorded once, none is lost, and either instance
 /// answers the store's entitlements.
+@Suite(.timeLimit(.minutes(10)))
 struct SharedDatabaseBackendTests {
     @Test("two backend instances on one PostgreSQL, the same notifications to both at once: no duplicate, no loss",
           .enabled(if: Built.available && PostgresCluster.isAvailable, "the storekit binary or PostgreSQL is missing"))

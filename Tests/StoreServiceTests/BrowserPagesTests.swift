@@ -10,6 +10,7 @@ import TestSupport
 /// WebDriver by `Tests/Browser/store_pages.py`), against a served store with an app connected over
 /// HTTP: what is bought and refunded in the browser reaches the app through `Transaction.updates`.
 /// The screenshots it takes are the README's (`docs/screenshots/`).
+@Suite(.timeLimit(.minutes(10)))
 struct BrowserPagesTests {
     static let chromium = URL(fileURLWithPath: "/usr/bin/chromium")
     static let chromedriver = URL(fileURLWithPath: "/usr/bin/chromedriver")

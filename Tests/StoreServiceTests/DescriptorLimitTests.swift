@@ -5,6 +5,7 @@ import Testing
 
 /// The server answers connections whatever their descriptor number: with `select()` libmicrohttpd
 /// dropped every connection numbered 1024 or more, unanswered, once a process held that many files.
+@Suite(.timeLimit(.minutes(10)))
 struct DescriptorLimitTests {
     @Test("with more than 1,024 descriptors open in the process, every request is still answered")
     func manyOpenDescriptors() async throws {

@@ -11,6 +11,7 @@ import TestSupport
 /// The store posts its server notifications to the developer's URL as Apple does: in order, signed,
 /// retried on Apple's schedule on the store's clock while the receiver is down, and the history shows
 /// every attempt.
+@Suite(.timeLimit(.minutes(10)))
 struct NotificationDeliveryTests {
     /// A webhook receiver that records what it is posted and can be told to fail.
     final class Receiver: Sendable {

@@ -12,6 +12,7 @@ import TestSupport
 
 /// Online checks work against a local store: its certificates name the OCSP responder `storekit serve`
 /// runs, verifiers with online checks accept what it signs, and refuse it once a certificate is revoked.
+@Suite(.timeLimit(.minutes(10)))
 struct OCSPTests {
     /// A served Sandbox store whose certificates name the server's own `/ocsp`, and one signed purchase,
     /// for the length of `body`.

@@ -11,6 +11,7 @@ import TestSupport
 /// statuses answer from the last verified signed answers it kept, purchases fail with a network
 /// error, and what changed meanwhile (a refund) arrives through `Transaction.updates` once the
 /// store is back.
+@Suite(.timeLimit(.minutes(10)))
 struct OfflineClientTests {
     static func verified<Value>(_ result: VerificationResult<Value>) throws -> Value {
         guard case .verified(let value) = result else { throw TestFailure("expected a verified value, got \(result)") }

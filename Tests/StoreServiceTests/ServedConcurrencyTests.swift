@@ -10,7 +10,7 @@ import TestSupport
 
 /// A served store shared by HTTP clients and command-line processes: nothing acknowledged is lost
 /// or duplicated, also when the server is killed with `kill -9` in the middle of purchases.
-@Suite(.serialized, .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
 struct ServedConcurrencyTests {
     /// Buys over HTTP until told to stop or the server goes away; returns the acknowledged transaction IDs
     /// (and counts each in `progress`).
@@ -113,7 +113,7 @@ final class StopFlag: Sendable {
 
 /// On the real clock `storekit serve` plays renewals in the background as the `.storekit` time rate
 /// makes them fall due, and the app hears of them through `Transaction.updates`.
-@Suite(.enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+@Suite(.timeLimit(.minutes(10)), .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
 struct RealClockServeTests {
     @Test("serve --clock real renews a subscription every two seconds (time rate 1005) and the app's updates see it")
     func renewsInTheBackground() async throws {

@@ -9,6 +9,7 @@ import TestSupport
 
 /// Messages, sheets, purchase intents, storefront changes and payment restrictions work the same
 /// through `storekit serve`'s device and admin APIs as in process.
+@Suite(.timeLimit(.minutes(10)))
 struct ServedCustomerInteractionTests {
     @Test("over HTTP: a purchase intent, a storefront change, a price-increase message answered in its sheet, a restriction")
     func servedCustomerInteraction() async throws {

@@ -4,7 +4,7 @@ import Testing
 import TestSupport
 
 /// The example apps run their whole sessions against `storekit serve` with `--store URL`.
-@Suite(.serialized, .enabled(if: Built.available && FileManager.default.isExecutableFile(atPath: Built.tool("SubscriptionPlans").path),
+@Suite(.timeLimit(.minutes(10)), .serialized, .enabled(if: Built.available && FileManager.default.isExecutableFile(atPath: Built.tool("SubscriptionPlans").path),
                              "the storekit and example binaries are not built; run swift build first"))
 struct ServedExamplesTests {
     /// A process whose standard output is collected as it comes.

@@ -11,7 +11,7 @@ import TestSupport
 /// Apple's own Python `AppStoreServerAPIClient`, with only its base URL pointed at `storekit serve`,
 /// calls every endpoint; every signed item it receives verifies with Apple's `SignedDataVerifier`,
 /// offline and with online checks against the store's OCSP responder.
-@Suite(AppleLibraryOracle.required)
+@Suite(.timeLimit(.minutes(10)), AppleLibraryOracle.required)
 struct ServerAPIInteropTests {
     /// A Sandbox store with a customer whose history spans more than one page, a subscription,
     /// refunds and a month of renewals, served with an API key.

@@ -8,6 +8,7 @@ import TestSupport
 
 /// Authentication as Apple's and Apple's error codes for bad requests; a fuzz of random requests
 /// gets no 5xx and no crash.
+@Suite(.timeLimit(.minutes(10)))
 struct ServerAPIRequestTests {
     enum BadToken: String, CaseIterable, Sendable {
         case missing, garbage, expired, wrongSignature, wrongAudience, wrongBundle, unknownKey, revoked, notES256

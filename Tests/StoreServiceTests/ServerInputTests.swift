@@ -8,6 +8,7 @@ import TestSupport
 /// Bad input never crashes the server or gets a 5xx: malformed bodies, unknown paths and methods,
 /// oversized bodies, unknown devices, products and transactions are 4xx with a JSON error body, and
 /// a client that stops halfway does not keep the server from answering others.
+@Suite(.timeLimit(.minutes(10)))
 struct ServerInputTests {
     struct BadRequest: Sendable, CustomStringConvertible {
         var method: String

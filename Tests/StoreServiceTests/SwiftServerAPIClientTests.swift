@@ -8,6 +8,7 @@ import Testing
 import TestSupport
 
 /// The Swift `AppStoreServerAPIClient`, with its base URL overridden, against `storekit serve`.
+@Suite(.timeLimit(.minutes(10)))
 struct SwiftServerAPIClientTests {
     static func client(_ api: ServedServerAPI) throws -> AppStoreServerAPIClient {
         try AppStoreServerAPIClient(signingKey: try api.key.pemRepresentation, keyId: api.record.keyId, issuerId: api.record.issuerId,

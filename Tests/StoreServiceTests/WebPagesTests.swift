@@ -8,6 +8,7 @@ import TestSupport
 
 /// The pages `storekit serve` shows people, at the HTTP level: what they answer, what they refuse,
 /// and the admin calls the Transaction Manager's script relies on.
+@Suite(.timeLimit(.minutes(10)))
 struct WebPagesTests {
     static func text(_ exchange: Exchange) -> String { String(decoding: exchange.body, as: UTF8.self) }
 

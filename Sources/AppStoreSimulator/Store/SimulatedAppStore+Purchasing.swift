@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import StoreKitCatalog
+import Synchronization
 
 extension SimulatedAppStore {
     /// Buys a product, as `product.purchase(options:)` does.
@@ -12,25 +13,45 @@ extension SimulatedAppStore {
     /// copies, other devices' updates, the `ONE_TIME_CHARGE` notification) is durable when this returns.
     ///
     /// Purchases in flight at once (a server's connections, an app's concurrent tasks) are committed
-    /// together: the first caller leads a group of the purchases that arrive while it waits its turn
-    /// and commits them in one transaction, and each caller returns only after that commit. Purchases
-    /// by one account (or one Family Sharing group) never share a commit, so each sees the one before
-    /// it exactly as if they had been committed one by one. The transactions handed back are signed
-    /// on another thread while the commit is written, and handed out only once it is durable.
-    public func purchase(_ request: PurchaseRequest) async throws(AppStoreError) -> PurchaseOutcome {
-        if isCommittingPurchases {
-            let turn = await withCheckedContinuation { (continuation: CheckedContinuation<GroupTurn, Never>) in
-                waitingPurchases.append(WaitingPurchase(request: request, continuation: continuation))
+    /// together: the store commits the purchases waiting for it as one group, in one transaction,
+    /// letting those on their way join first, and each caller returns only after that commit.
+    /// Purchases by one account (or one Family Sharing group) never share a commit, so each sees the
+    /// one before it exactly as if they had been committed one by one. Each caller signs its own
+    /// transaction, on its own executor, once the commit is durable.
+    public nonisolated func purchase(_ request: PurchaseRequest) async throws(AppStoreError) -> PurchaseOutcome {
+        let ticket = PurchaseTicket()
+        var turn = await enterPurchase(WaitingPurchase(request: request, ticket: ticket))
+        while true {
+            switch turn {
+            case .done(let outcome):
+                // Signed here, on the caller's executor: the purchases of a group are signed at once on
+                // every core while the store's executor commits the next group.
+                return try outcome.get().signed(with: storeSigner)
+            case .lead:
+                turn = .done(await commitGroup(leading: WaitingPurchase(request: request, ticket: ticket)))
+            case nil:
+                // Queued behind a group being committed: the answer (or the lead of the next group)
+                // wakes this caller where it runs, not on the store's executor.
+                turn = await ticket.answer()
             }
-            guard case .lead = turn else {
-                guard case .done(let outcome) = turn else { preconditionFailure("a group turn is done or lead") }
-                return try outcome.get()
-            }
-        } else {
-            isCommittingPurchases = true
         }
-        // This caller leads the next group. Let purchases on their way to the store join it: wait
-        // while more keep arriving.
+    }
+
+    /// Leads a group at once when none is being committed (and returns its outcome), or queues the
+    /// purchase for the group after the current one (and returns `nil`; its ticket gets the answer).
+    func enterPurchase(_ purchase: WaitingPurchase) async -> PurchaseTicket.Answer? {
+        guard !isCommittingPurchases else {
+            waitingPurchases.append(purchase)
+            return nil
+        }
+        isCommittingPurchases = true
+        return .done(await commitGroup(leading: purchase))
+    }
+
+    /// Commits a group: `leader` and the purchases that join while it waits for more to arrive. The
+    /// others get their outcomes through their tickets, the next waiting purchase the lead, and the
+    /// leader's outcome is returned.
+    func commitGroup(leading leader: WaitingPurchase) async -> Result<CommittedPurchase, AppStoreError> {
         var gathered = -1
         var rounds = 0
         while waitingPurchases.count != gathered, rounds < 8 {
@@ -38,65 +59,39 @@ extension SimulatedAppStore {
             rounds += 1
             await Task.yield()
         }
-        let group = [WaitingPurchase(request: request, continuation: nil)] + waitingPurchases
+        let group = [leader] + waitingPurchases
         waitingPurchases = []
-        let outcomes = await commitAndSign(group.map(\.request))
-        var own: Result<PurchaseOutcome, AppStoreError>?
-        var deferred: [WaitingPurchase] = []
-        for (waiting, outcome) in zip(group, outcomes) {
-            guard let outcome else { deferred.append(waiting); continue }
-            if let continuation = waiting.continuation { continuation.resume(returning: .done(outcome)) } else { own = outcome }
+        let outcomes: [Result<CommittedPurchase, AppStoreError>?]
+        do throws(AppStoreError) {
+            outcomes = try commitTogether(group.map(\.request))
+        } catch {
+            outcomes = Array(repeating: .failure(error), count: group.count)
         }
-        // The next waiting purchase leads the next group (purchases that stepped aside first).
+        var deferred: [WaitingPurchase] = []
+        for (waiting, outcome) in zip(group.dropFirst(), outcomes.dropFirst()) {
+            if let outcome { waiting.ticket.give(.done(outcome)) } else { deferred.append(waiting) }
+        }
+        // Purchases that stepped aside come first; the first waiting purchase leads the next group.
         waitingPurchases = deferred + waitingPurchases
         if waitingPurchases.isEmpty {
             isCommittingPurchases = false
         } else {
-            waitingPurchases.removeFirst().continuation?.resume(returning: .lead)
+            waitingPurchases.removeFirst().ticket.give(.lead)
         }
-        guard let own else { preconditionFailure("the leading purchase is never deferred") }
-        return try own.get()
-    }
-
-    /// Commits purchases together and signs what they hand back; `nil` for a purchase that must wait
-    /// for the next group. The signing runs in a task of its own while the commit is written; the task
-    /// does not capture the store, so it runs off the store's executor, and it keeps the caller's task
-    /// executor preference (a served store's handler threads), so a busy cooperative pool cannot stall it.
-    private func commitAndSign(_ requests: [PurchaseRequest]) async -> [Result<PurchaseOutcome, AppStoreError>?] {
-        var signing: Task<[Result<PurchaseOutcome, AppStoreError>?], Never>?
-        let signer = storeSigner
-        do throws(AppStoreError) {
-            _ = try commitTogether(requests) { prepared in
-                signing = Task { [signer] in
-                    prepared.map { outcome in
-                        outcome.map { (committed) -> Result<PurchaseOutcome, AppStoreError> in
-                            committed.flatMap { (purchase) -> Result<PurchaseOutcome, AppStoreError> in
-                                do throws(AppStoreError) { return .success(try purchase.signed(with: signer)) } catch { return .failure(error) }
-                            }
-                        }
-                    }
-                }
-            }
-        } catch {
-            signing?.cancel()
-            return Array(repeating: .failure(error), count: requests.count)
-        }
-        guard let signing else { preconditionFailure("a committed group was prepared") }
-        return await signing.value
+        guard let own = outcomes.first ?? nil else { preconditionFailure("the leading purchase is never deferred") }
+        return own
     }
 
     /// Commits purchases in one unit of work; a purchase whose account (or Family Sharing group) an
     /// earlier one in the group already touched gets `nil`, to be committed next.
-    private func commitTogether(_ requests: [PurchaseRequest],
-                                beforeCommit: ([Result<CommittedPurchase, AppStoreError>?]) -> Void) throws(AppStoreError)
-        -> [Result<CommittedPurchase, AppStoreError>?] {
+    private func commitTogether(_ requests: [PurchaseRequest]) throws(AppStoreError) -> [Result<CommittedPurchase, AppStoreError>?] {
         var touched: Set<String> = []
         return try writingTogether(requests, body: { (request, change) throws(AppStoreError) -> CommittedPurchase? in
             let account = storedAccount(request.account, in: change)
             let customer = account?.familyGroup.map { "family \($0)" } ?? "account \(request.account)"
             guard touched.insert(customer).inserted else { return nil }
             return try purchaseUnit(request, change: &change)
-        }, beforeCommit: beforeCommit)
+        })
     }
 
     /// A purchase made inside a unit of work.
@@ -110,16 +105,10 @@ extension SimulatedAppStore {
         return try buy(request, inApp: true, change: &change)
     }
 
-    /// A purchase waiting to be committed with others; the leading caller's own has no continuation.
-    struct WaitingPurchase {
+    /// A purchase waiting to be committed with others, and the ticket its caller waits on.
+    struct WaitingPurchase: Sendable {
         let request: PurchaseRequest
-        let continuation: CheckedContinuation<GroupTurn, Never>?
-    }
-
-    /// What a waiting purchase is woken with: its outcome, or the turn to lead the next group.
-    enum GroupTurn {
-        case done(Result<PurchaseOutcome, AppStoreError>)
-        case lead
+        let ticket: PurchaseTicket
     }
 
     /// Buys a product outside the app (`SKTestSession.buyProduct`, the transaction manager): no sheet,
@@ -360,5 +349,44 @@ extension SimulatedAppStore {
         spent = spent.filter { now - $0.value <= Self.offerSignatureLifetime }
         spent[key] = timestamp
         change.ledger.meta[MetaKey.offerNonces] = try Self.encode(spent)
+    }
+}
+
+/// Where a queued purchase's caller waits for its outcome, or for the lead of the next group: the
+/// store hands the answer over without running anything of the caller's on its own executor.
+final class PurchaseTicket: Sendable {
+    enum Answer: Sendable {
+        case done(Result<CommittedPurchase, AppStoreError>)
+        case lead
+    }
+
+    private let state = Mutex<(answer: Answer?, waiter: CheckedContinuation<Answer, Never>?)>((nil, nil))
+
+    /// Gives the answer: to the caller waiting, or to keep until it asks.
+    func give(_ answer: Answer) {
+        let waiter = state.withLock { state -> CheckedContinuation<Answer, Never>? in
+            guard let waiter = state.waiter else {
+                state.answer = answer
+                return nil
+            }
+            state.waiter = nil
+            return waiter
+        }
+        waiter?.resume(returning: answer)
+    }
+
+    /// The answer, waiting for it.
+    func answer() async -> Answer {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
+            let ready = state.withLock { state -> Answer? in
+                guard let answer = state.answer else {
+                    state.waiter = continuation
+                    return nil
+                }
+                state.answer = nil
+                return answer
+            }
+            if let ready { continuation.resume(returning: ready) }
+        }
     }
 }

@@ -31,12 +31,7 @@ extension SimulatedAppStore {
     /// Finished consumables are left out unless ``StoreSettings/includesConsumablesInHistory`` is on,
     /// as `SKIncludeConsumableInAppPurchaseHistory` does.
     public func allTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        try reading { () throws(AppStoreError) in
-            let (accountName, device) = try self.account(device: device, account: account)
-            let history = settings.includesConsumablesInHistory ? completedTransactions(of: accountName)
-                : ledger.transactions(TransactionQuery(account: accountName, historyOnly: true))
-            return try history.map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
-        }
+        try sign(try transactionsToSign(.all, device: device, account: account))
     }
 
     /// `Transaction.currentEntitlements`: what the account is entitled to now.
@@ -46,10 +41,7 @@ extension SimulatedAppStore {
     /// auto-renewable subscription that is subscribed or in its grace period. Never consumables, never
     /// refunded or revoked transactions, never upgraded-away subscriptions.
     public func currentEntitlements(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        try reading { () throws(AppStoreError) in
-            let (accountName, device) = try self.account(device: device, account: account)
-            return try currentEntitledTransactions(of: accountName).map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
-        }
+        try sign(try transactionsToSign(.currentEntitlements, device: device, account: account))
     }
 
     /// The ledger transactions behind ``currentEntitlements(device:account:)``, unsigned.
@@ -70,25 +62,12 @@ extension SimulatedAppStore {
 
     /// `Transaction.unfinished`: completed transactions the app has not finished.
     public func unfinishedTransactions(device: String? = nil, account: String? = nil) throws(AppStoreError) -> [SignedTransaction] {
-        try reading { () throws(AppStoreError) in
-            let (accountName, device) = try self.account(device: device, account: account)
-            return try ledger.transactions(TransactionQuery(account: accountName, unfinishedOnly: true))
-                .map { (transaction) throws(AppStoreError) in try signed(transaction, for: device) }
-        }
+        try sign(try transactionsToSign(.unfinished, device: device, account: account))
     }
 
     /// `Transaction.latest(for:)`: the most recent transaction of a product, refunded or not.
     public func latestTransaction(for productID: String, device: String? = nil, account: String? = nil) throws(AppStoreError) -> SignedTransaction? {
-        try reading { () throws(AppStoreError) -> SignedTransaction? in
-            let (accountName, device) = try self.account(device: device, account: account)
-            // Non-consumables are found by product through their own index; a consumable's among the account's transactions.
-            let consumable = catalog().product(id: productID)?.kind == .consumable
-            let query = TransactionQuery(account: accountName, productID: productID, entitlementCandidatesOnly: !consumable)
-            guard let latest = ledger.transactions(query).filter(\.isPurchased)
-                .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) })
-            else { return nil }
-            return try signed(latest, for: device)
-        }
+        try sign(try transactionsToSign(.latest(productID: productID), device: device, account: account)).first
     }
 
     /// One transaction by identifier, signed for a device or in server form.
@@ -96,6 +75,52 @@ extension SimulatedAppStore {
         try reading { () throws(AppStoreError) in
             guard let transaction = ledger.transaction(id) else { throw .control(.noTransactionFound, "no transaction \(id)") }
             return try signed(transaction, for: device.map { (name) throws(AppStoreError) in try requireDevice(name) })
+        }
+    }
+
+    /// A view of an account's transactions, read in one unit of work and not yet signed: the signing,
+    /// which is most of a read's cost, is left to ``sign(_:)`` on the caller's executor, so reads from
+    /// many devices sign at once on every core while the store's executor reads the next.
+    ///
+    /// With a device, the view is its account's and the transactions are signed for it (its
+    /// `deviceVerification`); an unknown device is StoreKit's `unknown`.
+    public func transactionsToSign(_ view: LedgerView, device: String? = nil, account: String? = nil) throws(AppStoreError) -> TransactionsToSign {
+        try reading { () throws(AppStoreError) -> TransactionsToSign in
+            let (accountName, record): (String, StoreDevice?)
+            if let device, account == nil {
+                guard let found = ledger.device(device) else { throw .storeKit(.unknown, "no device \(device) in the store") }
+                (accountName, record) = (found.account, found)
+            } else {
+                (accountName, record) = try self.account(device: device, account: account)
+            }
+            let transactions: [LedgerTransaction]
+            switch view {
+            case .all:
+                transactions = settings.includesConsumablesInHistory ? completedTransactions(of: accountName)
+                    : ledger.transactions(TransactionQuery(account: accountName, historyOnly: true))
+            case .currentEntitlements:
+                transactions = currentEntitledTransactions(of: accountName)
+            case .unfinished:
+                transactions = ledger.transactions(TransactionQuery(account: accountName, unfinishedOnly: true))
+            case .latest(let productID):
+                // Non-consumables are found by product through their own index; a consumable's among the account's transactions.
+                let consumable = catalog().product(id: productID)?.kind == .consumable
+                let query = TransactionQuery(account: accountName, productID: productID, entitlementCandidatesOnly: !consumable)
+                transactions = ledger.transactions(query).filter(\.isPurchased)
+                    .max(by: { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) }).map { [$0] } ?? []
+            case .transaction(let id):
+                transactions = ledger.transaction(id).map { $0.account == accountName ? [$0] : [] } ?? []
+            }
+            return TransactionsToSign(transactions: transactions, device: record, date: clock.now(), verificationFailure: verificationFailure)
+        }
+    }
+
+    /// Signs what ``transactionsToSign(_:device:account:)`` read, on the caller's executor.
+    public nonisolated func sign(_ pending: TransactionsToSign) throws(AppStoreError) -> [SignedTransaction] {
+        let signer = storeSigner
+        return try pending.transactions.map { (transaction) throws(AppStoreError) in
+            SignedTransaction(transaction: transaction, jws: try signer.sign(transaction, for: pending.device, at: pending.date),
+                              simulatedVerificationFailure: pending.verificationFailure)
         }
     }
 

@@ -288,9 +288,8 @@ public actor SimulatedAppStore {
     /// after the other. A run that throws contributes nothing and gets its error back; the others still
     /// commit. A run may return `nil` to step aside: it changed nothing and is run again in a later
     /// unit. A storage failure or a failed commit fails every run. Nothing is acknowledged before the
-    /// commit; `beforeCommit` sees the results as the commit starts (to prepare what is handed out).
-    func writingTogether<Input, Result>(_ inputs: [Input], body: (Input, inout Change) throws(AppStoreError) -> Result?,
-                                        beforeCommit: ([Swift.Result<Result, AppStoreError>?]) -> Void = { _ in })
+    /// commit.
+    func writingTogether<Input, Result>(_ inputs: [Input], body: (Input, inout Change) throws(AppStoreError) -> Result?)
         throws(AppStoreError) -> [Swift.Result<Result, AppStoreError>?] {
         precondition(currentReader == nil, "units of work do not nest")
         var committed: (change: Change, ledger: LedgerChanges, version: Int64)?
@@ -316,7 +315,6 @@ public actor SimulatedAppStore {
             if let failure = reader.failure { throw failure }
             let ledger = try finalize(change)
             committed = (change, ledger, reader.version)
-            beforeCommit(results)
             return (ledger, results)
         }
         if let committed, !committed.ledger.isEmpty { didCommit(committed.change, committed.ledger, version: committed.version + 1) }
@@ -438,6 +436,31 @@ public actor SimulatedAppStore {
             throw .storage("the ledger's \(type) record is damaged: \(error)")
         }
     }
+}
+
+/// The views of an account's transactions that a device asks for (see
+/// ``SimulatedAppStore/transactionsToSign(_:device:account:)``).
+public enum LedgerView: Hashable, Sendable {
+    /// `Transaction.all`.
+    case all
+    /// `Transaction.currentEntitlements`.
+    case currentEntitlements
+    /// `Transaction.unfinished`.
+    case unfinished
+    /// `Transaction.latest(for:)`.
+    case latest(productID: String)
+    /// One transaction, when it is the account's (none otherwise).
+    case transaction(id: UInt64)
+}
+
+/// Transactions read for a device and not yet signed (see ``SimulatedAppStore/sign(_:)``).
+public struct TransactionsToSign: Sendable {
+    public let transactions: [LedgerTransaction]
+    /// The device they are signed for (its `deviceVerification`); none for the server form.
+    let device: StoreDevice?
+    /// The signed date: the store's time when they were read.
+    let date: Date
+    let verificationFailure: VerificationErrorCode?
 }
 
 /// Signs what a store hands out (transactions, notifications, renewal info), holding only what signing

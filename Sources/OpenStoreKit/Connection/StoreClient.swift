@@ -29,6 +29,9 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     let verifierProblem: String?
     /// The device's `Transaction.updates` feed, shared by every listener of this client.
     let transactionFeed: UpdateBroadcast
+    /// How many `Transaction.updates` listeners listen on this client now (for tests that must know
+    /// a listener started before they change the store).
+    package var transactionUpdateListenerCount: Int { transactionFeed.listenerCount }
     /// The device's `Status.updates` feed, shared by every listener of this client.
     let statusFeed: UpdateBroadcast
     /// The device's messages, purchase intents and storefront changes, each shared the same way.

@@ -47,6 +47,9 @@ final class UpdateBroadcast: Sendable {
         }
     }
 
+    /// How many listeners listen now.
+    var listenerCount: Int { state.withLock { $0.listeners.values.filter { $0.listener != nil }.count } }
+
     fileprivate func stopListening(_ number: Int) {
         let idle = state.withLock { state -> Task<Void, Never>? in
             state.listeners[number] = nil

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import OpenStoreKit
 import StoreKitCatalog
+import Synchronization
 
 /// A ``StoreTransport`` that calls a local App Store in the same process.
 ///
@@ -14,6 +15,8 @@ public struct InProcessStoreTransport: StoreTransport {
     public let store: SimulatedAppStore
     /// Runs before every call (a test session flushes its property changes here).
     let prepare: @Sendable () async throws -> Void
+    /// The accounts of the devices seen so far.
+    private let deviceAccounts = DeviceAccounts()
 
     /// A transport to `store`.
     public init(store: SimulatedAppStore) {
@@ -45,9 +48,21 @@ public struct InProcessStoreTransport: StoreTransport {
     }
 
     private func account(of device: String) async throws(AppStoreError) -> String {
-        guard let record = try await store.device(named: device) else {
+        guard let account = try await accountOfDevice(device) else {
             throw .storeKit(.unknown, "no device \(device) in the store; connect through TestSession.client(device:account:)")
         }
+        return account
+    }
+
+    /// The account a device is signed in to, or `nil` when the store has no such device.
+    ///
+    /// A device, once in a store, stays signed in to its account for good (the store refuses to sign
+    /// it in to another and never removes it, in any process): the answer is kept, and later calls
+    /// for the device cost no unit of work.
+    public func accountOfDevice(_ device: String) async throws(AppStoreError) -> String? {
+        if let known = deviceAccounts.account(of: device) { return known }
+        guard let record = try await store.device(named: device) else { return nil }
+        deviceAccounts.remember(record.account, of: device)
         return record.account
     }
 
@@ -96,18 +111,17 @@ public struct InProcessStoreTransport: StoreTransport {
 
     public func transactions(_ view: TransactionView, device: String) async throws -> [SignedItem] {
         try await call { () throws(AppStoreError) in
-            let signed: [SignedTransaction]
+            let ledgerView: LedgerView
             switch view {
-            case .all: signed = try await store.allTransactions(device: device)
-            case .currentEntitlements: signed = try await store.currentEntitlements(device: device)
-            case .unfinished: signed = try await store.unfinishedTransactions(device: device)
-            case .latest(let productID): signed = try await store.latestTransaction(for: productID, device: device).map { [$0] } ?? []
-            case .transaction(let id):
-                let account = try await account(of: device)
-                guard try await store.ledgerTransaction(id)?.account == account else { return [] }
-                signed = [try await store.transaction(id, device: device)]
+            case .all: ledgerView = .all
+            case .currentEntitlements: ledgerView = .currentEntitlements
+            case .unfinished: ledgerView = .unfinished
+            case .latest(let productID): ledgerView = .latest(productID: productID)
+            case .transaction(let id): ledgerView = .transaction(id: id)
             }
-            return signed.map(item)
+            // One unit of work on the store's executor; the signing happens here, on this task's.
+            let pending = try await store.transactionsToSign(ledgerView, device: device)
+            return try store.sign(pending).map(item)
         }
     }
 
@@ -269,5 +283,21 @@ extension StorePolicies {
         self.init(termsOfServiceURL: eula == nil ? StorePolicies.standardEULA : nil, termsOfServiceText: eula,
                   privacyPolicyURL: policy?.policyURL.flatMap { $0.isEmpty ? nil : URL(string: $0) },
                   privacyPolicyText: policy?.policyText.flatMap { $0.isEmpty ? nil : $0 })
+    }
+}
+
+/// Devices' accounts, as a store answered them (a device never changes account).
+final class DeviceAccounts: Sendable {
+    private let accounts = Mutex<[String: String]>([:])
+    /// Past this many devices the memory starts over, so a flood of names cannot grow it without end.
+    static let capacity = 100_000
+
+    func account(of device: String) -> String? { accounts.withLock { $0[device] } }
+
+    func remember(_ account: String, of device: String) {
+        accounts.withLock { accounts in
+            if accounts.count >= Self.capacity { accounts.removeAll() }
+            accounts[device] = account
+        }
     }
 }

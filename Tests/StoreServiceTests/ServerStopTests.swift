@@ -1,0 +1,73 @@
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import HTTPService
+import StoreService
+import Testing
+import TestSupport
+
+/// Stopping a server never blocks a thread: open long polls answer at once, a request that cannot
+/// finish gets a 503 after the grace period, and servers stopped from every thread of Swift's
+/// cooperative pool at once all end. (The synchronous stop this replaces blocked the pool's threads
+/// waiting for handlers that needed those threads, and the suite hung.)
+@Suite(.timeLimit(.minutes(10)))
+struct ServerStopTests {
+    /// Opens `count` long polls on `server`'s devices and waits until the store holds every one.
+    static func openLongPolls(_ count: Int, on server: StoreServer, store: SimulatedAppStore, device: String) async throws -> [Task<Exchange, any Error>] {
+        let polls = (0..<count).map { _ in
+            Task { try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/devices/\(device)/updates?wait=60")!) }
+        }
+        try await eventually("\(count) long polls waiting at \(server.url)") { await store.updateWaiterCount(device: device) == count }
+        return polls
+    }
+
+    @Test("as many servers as twice the pool's threads, each with 10 long polls open, stopped all at once from the pool: every poll answers, every stop ends")
+    func stopsFromEveryPoolThread() async throws {
+        let scratch = Scratch()
+        let servers = 2 * ProcessInfo.processInfo.activeProcessorCount
+        var served: [(store: SimulatedAppStore, server: StoreServer, polls: [Task<Exchange, any Error>])] = []
+        for index in 0..<servers {
+            let store = try await TestStores.directory(in: scratch, name: "store\(index)").store
+            try await store.addDevice("phone", account: "alice")
+            let server = try StoreServer(store: store)
+            served.append((store, server, try await Self.openLongPolls(10, on: server, store: store, device: "phone")))
+        }
+        // Every stop at once: more of them than the pool has threads.
+        await withTaskGroup(of: Void.self) { group in
+            for entry in served { group.addTask { await entry.server.stop() } }
+        }
+        for entry in served {
+            for poll in entry.polls {
+                let answer = try await poll.value
+                #expect(answer.status == 200, "an open long poll answers when its server stops")
+                #expect(answer.json?["updates"] as? [Any] != nil)
+            }
+        }
+    }
+
+    @Test("a request stuck behind another process's write lock gets a 503 when the server stops, and the stop ends")
+    func stuckRequestGetsA503() async throws {
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch)
+        try await store.addDevice("phone", account: "alice")
+        let server = try StoreServer(store: store)
+        let polls = try await Self.openLongPolls(5, on: server, store: store, device: "phone")
+        // Another process takes the ledger's write lock and keeps it: a purchase waits for it (on the
+        // store's own executor, not the pool) for longer than the test lasts.
+        let database = StoreDirectory.databaseURL(in: directory).path
+        let holder = try Subprocess(URL(fileURLWithPath: "/usr/bin/env"),
+                                    ["python3", "-c", "import sqlite3, sys, time\nc = sqlite3.connect(sys.argv[1], isolation_level=None)\nc.execute('BEGIN IMMEDIATE')\nprint('locked', flush=True)\ntime.sleep(600)", database],
+                                    output: .pipe)
+        defer { holder.signal(SIGKILL) }
+        #expect(await holder.readLine() == "locked")
+        let purchase = Task {
+            try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"), json: #"{"productID": "\#(ExampleShop.pro)"}"#)
+        }
+        // The purchase is in the server, waiting for the lock, when the server stops.
+        try await eventually("the purchase waiting for the write lock") { server.requestsInProgress == 6 }
+        await server.stop(grace: .milliseconds(500))
+        let answer = try await purchase.value
+        #expect(answer.status == 503, "the stuck purchase is answered, not left hanging")
+        for poll in polls { #expect(try await poll.value.status == 200) }
+    }
+}
