@@ -44,7 +44,9 @@ enum GemStoreSession {
 
     @MainActor
     static func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<2000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        // The listener's task runs when the machine lets it: a loaded machine may take a while.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         guard condition() else { throw SKTestError(code: .serviceUnavailable, message: "the store did not answer in time") }
     }
 }

@@ -37,8 +37,8 @@ struct SubscriptionPlansMain {
     }
 
     /// Starts this executable again as the extension and returns what it printed.
-    static func runExtension(flagFile: URL) throws -> String {
-        try PlansSession.runExtension(executable: URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL, flagFile: flagFile)
+    static func runExtension(flagFile: URL) async throws -> String {
+        try await PlansSession.runExtension(executable: URL(fileURLWithPath: CommandLine.arguments[0]).standardizedFileURL, flagFile: flagFile)
     }
 }
 

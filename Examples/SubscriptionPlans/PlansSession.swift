@@ -22,7 +22,7 @@ enum PlansSession {
     /// Runs the session. `readFlagInExtension` reads the flag file the way an extension would
     /// (`swift run SubscriptionPlans` starts a second process of itself for it).
     @MainActor
-    static func run(store server: URL? = nil, readFlagInExtension: (URL) throws -> String, say: (String) -> Void,
+    static func run(store server: URL? = nil, readFlagInExtension: (URL) async throws -> String, say: (String) -> Void,
                     finally lastStep: ((StoreClient) async throws -> Void)? = nil) async throws -> Summary {
         let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID().uuidString)")
@@ -37,7 +37,7 @@ enum PlansSession {
             say("Plans, cheapest first: " + store.plans.map { "\($0.displayName) \($0.displayPrice)/\($0.subscription?.subscriptionPeriod.description ?? "")" }.joined(separator: " < "))
 
             try await store.subscribe(to: "com.example.shop.plus.premium.monthly")
-            let afterSubscribing = try readFlagInExtension(flagFile)
+            let afterSubscribing = try await readFlagInExtension(flagFile)
             say("Subscribed monthly → \(store.state); the extension process reads: \(afterSubscribing)")
 
             try await session.advance(byMonths: 1)
@@ -62,7 +62,7 @@ enum PlansSession {
             say("Cancelled in Settings → \(store.state)")
             try await session.advance(to: try requireDate(current.expirationDate).addingTimeInterval(60))
             await store.refresh()
-            let afterCancellation = try readFlagInExtension(flagFile)
+            let afterCancellation = try await readFlagInExtension(flagFile)
             say("Period over → \(store.state); the extension reads: \(afterCancellation)")
 
             session.shouldEnterBillingRetryOnRenewal = true
@@ -82,7 +82,7 @@ enum PlansSession {
             session.shouldEnterBillingRetryOnRenewal = false
             try await session.resolveIssueForTransaction(identifier: yearly.id)
             await store.refresh()
-            say("Payment method fixed → \(store.state); the extension reads: \(try readFlagInExtension(flagFile))")
+            say("Payment method fixed → \(store.state); the extension reads: \(try await readFlagInExtension(flagFile))")
             store.stop()
             try await lastStep?(phone)
             return Summary(planOrder: store.plans.map(\.id), extensionAfterSubscribing: afterSubscribing, renewals: renewals,
@@ -98,21 +98,15 @@ enum PlansSession {
     }
 
     /// Runs `executable --extension FLAG_FILE` (the extension process) and returns what it printed.
-    static func runExtension(executable: URL, flagFile: URL) throws -> String {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = ["--extension", flagFile.path]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+    static func runExtension(executable: URL, flagFile: URL) async throws -> String {
+        try await ExtensionProcess.output(of: executable, ["--extension", flagFile.path])
     }
 
     @MainActor
     static func waitUntil(_ condition: () -> Bool) async throws {
-        for _ in 0..<1000 where !condition() { try await Task.sleep(for: .milliseconds(5)) }
+        // The listener's task runs when the machine lets it: a loaded machine may take a while.
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !condition(), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(5)) }
         guard condition() else { throw PlansError(message: "timed out") }
     }
 

@@ -223,10 +223,9 @@ final class ServerContext: Sendable {
 /// One request: its body as it arrives (touched only by the polling thread that owns the
 /// connection), then its answer, handed from the handler's task to the polling thread.
 final class RequestState: @unchecked Sendable {
-    // Unchecked: `body` and `tooLarge` are used only by the connection's polling thread, one
+    // Unchecked: `body` is used only by the connection's polling thread, one
     // callback at a time; everything shared is behind `phase`'s lock.
     var body = Data()
-    var tooLarge = false
     private let phase = Mutex<Phase>(.receiving)
 
     private enum Phase {

@@ -15,11 +15,12 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     guard let cls, let connection, let url, let method, let uploadDataSize, let requestContext else { return MHD_Result.NO }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let statePointer = requestContext.pointee else {
-        let state = RequestState()
+        requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        // A body announced larger than the limit is refused before a byte of it is read (the
+        // connection then closes, its body unread).
         if let length = lookup(connection, MHD_ValueKind.HEADER_KIND, "Content-Length").flatMap({ Int($0) }), length > context.maximumBodySize {
-            state.tooLarge = true
+            return queue(payloadTooLarge, on: connection)
         }
-        requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
         return MHD_Result.YES
     }
     let state = Unmanaged<RequestState>.fromOpaque(statePointer).takeUnretainedValue()
@@ -28,18 +29,15 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     }
     if uploadDataSize.pointee > 0 {
         let size = uploadDataSize.pointee
-        if !state.tooLarge, state.body.count + size <= context.maximumBodySize, let uploadData {
-            state.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: size)
-        } else {
-            state.tooLarge = true
+        guard state.body.count + size <= context.maximumBodySize, let uploadData else {
+            // A body sent without a length (chunked) is refused as soon as it passes the limit.
             state.body = Data()
+            uploadDataSize.pointee = 0
+            return queue(payloadTooLarge, on: connection)
         }
+        state.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: size)
         uploadDataSize.pointee = 0
         return MHD_Result.YES
-    }
-    if state.tooLarge {
-        return queue(.json(413, Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8)),
-                     on: connection)
     }
     let request = HTTPRequest(method: String(cString: method), path: String(cString: url),
                               query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND), headers: headers(connection), body: state.body)
@@ -50,6 +48,10 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     }
     return MHD_Result.YES
 }
+
+/// The answer to a body larger than the server accepts.
+private let payloadTooLarge = HTTPResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                                           body: Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8))
 
 /// Called when libmicrohttpd is done with a request (its answer sent, or its connection closed):
 /// the request leaves the server's requests in progress and its state is released.

@@ -6,6 +6,7 @@ import HTTPService
 import OpenStoreKit
 import OpenStoreKitTesting
 import StoreKitCatalog
+import Synchronization
 
 /// A local App Store as a network service: the device API that apps reach through
 /// `HTTPStoreTransport`, and the admin API (the Transaction Manager's and `SKTestSession`'s controls)
@@ -39,8 +40,11 @@ public final class StoreServer: Sendable {
     private init(store: SimulatedAppStore, authority: CertificateAuthority?,
                  listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
-        let router = Router(store: store, devices: InProcessStoreTransport(store: store), authority: authority)
-        http = try listen { request in await router.route(request) }
+        let progress = RequestProgress()
+        let router = Router(store: store, devices: InProcessStoreTransport(store: store), authority: authority, progress: progress)
+        let server = try listen { request in await router.route(request) }
+        progress.started(server)
+        http = server
         let deliverer = NotificationDeliverer(store: store)
         delivery = Task { await deliverer.run() }
     }
@@ -83,6 +87,8 @@ struct Router: Sendable {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
     let authority: CertificateAuthority?
+    /// How many requests the server is working on, for `/health`.
+    let progress: RequestProgress
 
     func route(_ request: HTTPRequest) async -> HTTPResponse {
         let segments = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
@@ -98,7 +104,9 @@ struct Router: Sendable {
             case ["v1", "store"]:
                 return try await storeInfo(request, path: Array(segments.dropFirst(2)))
             default:
-                if segments == ["health"] { return .json(200, Data(#"{"status":"ok"}"#.utf8)) }
+                if segments == ["health"] {
+                    return try APIResponse.json(HealthBody(status: "ok", requestsInProgress: progress.requestsInProgress))
+                }
                 throw APIError.notFound("no such path \(request.path)")
             }
         } catch let error as APIError {
@@ -142,6 +150,24 @@ struct Router: Sendable {
             throw APIError.notFound("no such path \(request.path)")
         }
     }
+}
+
+/// `GET /health`: the server answers, and how many requests it is working on (open long polls
+/// included, this one too).
+struct HealthBody: Encodable {
+    var status: String
+    var requestsInProgress: Int
+}
+
+/// The server a router belongs to, known once it started, for what `/health` reports. Held weakly:
+/// the server holds the router.
+final class RequestProgress: Sendable {
+    private struct Reference { weak var server: HTTPServer? }
+    private let reference = Mutex(Reference())
+
+    func started(_ server: HTTPServer) { reference.withLock { $0.server = server } }
+
+    var requestsInProgress: Int { reference.withLock { $0.server }?.requestsInProgress ?? 0 }
 }
 
 /// A failure answered with a status and the JSON error body.

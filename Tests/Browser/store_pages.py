@@ -28,25 +28,37 @@ class Failure(Exception):
 
 class Browser:
     def __init__(self, chromium, chromedriver):
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.driver = subprocess.Popen([chromedriver, f"--port={self.port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.driver, self.port = self.start_driver(chromedriver)
         self.base = f"http://127.0.0.1:{self.port}"
-        deadline = time.time() + 20
-        while True:
-            try:
-                self.call("GET", "/status")
-                break
-            except (urllib.error.URLError, ConnectionError):
-                if time.time() > deadline:
-                    raise Failure("chromedriver did not start")
-                time.sleep(0.1)
         options = {"binary": chromium,
                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                             "--window-size=1200,1500", "--force-device-scale-factor=1"]}
         session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}})
         self.session = f"/session/{session['sessionId']}"
+
+    @staticmethod
+    def start_driver(chromedriver):
+        """chromedriver on a free port. A port found free can be taken by another test before
+        chromedriver binds it: then chromedriver exits, and it is started again on another port.
+        Only an answer from this chromedriver counts (its /status names its build)."""
+        for _ in range(5):
+            with socket.socket() as probe:
+                probe.bind(("127.0.0.1", 0))
+                port = probe.getsockname()[1]
+            driver = subprocess.Popen([chromedriver, f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            deadline = time.time() + 60
+            while driver.poll() is None and time.time() < deadline:
+                try:
+                    with urllib.request.urlopen(f"http://127.0.0.1:{port}/status", timeout=5) as response:
+                        status = json.loads(response.read()).get("value", {})
+                    if "build" in status:
+                        return driver, port
+                except (urllib.error.URLError, ConnectionError, ValueError):
+                    pass
+                time.sleep(0.1)
+            driver.kill()
+            driver.wait()
+        raise Failure("chromedriver did not start")
 
     def call(self, method, path, body=None):
         data = None if body is None else json.dumps(body).encode()

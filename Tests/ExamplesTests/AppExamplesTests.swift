@@ -49,7 +49,7 @@ struct AppExamplesTests {
         // `swift build --build-tests` (what `make test` runs) builds the example executable too.
         let executable = SharedTestData.packageRoot.appendingPathComponent(".build/debug/SubscriptionPlans")
         try #require(FileManager.default.isExecutableFile(atPath: executable.path), "build the example first: swift build --build-tests")
-        let readByProcess: (URL) throws -> String = { try PlansSession.runExtension(executable: executable, flagFile: $0) }
+        let readByProcess: (URL) async throws -> String = { try await PlansSession.runExtension(executable: executable, flagFile: $0) }
         let summary = try await PlansSession.run(readFlagInExtension: readByProcess) { _ in }
         #expect(summary == PlansSession.Summary(planOrder: PlansStore.planIDs, extensionAfterSubscribing: "Pro", renewals: 1,
                                                 restoredOnTablet: true, extensionAfterCancellation: "Free", graceKeptPro: true,

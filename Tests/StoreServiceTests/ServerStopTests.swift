@@ -70,4 +70,29 @@ struct ServerStopTests {
         #expect(answer.status == 503, "the stuck purchase is answered, not left hanging")
         for poll in polls { #expect(try await poll.value.status == 200) }
     }
+
+    @Test("storekit serve answers its open long polls when it gets SIGTERM, then exits",
+          .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+    func serveAnswersLongPollsOnSIGTERM() async throws {
+        let scratch = Scratch()
+        let directory = try await makeStoreDirectory(in: scratch)
+        let server = try await ServeProcess.start(directory: directory)
+        let register = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone"), json: #"{"account": "alice"}"#)
+        #expect(register.status == 200)
+        let polls = (0..<50).map { _ in
+            Task { try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/devices/phone/updates?wait=60")!) }
+        }
+        // Every poll waits at the server (the health request itself is the 51st in progress).
+        try await eventually("50 long polls open at storekit serve") {
+            let health = try await Exchange.send("GET", server.url.appendingPathComponent("/health"))
+            return health.json?["requestsInProgress"] as? Int == 51
+        }
+        let ended = await server.stop(signal: SIGTERM)
+        #expect(ended.exitCode == 0, "serve exits cleanly on SIGTERM")
+        for poll in polls {
+            let answer = try await poll.value
+            #expect(answer.status == 200, "an open long poll is answered before serve exits")
+            #expect(answer.json?["updates"] as? [Any] != nil)
+        }
+    }
 }
