@@ -165,7 +165,7 @@ public final class AppStoreServerAPIClient: Sendable {
         var headers: [(name: String, value: String)] = [("Authorization", "Bearer \(token)"), ("Accept", "application/json"),
                                                         ("User-Agent", "openstorekit-app-store-server-api/1")]
         if body != nil { headers.append(("Content-Type", "application/json")) }
-        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, baseURL.appendingPathComponent(path),
+        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, baseURL, path: path,
                                                                          query: query.map { ($0.name, $0.value ?? "") }, headers: headers,
                                                                          body: body, timeout: .seconds(30)))
         guard answer.isSuccess else {

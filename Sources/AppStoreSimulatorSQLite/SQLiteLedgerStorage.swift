@@ -27,7 +27,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     public let isReadOnly: Bool
 
     /// The table layout this code writes; stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 5
+    static let layoutVersion = 6
 
     private struct State {
         let connection: SQLiteConnection
@@ -300,6 +300,7 @@ extension SQLiteLedgerStorage {
                 if layout < 3 { try connection.execute(layoutThree) }
                 try connection.execute(layoutFour)
                 if layout < 5 { try connection.execute(layoutFive) }
+                if layout < 6 { try composeNames(connection) }
                 try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
                 var hasStore = false
                 try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
@@ -316,6 +317,50 @@ extension SQLiteLedgerStorage {
         var layout = 1
         try connection.query("SELECT value FROM meta WHERE key = 'layout'") { row in layout = Int(row.text(0) ?? "") ?? 1 }
         return layout
+    }
+
+    /// What layout 6 changes: account and device names are kept in Unicode's composed form (NFC),
+    /// as every way in now writes and looks them up, so "café" written with a combining accent is the
+    /// same account as "café" written with one character. Earlier stores may hold names in other
+    /// forms; they are composed here, in the columns and in the JSON records. Two names that become
+    /// one (an account "café" in each form) cannot be merged without a choice only their owner can
+    /// make, so the conversion stops and names them, and the store stays as it was.
+    private static func composeNames(_ connection: SQLiteConnection) throws(SQLiteError) {
+        let tables: [(table: String, unique: String?, columns: [String])] = [
+            ("accounts", "name", ["name", "family_group", "record"]),
+            ("devices", "name", ["name", "account", "record"]),
+            ("transactions", nil, ["account", "record"]),
+            ("subscriptions", nil, ["account", "record"]),
+            ("updates", nil, ["device"]),
+        ]
+        for (table, unique, columns) in tables {
+            var changes: [(rowid: Int64, values: [String?])] = []
+            try connection.query("SELECT rowid, \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                let values = columns.indices.map { row.text(Int32($0 + 1)) }
+                let composed = values.map { $0?.ledgerName }
+                // Compared by scalars: Swift's `==` already counts the two forms as equal.
+                if zip(values, composed).contains(where: { !($0?.unicodeScalars.elementsEqual($1?.unicodeScalars ?? "".unicodeScalars) ?? true) }) {
+                    changes.append((row.integer(0), composed))
+                }
+            }
+            for change in changes {
+                if let unique, let index = columns.firstIndex(of: unique), let name = change.values[index] {
+                    var other: String?
+                    try connection.query("SELECT \(unique) FROM \(table) WHERE \(unique) = ?1 AND rowid <> ?2", [.text(name), .integer(change.rowid)]) { row in
+                        other = row.text(0)
+                    }
+                    if other != nil {
+                        throw SQLiteError(code: 0, message: """
+                            the store has two \(table) named "\(name)", written in two Unicode forms; this version keeps one form (NFC), \
+                            so rename one of them with the earlier version before opening the store here
+                            """)
+                    }
+                }
+                let assignments = columns.indices.map { "\(columns[$0]) = ?\($0 + 2)" }.joined(separator: ", ")
+                try connection.query("UPDATE \(table) SET \(assignments) WHERE rowid = ?1",
+                                     [.integer(change.rowid)] + change.values.map { SQLiteConnection.Value.optionalText($0) })
+            }
+        }
     }
 
     /// Layout 1 kept everything in the JSON records; layout 2 copies the selected fields into columns.

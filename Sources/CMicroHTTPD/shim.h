@@ -6,6 +6,16 @@
 #include <sys/socket.h>
 #include <microhttpd.h>
 
+/* Leaves the request's path and query as they came on the wire: the server decodes them itself, once
+   (libmicrohttpd's own decoding runs before the path is split, so %2F would split a segment and an
+   encoded %00 would end the path). */
+static inline size_t openstorekit_keep_escaped(void *context, struct MHD_Connection *connection, char *text) {
+    (void)context; (void)connection;
+    size_t length = 0;
+    while (text[length] != 0) { length++; }
+    return length;
+}
+
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument form starts a daemon
    that polls its connections with epoll on `polling_threads` internal threads and lets handlers
    suspend connections while they work (MHD_ALLOW_SUSPEND_RESUME), so no thread waits for a handler.
@@ -16,6 +26,7 @@
 static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr *address, int listen_socket,
                                                            MHD_AccessHandlerCallback handler, void *context,
                                                            MHD_RequestCompletedCallback completed,
+                                                           MHD_NotifyConnectionCallback connection_notice,
                                                            unsigned int polling_threads,
                                                            unsigned int idle_timeout_seconds,
                                                            unsigned int connection_limit,
@@ -25,6 +36,8 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
         { MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds, NULL },
         { MHD_OPTION_CONNECTION_LIMIT, connection_limit, NULL },
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit, NULL },
+        { MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL },
+        { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notice, context },
         { polling_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, polling_threads, NULL },
         { MHD_OPTION_END, 0, NULL },
     };
@@ -32,14 +45,22 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
         return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
                                 MHD_OPTION_LISTEN_SOCKET, (MHD_socket)listen_socket,
                                 MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                                MHD_OPTION_UNESCAPE_CALLBACK, openstorekit_keep_escaped, NULL,
                                 MHD_OPTION_ARRAY, options,
                                 MHD_OPTION_END);
     }
     return MHD_start_daemon(flags, 0, NULL, NULL, handler, context,
                             MHD_OPTION_SOCK_ADDR, address,
                             MHD_OPTION_NOTIFY_COMPLETED, completed, context,
+                            MHD_OPTION_UNESCAPE_CALLBACK, openstorekit_keep_escaped, NULL,
                             MHD_OPTION_ARRAY, options,
                             MHD_OPTION_END);
+}
+
+/* A connection's socket, for the request deadline's sweep to shut down (see RequestDeadlines). */
+static inline int openstorekit_connection_socket(struct MHD_Connection *connection) {
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+    return info ? (int)info->connect_fd : -1;
 }
 
 /* The port a daemon listens on (the one the kernel picked for port 0). */

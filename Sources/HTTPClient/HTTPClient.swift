@@ -53,6 +53,16 @@ public final class HTTPClient: Sendable {
             self.timeout = timeout
         }
 
+        /// A request for `encodedPath` (already percent-encoded, segment by segment, such as
+        /// `/v1/devices/caf%C3%A9`) on the server at `base`. Unlike `URL.appendingPathComponent`,
+        /// which would encode the `%`s again, the path goes out as given.
+        public init(_ method: String, _ base: URL, path encodedPath: String, query: [(name: String, value: String)] = [],
+                    headers: [(name: String, value: String)] = [], body: Data? = nil, timeout: Duration = .seconds(60)) {
+            var text = base.absoluteString
+            while text.hasSuffix("/") { text.removeLast() }
+            self.init(method, URL(string: text + encodedPath) ?? base, query: query, headers: headers, body: body, timeout: timeout)
+        }
+
         /// A request whose body is JSON (`Content-Type: application/json`).
         public static func json(_ method: String, _ url: URL, query: [(name: String, value: String)] = [], headers: [(name: String, value: String)] = [],
                                 body: Data, timeout: Duration = .seconds(60)) -> Request {

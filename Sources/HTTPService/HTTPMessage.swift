@@ -4,18 +4,44 @@ import Foundation
 public struct HTTPRequest: Sendable {
     /// `GET`, `POST`, …
     public var method: String
-    /// The path without the query (`/v1/devices/phone/purchases`), percent-decoded.
+    /// The path without the query as it came on the wire, still percent-encoded
+    /// (`/v1/devices/caf%C3%A9/purchases`): ``Router`` decodes it once, segment by segment.
+    public var rawPath: String
+    /// The path with each segment percent-decoded (`/v1/devices/café/purchases`), for messages; a
+    /// path that cannot be decoded is its raw form.
     public var path: String
-    /// Query parameters; a parameter given twice keeps every value, in order.
+    /// The query's names and values as they came on the wire, still percent-encoded, in order.
+    public var rawQuery: [(name: String, value: String)]
+    /// Query parameters, each name and value percent-decoded once; a parameter given twice keeps
+    /// every value, in order. ``Router`` refuses a query that cannot be decoded before a route sees
+    /// it, unless the route asks for ``Router/QueryDecoding/lenient`` decoding, where a component
+    /// that cannot be decoded is kept as sent.
     public var query: [String: [String]]
     /// Header fields by lower-cased name.
     public var headers: [String: String]
     public var body: Data
 
+    /// A request for `path` and `query`, given decoded (they are percent-encoded again for
+    /// ``rawPath`` and ``rawQuery``).
     public init(method: String, path: String, query: [String: [String]] = [:], headers: [String: String] = [:], body: Data = Data()) {
+        func encoded(_ text: some StringProtocol, allowing allowed: CharacterSet) -> String {
+            text.addingPercentEncoding(withAllowedCharacters: allowed.subtracting(CharacterSet(charactersIn: "/%&=+?#"))) ?? String(text)
+        }
+        let rawQuery = query.sorted { $0.key < $1.key }.flatMap { name, values in
+            values.map { (name: encoded(name, allowing: .urlQueryAllowed), value: encoded($0, allowing: .urlQueryAllowed)) }
+        }
+        self.init(method: method,
+                  rawPath: path.split(separator: "/", omittingEmptySubsequences: false).map { encoded($0, allowing: .urlPathAllowed) }.joined(separator: "/"),
+                  rawQuery: rawQuery, headers: headers, body: body)
+    }
+
+    /// A request as it came on the wire: the path and the query still percent-encoded.
+    public init(method: String, rawPath: String, rawQuery: [(name: String, value: String)] = [], headers: [String: String] = [:], body: Data = Data()) {
         self.method = method
-        self.path = path
-        self.query = query
+        self.rawPath = rawPath
+        self.path = (try? PathDecoding.segments(of: rawPath)).map { "/" + $0.joined(separator: "/") } ?? rawPath
+        self.rawQuery = rawQuery
+        self.query = PathDecoding.leniently(rawQuery)
         self.headers = headers
         self.body = body
     }
@@ -23,8 +49,9 @@ public struct HTTPRequest: Sendable {
     /// The first value of a query parameter.
     public func queryValue(_ name: String) -> String? { query[name]?.first }
 
-    /// The path's segments, without empty ones (`/v1/devices/phone` → `["v1", "devices", "phone"]`).
-    public var pathSegments: [String] { path.split(separator: "/").map(String.init) }
+    /// The path's segments, decoded once, without empty ones (`/v1/devices/phone` → `["v1", "devices", "phone"]`);
+    /// empty when the path cannot be decoded (``Router`` answers such a request `400`).
+    public var pathSegments: [String] { (try? PathDecoding.segments(of: rawPath)) ?? [] }
 }
 
 /// An HTTP response to send.

@@ -10,7 +10,10 @@ import Synchronization
 /// (libmicrohttpd's suspend and resume) and the handler runs as a Swift task wherever Swift runs it;
 /// when it returns, the connection is resumed and the answer sent. So thousands of open long polls
 /// cost no threads, and a handler may await actors for as long as a long poll needs. Bodies over
-/// ``maximumBodySize`` are answered `413`; connections idle longer than the idle timeout are closed.
+/// ``maximumBodySize`` are answered `413`; connections idle longer than the idle timeout are closed,
+/// and so is a connection whose request (headers and body) has not fully arrived within the request
+/// deadline, however steadily it trickles in; each client address may hold a limited number of
+/// connections.
 ///
 /// Stop a server with ``stop(grace:)``, which never blocks a thread: it stops accepting, cancels the
 /// handlers in progress (a long poll answers at once), waits for their answers to be sent, and ends.
@@ -26,6 +29,8 @@ public final class HTTPServer: Sendable {
     public let port: UInt16
     /// Requests whose handlers are working (long polls among them), or whose answers are being sent.
     public var requestsInProgress: Int { context.requestsInProgress }
+    /// Connections closed because their request did not fully arrive within the request deadline.
+    public var requestsCutOff: Int { context.deadlines.requestsCutOff }
 
     /// The largest request body accepted; larger ones are answered `413`.
     public var maximumBodySize: Int { context.maximumBodySize }
@@ -34,25 +39,32 @@ public final class HTTPServer: Sendable {
     ///
     /// - Parameters:
     ///   - idleTimeout: Seconds a connection may send nothing before it is closed.
+    ///   - requestDeadline: How long a client has to send a whole request, headers and body, from
+    ///     the moment its connection opens (or its previous answer was sent); a connection still
+    ///     sending then is closed. A handler's own time (a long poll) does not count.
     ///   - connectionLimit: Connections open at once, long polls included.
+    ///   - connectionsPerAddress: Connections one client address may hold at once, so that no one
+    ///     address (a client that stalls on purpose) can hold every connection.
     ///   - pollingThreads: Threads that read and write connections (handlers run as tasks, not here).
     /// - Throws: ``HTTPServerError`` when the address is not this machine's or the port is in use:
     ///   two servers never share a port.
     public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
-                            connectionLimit: Int = 10_000, pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
+                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
+                            pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw HTTPServerError("\(host) is not an IPv4 address") }
         try self.init(host: host, address: address, socket: -1, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
-                      connectionLimit: connectionLimit, pollingThreads: pollingThreads, handler: handler)
+                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads, handler: handler)
     }
 
     /// Starts serving on a socket the caller bound and set listening; the server closes it when it stops.
     ///
     /// For callers that must know the port before the server exists (certificates that name it, a
     /// port reserved across restarts) without giving it up in between.
-    public convenience init(listeningSocket socket: Int32, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30, connectionLimit: Int = 10_000,
+    public convenience init(listeningSocket socket: Int32, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
+                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
                             pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -64,21 +76,23 @@ public final class HTTPServer: Sendable {
         inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         try self.init(host: host, address: address, socket: socket, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
-                      connectionLimit: connectionLimit, pollingThreads: pollingThreads, handler: handler)
+                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads, handler: handler)
     }
 
-    private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, connectionLimit: Int,
-                 pollingThreads: Int, handler: @escaping Handler) throws(HTTPServerError) {
+    private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, requestDeadline: Duration,
+                 connectionLimit: Int, connectionsPerAddress: Int, pollingThreads: Int, handler: @escaping Handler) throws(HTTPServerError) {
         var address = address
-        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize)
+        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
         let started = withUnsafePointer(to: &address) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                openstorekit_start_daemon(socketAddress, socket, handleAccess, pointer, handleCompletion, UInt32(max(1, pollingThreads)),
-                                          UInt32(idleTimeout), UInt32(connectionLimit), 0)
+                openstorekit_start_daemon(socketAddress, socket, handleAccess, pointer, handleCompletion, handleConnectionNotice,
+                                          UInt32(max(1, pollingThreads)),
+                                          UInt32(idleTimeout), UInt32(connectionLimit), UInt32(connectionsPerAddress))
             }
         }
         guard let started else {
+            context.deadlines.stop()
             let port = UInt16(bigEndian: address.sin_port)
             throw HTTPServerError("cannot listen on \(host):\(port): the port is in use, or the address is not one of this machine's")
         }
@@ -120,6 +134,7 @@ public final class HTTPServer: Sendable {
         }
         // Joins the polling threads, which never wait for handlers: quick, but still a blocking call.
         await BlockingWork.run("HTTPServer.stop") { MHD_stop_daemon(handle.pointer) }
+        context.deadlines.stop()
         withExtendedLifetime(context) {}
     }
 
@@ -159,6 +174,7 @@ struct DaemonHandle: @unchecked Sendable {
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maximumBodySize: Int
+    let deadlines: RequestDeadlines
     private let state = Mutex(State())
 
     private struct State {
@@ -167,9 +183,10 @@ final class ServerContext: Sendable {
         var inProgress: [ObjectIdentifier: RequestState] = [:]
     }
 
-    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int) {
+    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int, requestDeadline: Duration) {
         self.handler = handler
         self.maximumBodySize = maximumBodySize
+        self.deadlines = RequestDeadlines(limit: requestDeadline)
     }
 
     var isStopping: Bool { state.withLock { $0.isStopping } }

@@ -16,10 +16,17 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let statePointer = requestContext.pointee else {
         requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        // Framing a proxy in front could read otherwise (request smuggling): refused before the body.
+        let framing = pairs(connection, MHD_ValueKind.HEADER_KIND).filter { ["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
+        let lengths = framing.filter { $0.0.lowercased() == "content-length" }
+        if lengths.count > 1 || (!lengths.isEmpty && framing.count > lengths.count) || lengths.contains(where: { Int($0.1) == nil }) {
+            return queue(badRequest("the request's length is given more than once, or both as Content-Length and Transfer-Encoding"), on: connection,
+                         deadlines: context.deadlines)
+        }
         // A body announced larger than the limit is refused before a byte of it is read (the
         // connection then closes, its body unread).
-        if let length = lookup(connection, MHD_ValueKind.HEADER_KIND, "Content-Length").flatMap({ Int($0) }), length > context.maximumBodySize {
-            return queue(payloadTooLarge, on: connection)
+        if let length = lengths.first.flatMap({ Int($0.1) }), length > context.maximumBodySize {
+            return queue(payloadTooLarge, on: connection, deadlines: context.deadlines)
         }
         return MHD_Result.YES
     }
@@ -33,20 +40,42 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
             // A body sent without a length (chunked) is refused as soon as it passes the limit.
             state.body = Data()
             uploadDataSize.pointee = 0
-            return queue(payloadTooLarge, on: connection)
+            return queue(payloadTooLarge, on: connection, deadlines: context.deadlines)
         }
         state.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: size)
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
-    let request = HTTPRequest(method: String(cString: method), path: String(cString: url),
-                              query: values(connection, MHD_ValueKind.GET_ARGUMENT_KIND), headers: headers(connection), body: state.body)
+    context.deadlines.received(connection)
+    let request = HTTPRequest(method: String(cString: method), rawPath: String(cString: url),
+                              rawQuery: pairs(connection, MHD_ValueKind.GET_ARGUMENT_KIND).map { (name: $0.0, value: $0.1) },
+                              headers: headers(connection), body: state.body)
     state.body = Data()
     guard context.start(request, state: state, connection: connection) else {
         return queue(HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close")],
                                   body: Data("the server is stopping".utf8)), on: connection)
     }
     return MHD_Result.YES
+}
+
+/// Called when a connection opens and when it closes (before its socket is closed): the request
+/// deadline's clock runs from here.
+func handleConnectionNotice(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
+                            _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ notice: MHD_ConnectionNotificationCode) {
+    guard let cls, let connection else { return }
+    let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines
+    if notice.rawValue == 0 /* MHD_CONNECTION_NOTIFY_STARTED */ {
+        let descriptor = openstorekit_connection_socket(connection)
+        if descriptor >= 0 { deadlines.opened(connection, descriptor: descriptor) }
+    } else {
+        deadlines.closed(connection)
+    }
+}
+
+/// A `400` naming what is wrong with the request's framing.
+private func badRequest(_ message: String) -> HTTPResponse {
+    HTTPResponse(status: 400, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                 body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "badRequest", "message": message]])) ?? Data())
 }
 
 /// The answer to a body larger than the server accepts.
@@ -59,9 +88,16 @@ func handleCompletion(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePoint
                       _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
     guard let cls, let requestContext, let pointer = requestContext.pointee else { return }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
+    if let connection { context.deadlines.answered(connection) }
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
     context.finished(state)
     requestContext.pointee = nil
+}
+
+/// Queues an answer; the request needs no more of the client, so its deadline's clock stops.
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, deadlines: RequestDeadlines) -> MHD_Result {
+    deadlines.received(connection)
+    return queue(response, on: connection)
 }
 
 private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MHD_Result {
@@ -97,12 +133,6 @@ private func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(Stri
         _ = MHD_get_connection_values(connection, kind, collectValue, Unmanaged.passUnretained(collector).toOpaque())
     }
     return collector.pairs
-}
-
-private func values(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [String: [String]] {
-    var result: [String: [String]] = [:]
-    for (key, value) in pairs(connection, kind) { result[key, default: []].append(value) }
-    return result
 }
 
 private func headers(_ connection: OpaquePointer) -> [String: String] {

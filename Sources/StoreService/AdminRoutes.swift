@@ -12,19 +12,20 @@ import StoreKitCatalog
 struct AdminRoutes {
     let store: SimulatedAppStore
 
-    func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
-        let route = Route(method: request.method, path: path)
-        // Transactions
-        if route.match("GET", "transactions") != nil {
-            return try await transactions(request)
+    /// Registers every route of the admin API.
+    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore) {
+        let routes = AdminRoutes(store: store)
+        router.on("GET", "/v1/admin/transactions") { request, context in
+            return try await routes.transactions(request)
         }
-        if let captured = route.match("GET", "transactions", "*") {
+        router.on("GET", "/v1/admin/transactions/{id}") { request, context in
+            let captured = [context["id"]]
             let id = try DeviceRoutes.transactionID(captured[0])
-            
+
             guard let transaction = try await store.ledgerTransaction(id) else { throw AppStoreError.control(.noTransactionFound, "no transaction \(id)") }
             return try Self.json(AdminAPI.TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(id).jws))
         }
-        if route.match("POST", "purchases") != nil {
+        router.on("POST", "/v1/admin/purchases") { request, context in
             let body = try APIResponse.decode(AdminAPI.PurchaseBody.self, from: request)
             let offer = try body.offer.map { (offer) throws(APIError) -> PurchaseOffer in
                 guard let parsed = offer.offer else { throw .badRequest("the purchase's offer is incomplete or of an unknown kind") }
@@ -42,10 +43,11 @@ struct AdminRoutes {
                                                           renewalBehavior: renewal)
             return try Self.json(AdminAPI.TransactionBody(transaction: transaction, signedTransaction: try await store.transaction(transaction.id).jws), status: 201)
         }
-        if let captured = route.match("POST", "transactions", "*", "*") {
+        router.on("POST", "/v1/admin/transactions/{id}/{action}") { request, context in
+            let captured = [context["id"], context["action"]]
             let id = try DeviceRoutes.transactionID(captured[0])
             let action = captured[1]
-            
+
             switch action {
             case "refund":
                 let body = try APIResponse.decode(RefundBody.self, from: request)
@@ -66,35 +68,37 @@ struct AdminRoutes {
             case "stop-family-sharing": try await store.stopFamilySharing(transactionID: id)
             default: throw APIError.notFound("no transaction action \(action)")
             }
-            return try await transactionResponse(id)
+            return try await routes.transactionResponse(id)
         }
-        if let captured = route.match("DELETE", "transactions", "*") {
+        router.on("DELETE", "/v1/admin/transactions/{id}") { request, context in
+            let captured = [context["id"]]
             let id = captured[0]
             try await store.deleteTransaction(try DeviceRoutes.transactionID(id))
             return try APIResponse.json(["deleted": true])
         }
-        if route.match("DELETE", "transactions") != nil {
+        router.on("DELETE", "/v1/admin/transactions") { request, context in
             try await store.clearTransactions()
             return try APIResponse.json(["deleted": true])
-
-        // Subscriptions
         }
-        if route.match("GET", "subscriptions") != nil {
+        router.on("GET", "/v1/admin/subscriptions") { request, context in
             return try Self.json(SubscriptionsBody(subscriptions: try await store.subscriptionRecords(account: request.queryValue("account"))))
         }
-        if route.match("POST", "subscriptions", "expire") != nil || route.match("POST", "subscriptions", "force-renew") != nil {
+        router.on("POST", "/v1/admin/subscriptions/{action}") { request, context in
+            let action = context["action"]
+            guard action == "expire" || action == "force-renew" else { throw APIError.notFound("no subscription action \(action)") }
             let body = try APIResponse.decode(ProductAccountBody.self, from: request)
-            if path[1] == "expire" {
+            if action == "expire" {
                 try await store.expireSubscription(productID: body.productID, account: body.account ?? "default")
             } else {
                 try await store.forceRenewalOfSubscription(productID: body.productID, account: body.account ?? "default")
             }
             return try Self.json(SubscriptionsBody(subscriptions: try await store.subscriptionRecords(account: body.account ?? "default")))
         }
-        if let captured = route.match("POST", "subscriptions", "*", "*") {
+        router.on("POST", "/v1/admin/subscriptions/{id}/{action}") { request, context in
+            let captured = [context["id"], context["action"]]
             let id = try DeviceRoutes.transactionID(captured[0])
             let action = captured[1]
-            
+
             switch action {
             case "renewal":
                 let body = try APIResponse.decode(RenewalBody.self, from: request)
@@ -114,16 +118,14 @@ struct AdminRoutes {
                 try await store.resolveBillingIssue(originalTransactionID: id)
             default: throw APIError.notFound("no subscription action \(action)")
             }
-            return try await transactionResponse(id)
-
-        // Settings and products
+            return try await routes.transactionResponse(id)
         }
-        if route.match("GET", "test-transactions") != nil {
+        router.on("GET", "/v1/admin/test-transactions") { request, context in
             let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
             return try Self.json(AdminAPI.TestTransactionsBody(transactions: try await store.allTestTransactions(
                 account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init), limit: limit)))
         }
-        if route.match("PUT", "settings", "overrides") != nil {
+        router.on("PUT", "/v1/admin/settings/overrides") { request, context in
             let overrides: SettingsOverrides
             do { overrides = try AppStoreJSON.decode(SettingsOverrides.self, from: request.body) } catch {
                 throw APIError.badRequest("the body is not a set of setting overrides: \(error)")
@@ -131,32 +133,31 @@ struct AdminRoutes {
             try await store.replaceSettingsOverrides(overrides)
             return try Self.json(try await store.currentSettings())
         }
-        if route.match("GET", "settings") != nil {
+        router.on("GET", "/v1/admin/settings") { request, context in
             return try Self.json(try await store.currentSettings())
         }
-        if route.match("PATCH", "settings") != nil {
+        router.on("PATCH", "/v1/admin/settings") { request, context in
             let changes = try APIResponse.decode([String: SettingValue].self, from: request)
             var assignments: [SettingAssignment] = []
             for (key, value) in changes.sorted(by: { $0.key < $1.key }) { assignments.append(try SettingAssignment(key: key, value: value.text)) }
             try await store.apply(assignments)
             return try Self.json(try await store.currentSettings())
         }
-        if route.match("POST", "settings", "reset") != nil {
+        router.on("POST", "/v1/admin/settings/reset") { request, context in
             try await store.resetToDefaultState()
             return try Self.json(try await store.currentSettings())
         }
-        if let captured = route.match("POST", "products", "*", "availability") {
+        router.on("POST", "/v1/admin/products/{productID}/availability") { request, context in
+            let captured = [context["productID"]]
             let id = captured[0]
             let body = try APIResponse.decode(AvailabilityBody.self, from: request)
             try await store.setProductAvailable(id, body.available)
             return try APIResponse.json(["productID": id, "available": body.available])
-
-        // Time
         }
-        if route.match("GET", "clock") != nil {
-            return try await clockResponse(played: nil)
+        router.on("GET", "/v1/admin/clock") { request, context in
+            return try await routes.clockResponse(played: nil)
         }
-        if route.match("POST", "clock", "advance") != nil {
+        router.on("POST", "/v1/admin/clock/advance") { request, context in
             let body = try APIResponse.decode(AdvanceBody.self, from: request)
             let played: Int
             switch (body.by, body.to) {
@@ -168,19 +169,19 @@ struct AdminRoutes {
             default:
                 throw APIError.badRequest("give by (a duration such as P1M) or to (milliseconds since 1970), one of them")
             }
-            return try await clockResponse(played: played)
-
-        // Accounts and devices
+            return try await routes.clockResponse(played: played)
         }
-        if route.match("GET", "accounts") != nil {
+        router.on("GET", "/v1/admin/accounts") { request, context in
             return try Self.json(AccountsBody(accounts: try await store.allAccounts(after: request.queryValue("after"), limit: 1_000)))
         }
-        if let captured = route.match("GET", "accounts", "*") {
+        router.on("GET", "/v1/admin/accounts/{name}") { request, context in
+            let captured = [context["name"]]
             let name = captured[0]
             guard let account = try await store.account(named: name) else { throw APIError.notFound("no account \(name)") }
             return try Self.json(AccountBody(account: account, devices: try await store.devices(ofAccount: name)))
         }
-        if let captured = route.match("PUT", "accounts", "*") {
+        router.on("PUT", "/v1/admin/accounts/{name}") { request, context in
+            let captured = [context["name"]]
             let name = captured[0]
             let body = try APIResponse.decode(AccountChangeBody.self, from: request)
             let storefront: String?? = body.storefront.map { code -> String? in code == "default" ? nil : code }
@@ -191,12 +192,14 @@ struct AdminRoutes {
             guard let account = try await store.account(named: name) else { throw APIError.notFound("no account \(name)") }
             return try Self.json(AccountBody(account: account, devices: try await store.devices(ofAccount: name)))
         }
-        if let captured = route.match("POST", "devices", "*", "purchase-intents") {
+        router.on("POST", "/v1/admin/devices/{device}/purchase-intents") { request, context in
+            let captured = [context["device"]]
             let body = try APIResponse.decode(PurchaseIntentBody.self, from: request)
             try await store.sendPurchaseIntent(productID: body.productID, offerID: body.offerID, device: captured[0])
             return try Self.json(["sent": true])
         }
-        if let captured = route.match("POST", "devices", "*", "sheets", "*", "responses") {
+        router.on("POST", "/v1/admin/devices/{device}/sheets/{sheet}/responses") { request, context in
+            let captured = [context["device"], context["sheet"]]
             guard let sheet = CustomerSheet(rawValue: captured[1]) else {
                 throw APIError.badRequest("no sheet \(captured[1]); sheets are \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -204,15 +207,13 @@ struct AdminRoutes {
             try await store.queueCustomerResponse(response, in: sheet, device: captured[0])
             return try Self.json(["queued": response.description])
         }
-        if route.match("GET", "devices") != nil {
+        router.on("GET", "/v1/admin/devices") { request, context in
             return try Self.json(DevicesBody(devices: try await store.allDevices(after: request.queryValue("after"), limit: 1_000)))
-
-        // Notifications
         }
-        if route.match("GET", "changes") != nil {
-            return try await changes(request)
+        router.on("GET", "/v1/admin/changes") { request, context in
+            return try await routes.changes(request)
         }
-        if route.match("GET", "notifications") != nil {
+        router.on("GET", "/v1/admin/notifications") { request, context in
             let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
             let notifications: [StoredNotification]
             if let latest = try Self.number(request, "latest") {
@@ -222,10 +223,9 @@ struct AdminRoutes {
             }
             return try Self.json(AdminAPI.NotificationsBody(notifications: notifications.map(AdminAPI.NotificationBody.init)))
         }
-        if route.match("POST", "notifications", "test") != nil {
+        router.on("POST", "/v1/admin/notifications/test") { request, context in
             return try APIResponse.json(["notificationUUID": try await store.requestTestNotification()], status: 201)
         }
-        throw APIError.notFound("no admin call \(request.method) \(request.path)")
     }
 
     private func transactionResponse(_ id: UInt64) async throws -> HTTPResponse {

@@ -15,79 +15,74 @@ struct DeviceRoutes {
     /// The longest a poll for updates waits, in seconds.
     static let longestWait = 60.0
 
-    func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
-        guard let device = path.first, !device.isEmpty else { throw APIError.notFound("name a device: /v1/devices/{device}/…") }
-        let rest = Array(path.dropFirst())
-        let route = Route(method: request.method, path: rest)
-        if rest.isEmpty {
-            try APIError.require(method: "POST", request)
-            let body = try APIResponse.decode(DeviceAPI.RegistrationBody.self, from: request)
-            try await store.addDevice(device, account: body.account)
-            return try APIResponse.json(["device": device, "account": body.account])
+    /// Registers every route of the device API.
+    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport) {
+        let routes = DeviceRoutes(store: store, devices: devices)
+        let prefix = "/v1/devices/{device}"
+        router.on("POST", prefix) { request, context in try await routes.registerDevice(request, device: context["device"]) }
+        // Every other route is about a device the store has.
+        func on(_ method: String, _ path: String, _ respond: @escaping @Sendable (HTTPRequest, RequestContext, String) async throws -> HTTPResponse) {
+            router.on(method, prefix + path) { request, context in
+                let device = context["device"]
+                try await routes.requireDevice(device)
+                return try await respond(request, context, device)
+            }
         }
-        guard try await devices.accountOfDevice(device) != nil else {
-            throw APIError(status: 404, family: "storeKit", code: "unknown", message: "no device \(device) in the store; register it with POST /v1/devices/\(device)")
+        on("GET", "/verification-context") { _, _, device in
+            try APIResponse.json(DeviceAPI.VerificationContextBody(try await devices.verificationContext(device: device)))
         }
-        if route.match("GET", "verification-context") != nil {
-            return try APIResponse.json(DeviceAPI.VerificationContextBody(try await devices.verificationContext(device: device)))
-        }
-        if route.match("GET", "products") != nil {
-            let identifiers = request.query["ids"] ?? []
-            let products = try await devices.products(for: identifiers, device: device)
-            let storefront = try await devices.storefront(device: device)
-            let configuration = await store.storeKitConfiguration
-            return try APIResponse.json(DeviceAPI.ProductsBody(
-                productIDs: products.map(\.id), storefront: storefront.countryCode, locale: try await store.currentSettings().locale,
-                configurationVersion: Self.fingerprint(configuration.jsonData())))
-        }
-        if route.match("POST", "purchases") != nil {
+        on("GET", "/products") { request, _, device in try await routes.products(request, device: device) }
+        on("POST", "/purchases") { request, _, device in
             let body = try APIResponse.decode(DeviceAPI.PurchaseBody.self, from: request)
             guard let purchase = body.request(device: device) else { throw APIError.badRequest("the purchase's offer is incomplete or of an unknown kind") }
             guard (1...100).contains(purchase.quantity) else { throw APIError.badRequest("quantity must be 1 to 100, not \(purchase.quantity)") }
             return try APIResponse.json(DeviceAPI.PurchaseOutcomeBody(try await devices.purchase(purchase)))
         }
-        if route.match("GET", "transactions") != nil {
+        on("GET", "/transactions") { request, _, device in
             let items = try await devices.transactions(try Self.view(request), device: device)
             return try APIResponse.json(DeviceAPI.ItemsBody(items: items.map(DeviceAPI.SignedItemBody.init)))
         }
-        if let captured = route.match("POST", "transactions", "*", "finish") {
-            let id = captured[0]
-            try await devices.finish(transactionID: try Self.transactionID(id), device: device)
+        on("POST", "/transactions/{id}/finish") { _, context, device in
+            try await devices.finish(transactionID: try Self.transactionID(context["id"]), device: device)
             return try APIResponse.json(["finished": true])
         }
-        if let captured = route.match("POST", "transactions", "*", "refund-request") {
-            let id = captured[0]
-            try await devices.requestRefund(transactionID: try Self.transactionID(id), device: device)
+        on("POST", "/transactions/{id}/refund-request") { _, context, device in
+            try await devices.requestRefund(transactionID: try Self.transactionID(context["id"]), device: device)
             return try APIResponse.json(["refunded": true])
         }
-        if route.match("POST", "launch") != nil {
+        on("POST", "/launch") { _, _, device in
             try await devices.launch(device: device)
             return try APIResponse.json(["launched": true])
         }
-        if route.match("GET", "updates") != nil {
-            return try await updates(request, device: device)
+        on("GET", "/updates") { request, _, device in
+            guard request.queryValue("ack") == nil else {
+                throw APIError.badRequest("a GET changes nothing: acknowledge updates with POST /v1/devices/{device}/updates")
+            }
+            return try await routes.updates(request, device: device, acknowledging: nil)
         }
-        if let captured = route.match("GET", "subscriptions", "*", "statuses") {
-            let group = captured[0]
-            let statuses = try await devices.subscriptionStatuses(groupID: group, device: device)
+        on("POST", "/updates") { request, _, device in
+            let body = try APIResponse.decode(DeviceAPI.UpdatesRequestBody.self, from: request)
+            return try await routes.updates(request, device: device, acknowledging: body)
+        }
+        on("GET", "/subscriptions/{group}/statuses") { _, context, device in
+            let statuses = try await devices.subscriptionStatuses(groupID: context["group"], device: device)
             return try APIResponse.json(DeviceAPI.StatusesBody(statuses: statuses.map(DeviceAPI.StatusBody.init)))
         }
-        if let captured = route.match("GET", "subscriptions", "*", "intro-offer-eligibility") {
-            let group = captured[0]
-            return try APIResponse.json(DeviceAPI.EligibilityBody(eligible: try await devices.isEligibleForIntroOffer(groupID: group, device: device)))
+        on("GET", "/subscriptions/{group}/intro-offer-eligibility") { _, context, device in
+            try APIResponse.json(DeviceAPI.EligibilityBody(eligible: try await devices.isEligibleForIntroOffer(groupID: context["group"], device: device)))
         }
-        if route.match("GET", "app-transaction") != nil {
-            return try APIResponse.json(DeviceAPI.SignedItemBody(try await devices.appTransaction(device: device)))
+        on("GET", "/app-transaction") { _, _, device in
+            try APIResponse.json(DeviceAPI.SignedItemBody(try await devices.appTransaction(device: device)))
         }
-        if route.match("GET", "storefront") != nil {
-            return try APIResponse.json(DeviceAPI.StorefrontBody(countryCode: try await devices.storefront(device: device).countryCode))
+        on("GET", "/storefront") { _, _, device in
+            try APIResponse.json(DeviceAPI.StorefrontBody(countryCode: try await devices.storefront(device: device).countryCode))
         }
-        if route.match("POST", "sync") != nil {
+        on("POST", "/sync") { _, _, device in
             try await devices.sync(device: device)
             return try APIResponse.json(["synced": true])
         }
-        if let captured = route.match("POST", "sheets", "*") {
-            let sheet = captured[0]
+        on("POST", "/sheets/{sheet}") { request, context, device in
+            let sheet = context["sheet"]
             guard CustomerSheet(rawValue: sheet) != nil else {
                 throw APIError.notFound("no sheet \(sheet); sheets are \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))")
             }
@@ -95,31 +90,49 @@ struct DeviceRoutes {
             try await devices.presentSheet(sheet, device: device, about: about)
             return try APIResponse.json(["closed": true])
         }
-        if route.match("GET", "policies") != nil {
-            return try APIResponse.json(DeviceAPI.PoliciesBody(try await devices.storePolicies(device: device)))
+        on("GET", "/policies") { _, _, device in try APIResponse.json(DeviceAPI.PoliciesBody(try await devices.storePolicies(device: device))) }
+        on("GET", "/payments") { _, _, device in
+            try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
         }
-        if route.match("GET", "payments") != nil {
-            return try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
-        }
-        if Self.knownPaths.contains(where: { $0.matches(rest) }) {
-            throw APIError(status: 405, family: "other", code: "methodNotAllowed", message: "\(request.path) does not take \(request.method)")
-        }
-        throw APIError.notFound("no such path \(request.path)")
     }
 
-    /// A long poll: acknowledges what the client received (`ack`), then answers the waiting entries
-    /// of the channel at once, or as soon as one arrives, or empty after `wait` seconds.
-    private func updates(_ request: HTTPRequest, device: String) async throws -> HTTPResponse {
-        let name = request.queryValue("channel") ?? "transactions"
+    /// `POST /v1/devices/{device}`: signs a device in to an account.
+    private func registerDevice(_ request: HTTPRequest, device: String) async throws -> HTTPResponse {
+        let body = try APIResponse.decode(DeviceAPI.RegistrationBody.self, from: request)
+        let account = body.account.precomposedStringWithCanonicalMapping
+        try await store.addDevice(device, account: account)
+        return try APIResponse.json(["device": device, "account": account])
+    }
+
+    private func requireDevice(_ device: String) async throws {
+        guard try await devices.accountOfDevice(device) != nil else {
+            throw APIError(status: 404, family: "storeKit", code: "unknown", message: "no device \(device) in the store; register it with POST /v1/devices/\(device)")
+        }
+    }
+
+    private func products(_ request: HTTPRequest, device: String) async throws -> HTTPResponse {
+        let identifiers = request.query["ids"] ?? []
+        let products = try await devices.products(for: identifiers, device: device)
+        let storefront = try await devices.storefront(device: device)
+        let configuration = await store.storeKitConfiguration
+        return try APIResponse.json(DeviceAPI.ProductsBody(
+            productIDs: products.map(\.id), storefront: storefront.countryCode, locale: try await store.currentSettings().locale,
+            configurationVersion: Self.fingerprint(configuration.jsonData())))
+    }
+
+    /// A long poll: acknowledges what the client received (`POST` only: its body's `ack`), then answers
+    /// the waiting entries of the channel at once, or as soon as one arrives, or empty after `wait`
+    /// seconds. A `GET` reads the same without acknowledging anything.
+    private func updates(_ request: HTTPRequest, device: String, acknowledging body: DeviceAPI.UpdatesRequestBody?) async throws -> HTTPResponse {
+        let name = body?.channel ?? request.queryValue("channel") ?? "transactions"
         guard let transportChannel = TransportUpdate.Channel(rawValue: name) else {
             throw APIError.badRequest("channel is \(TransportUpdate.Channel.allCases.map(\.rawValue).joined(separator: ", ")), not \(name)")
         }
         let channel = LedgerUpdate.Channel(transportChannel)
-        if let ackText = request.queryValue("ack") {
-            guard let ack = Int64(ackText) else { throw APIError.badRequest("ack must be a sequence number, not \(ackText)") }
+        if let ack = body?.ack {
             try await store.acknowledgeUpdates(device: device, channel: channel, through: ack)
         }
-        let waitText = request.queryValue("wait") ?? "25"
+        let waitText = body?.wait.map { String($0) } ?? request.queryValue("wait") ?? "25"
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, Self.longestWait) * 1000))
         var waiting = try await store.waitingUpdates(device: device, channel: channel)
@@ -161,22 +174,5 @@ struct DeviceRoutes {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
         for byte in data { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
         return String(hash, radix: 16)
-    }
-
-    /// The paths the device API knows, to tell a wrong method from an unknown path.
-    private static let knownPaths: [PathPattern] = [
-        ["verification-context"], ["products"], ["purchases"], ["transactions"], ["transactions", "*", "finish"],
-        ["transactions", "*", "refund-request"], ["launch"], ["updates"], ["subscriptions", "*", "statuses"],
-        ["subscriptions", "*", "intro-offer-eligibility"], ["app-transaction"], ["storefront"], ["sync"], ["sheets", "*"], ["payments"], ["policies"],
-    ].map(PathPattern.init)
-}
-
-/// A path with `*` for one segment of any value.
-struct PathPattern {
-    let segments: [String]
-    init(_ segments: [String]) { self.segments = segments }
-
-    func matches(_ path: [String]) -> Bool {
-        path.count == segments.count && zip(segments, path).allSatisfy { $0 == "*" || $0 == $1 }
     }
 }

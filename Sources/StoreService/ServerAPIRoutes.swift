@@ -45,8 +45,8 @@ struct ServerAPIRoutes {
     // MARK: Routing
 
     private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let path = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
-        let route = Route(method: request.method, path: path)
+        let path = request.pathSegments
+        let route = ServerAPIPath(method: request.method, path: path)
         if let captured = route.match("GET", "inApps", "v1", "transactions", "*") {
             let id = try Self.transactionID(captured[0])
             guard let transaction = try await store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
@@ -376,5 +376,22 @@ struct ServerAPIRoutes {
         case .storage(let message): return .generalInternal.with(message)
         default: return .generalBadRequest.with(error.description)
         }
+    }
+}
+
+/// A request's method and path segments, matched against the Server API's paths, where `*` stands for
+/// any one segment: the Server API answers its own paths (with Apple's error for one it does not have).
+struct ServerAPIPath {
+    let method: String
+    let path: [String]
+
+    /// The segments the `*`s stand for, or `nil` when the method or the path does not match.
+    func match(_ method: String, _ pattern: String...) -> [String]? {
+        guard method == self.method, pattern.count == path.count else { return nil }
+        var captured: [String] = []
+        for (expected, segment) in zip(pattern, path) {
+            if expected == "*" { captured.append(segment) } else if expected != segment { return nil }
+        }
+        return captured
     }
 }

@@ -20,29 +20,42 @@ public final class StoreServer: Sendable {
     public let store: SimulatedAppStore
     let http: HTTPServer
     private let delivery: Task<Void, Never>
+    /// Who may use the server (see ``ServerAccess``).
+    public let access: ServerAccess
 
     /// Starts serving `store` on `host:port` (`port` 0 picks a free one).
     ///
-    /// - Parameter authority: The store's certificate authority, with its keys: given, the server
-    ///   answers OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
+    /// - Parameters:
+    ///   - authority: The store's certificate authority, with its keys: given, the server answers
+    ///     OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
+    ///   - access: The host names it answers for, and its access token.
+    /// - Throws: ``HTTPServerError`` when the port is in use or the address is not this machine's.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
-                            port: UInt16 = 0) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority) { handler throws(HTTPServerError) in try HTTPServer(host: host, port: port, handler: handler) }
+                            port: UInt16 = 0, access: ServerAccess = ServerAccess()) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: host, access: access) { handler throws(HTTPServerError) in
+            try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionsPerAddress: access.connectionsPerAddress,
+                           handler: handler)
+        }
     }
 
     /// Starts serving `store` on a socket the caller bound and set listening (the server closes it
     /// when it stops): for a port that must be known before the server starts, such as the OCSP
     /// responder's address in the store's certificates.
-    public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority) { handler throws(HTTPServerError) in try HTTPServer(listeningSocket: listeningSocket, handler: handler) }
+    public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32,
+                            access: ServerAccess = ServerAccess()) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access) { handler throws(HTTPServerError) in
+            try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline,
+                           connectionsPerAddress: access.connectionsPerAddress, handler: handler)
+        }
     }
 
-    private init(store: SimulatedAppStore, authority: CertificateAuthority?,
+    private init(store: SimulatedAppStore, authority: CertificateAuthority?, host: String, access: ServerAccess,
                  listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
+        self.access = access
         let progress = RequestProgress()
-        let router = Router(store: store, devices: InProcessStoreTransport(store: store), authority: authority, progress: progress)
-        let server = try listen { request in await router.route(request) }
+        let router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
+        let server = try listen(router.handler)
         progress.started(server)
         http = server
         let deliverer = NotificationDeliverer(store: store)
@@ -68,9 +81,9 @@ public final class StoreServer: Sendable {
     }
 
     /// Runs `body` with a server for `store` that is stopped when `body` returns or throws.
-    public static func serving<Result>(_ store: SimulatedAppStore, authority: CertificateAuthority? = nil,
+    public static func serving<Result>(_ store: SimulatedAppStore, authority: CertificateAuthority? = nil, access: ServerAccess = ServerAccess(),
                                        _ body: (StoreServer) async throws -> Result) async throws -> Result {
-        let server = try StoreServer(store: store, authority: authority)
+        let server = try StoreServer(store: store, authority: authority, access: access)
         do {
             let result = try await body(server)
             await server.stop()
@@ -82,72 +95,109 @@ public final class StoreServer: Sendable {
     }
 }
 
-/// Maps requests to the device and admin APIs.
-struct Router: Sendable {
-    let store: SimulatedAppStore
-    let devices: InProcessStoreTransport
-    let authority: CertificateAuthority?
-    /// How many requests the server is working on, for `/health`.
-    let progress: RequestProgress
+/// Who may use a served store, as the local developer servers people trust decide it (Jupyter's
+/// server; Docker's and Kubernetes' local APIs): on loopback by default, answering only for its own
+/// names, and behind a token when it is exposed.
+public struct ServerAccess: Sendable {
+    /// Host names clients reach the server by, beyond its address, `localhost` and `127.0.0.1`
+    /// (`--allowed-host`); a request naming another host is refused, which stops DNS rebinding.
+    public var allowedHosts: [String]
+    /// The access token: required, when set, by the pages, the admin API and the device API (the App
+    /// Store Server API checks its own tokens; OCSP and `/health` are open).
+    public var token: String?
+    /// Connections one client address may hold at once (long polls included), so no one address can
+    /// hold them all; a benchmark holding thousands of long polls from one address raises it.
+    public var connectionsPerAddress: Int
+    /// How long a client has to send a whole request, headers and body; a connection still sending
+    /// then is closed, however steadily it trickles (see ``HTTPServer``).
+    public var requestDeadline: Duration
 
-    func route(_ request: HTTPRequest) async -> HTTPResponse {
-        let segments = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
-        if segments.first == "inApps" { return await ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).handle(request) }
-        if segments.first == "ocsp" { return await ocsp(request, path: Array(segments.dropFirst())) }
-        do {
-            if WebRoutes.handles(segments) { return try await WebRoutes(store: store, devices: devices).handle(request, path: segments) }
-            switch Array(segments.prefix(2)) {
-            case ["v1", "devices"]:
-                return try await DeviceRoutes(store: store, devices: devices).handle(request, path: Array(segments.dropFirst(2)))
-            case ["v1", "admin"]:
-                return try await AdminRoutes(store: store).handle(request, path: Array(segments.dropFirst(2)))
-            case ["v1", "store"]:
-                return try await storeInfo(request, path: Array(segments.dropFirst(2)))
-            default:
-                if segments == ["health"] {
-                    return try APIResponse.json(HealthBody(status: "ok", requestsInProgress: progress.requestsInProgress))
-                }
-                throw APIError.notFound("no such path \(request.path)")
-            }
-        } catch let error as APIError {
-            return error.response
-        } catch let error as StoreTransportError {
-            return APIError(error).response
-        } catch let error as AppStoreError {
-            return APIError(error).response
-        } catch {
-            return APIError(status: 500, family: "other", code: "failed", message: "\(error)").response
-        }
+    public init(allowedHosts: [String] = [], token: String? = nil, connectionsPerAddress: Int = 2_000, requestDeadline: Duration = .seconds(30)) {
+        self.allowedHosts = allowedHosts
+        self.token = token
+        self.connectionsPerAddress = connectionsPerAddress
+        self.requestDeadline = requestDeadline
     }
 
-    /// The OCSP responder of the store's authority: `POST /ocsp` with a DER request, or
-    /// `GET /ocsp/{base64 request}`; answers with real time (verifiers compare with their own clocks).
-    private func ocsp(_ request: HTTPRequest, path: [String]) async -> HTTPResponse {
-        guard let authority else { return .text(404, "this server has no OCSP responder") }
-        let der: Data?
-        switch (request.method, path.count) {
-        case ("POST", 0): der = request.body
-        case ("GET", 1): der = Data(base64Encoded: path[0])
-        default: return .text(405, "OCSP requests are POSTed to /ocsp or sent as GET /ocsp/{base64}")
-        }
-        let revoked = (try? await store.revokedCertificates()) ?? []
-        let answer = authority.ocspResponse(to: der ?? Data(), revoked: revoked, now: SystemStoreClock().now())
-        return HTTPResponse(status: 200, headers: [("Content-Type", "application/ocsp-response")], body: answer)
+    /// Whether `host` is a loopback address, reachable from this machine only.
+    public static func isLoopback(_ host: String) -> Bool {
+        host == "127.0.0.1" || host.hasPrefix("127.") || host == "localhost" || host == "::1"
     }
 
-    /// `GET /v1/store/configuration` (the `.storekit` file the store sells) and `GET /v1/store` (its identity).
-    private func storeInfo(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
-        try APIError.require(method: "GET", request)
-        switch path {
-        case ["configuration"]:
-            return .json(200, await store.storeKitConfiguration.jsonData())
-        case []:
+    /// A new random token (32 bytes, hexadecimal).
+    public static func makeToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+    }
+}
+
+/// The store's routes and the checks in front of them.
+enum StoreRoutes {
+    static func router(store: SimulatedAppStore, authority: CertificateAuthority?, listeningAddress: String, access: ServerAccess,
+                       progress: RequestProgress) -> HTTPService.Router {
+        let devices = InProcessStoreTransport(store: store)
+        let formToken = ServerAccess.makeToken()
+        var router = HTTPService.Router()
+        router.add(middleware: HostCheck(listeningAddress: listeningAddress, names: access.allowedHosts))
+        if let token = access.token {
+            // The App Store Server API has tokens of its own; verifiers ask OCSP responders without any.
+            router.add(middleware: AccessToken(token: token) { _, context in
+                ["inApps", "ocsp"].contains(context.segments.first ?? "") || context.segments == ["health"]
+            })
+        }
+        router.add(middleware: CrossSiteCheck(formToken: formToken) { request, context in
+            context.segments.first == "ocsp" && request.header("Content-Type")?.lowercased() == "application/ocsp-request"
+        })
+        router.add(middleware: StoreErrorMapping())
+        DeviceRoutes.register(on: &router, store: store, devices: devices)
+        AdminRoutes.register(on: &router, store: store)
+        WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
+        // The App Store Server API answers its own paths, with Apple's error bodies and codes.
+        // Every method reaches it (Apple answers an unknown one with its own error) and malformed
+        // query values reach it as sent (`?revision=%%%` is Apple's invalid revision, 4000005).
+        let serverAPI = ServerAPIRoutes(store: store, wallClock: SystemStoreClock())
+        for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
+            router.on(method, "/inApps/{path...}", query: .lenient) { request, _ in await serverAPI.handle(request) }
+        }
+        router.refusalResponse = { error, request in
+            guard error.status == 400, request.rawPath.hasPrefix("/inApps/") else { return error.response }
+            return ServerAPIError.generalBadRequest.with(error.message).response
+        }
+        router.on("POST", "/ocsp") { request, _ in await Self.ocsp(request.body, store: store, authority: authority) }
+        router.on("GET", "/ocsp/{request}") { _, context in
+            await Self.ocsp(Data(base64Encoded: context["request"]) ?? Data(), store: store, authority: authority)
+        }
+        router.on("GET", "/v1/store/configuration") { _, _ in .json(200, await store.storeKitConfiguration.jsonData()) }
+        router.on("GET", "/v1/store") { _, _ in
             let identity = store.identity
             return try APIResponse.json(["bundleId": identity.bundleId, "environment": identity.environment.rawValue,
                                          "applicationVersion": identity.applicationVersion,
                                          "rootCertificate": store.rootCertificate.derRepresentation.base64EncodedString()])
-        default:
-            throw APIError.notFound("no such path \(request.path)")
+        }
+        router.on("GET", "/health") { _, _ in try APIResponse.json(HealthBody(status: "ok", requestsInProgress: progress.requestsInProgress)) }
+        return router
+    }
+
+    /// The OCSP responder of the store's authority: `POST /ocsp` with a DER request, or
+    /// `GET /ocsp/{base64 request}`; answers with real time (verifiers compare with their own clocks).
+    private static func ocsp(_ der: Data, store: SimulatedAppStore, authority: CertificateAuthority?) async -> HTTPResponse {
+        guard let authority else { return .text(404, "this server has no OCSP responder") }
+        let revoked = (try? await store.revokedCertificates()) ?? []
+        let answer = authority.ocspResponse(to: der, revoked: revoked, now: SystemStoreClock().now())
+        return HTTPResponse(status: 200, headers: [("Content-Type", "application/ocsp-response")], body: answer)
+    }
+}
+
+/// Maps the engine's and the transport's failures to the API's answers, for every route.
+struct StoreErrorMapping: HTTPMiddleware {
+    func handle(_ request: HTTPRequest, context: RequestContext,
+                next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        do {
+            return try await next(request, context)
+        } catch let error as StoreTransportError {
+            throw APIError(error)
+        } catch let error as AppStoreError {
+            throw APIError(error)
         }
     }
 }
@@ -171,7 +221,7 @@ final class RequestProgress: Sendable {
 }
 
 /// A failure answered with a status and the JSON error body.
-struct APIError: Error {
+struct APIError: HTTPResponseError {
     var status: Int
     var body: DeviceAPI.ErrorBody
 
@@ -249,21 +299,5 @@ enum APIResponse {
         } catch {
             throw .badRequest("the body is not the JSON this call takes: \(error.localizedDescription)")
         }
-    }
-}
-
-/// A request's method and path segments, matched against patterns where `*` stands for any one segment.
-struct Route {
-    let method: String
-    let path: [String]
-
-    /// The segments the `*`s stand for, or `nil` when the method or the path does not match.
-    func match(_ method: String, _ pattern: String...) -> [String]? {
-        guard method == self.method, pattern.count == path.count else { return nil }
-        var captured: [String] = []
-        for (expected, segment) in zip(pattern, path) {
-            if expected == "*" { captured.append(segment) } else if expected != segment { return nil }
-        }
-        return captured
     }
 }

@@ -27,12 +27,12 @@ class Failure(Exception):
 
 
 class Browser:
-    def __init__(self, chromium, chromedriver):
+    def __init__(self, chromium, chromedriver, extra_args=()):
         self.driver, self.port = self.start_driver(chromedriver)
         self.base = f"http://127.0.0.1:{self.port}"
         options = {"binary": chromium,
                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
-                            "--window-size=1200,1500", "--force-device-scale-factor=1"]}
+                            "--window-size=1200,1500", "--force-device-scale-factor=1", *extra_args]}
         session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}})
         self.session = f"/session/{session['sessionId']}"
 
@@ -74,6 +74,10 @@ class Browser:
 
     def script(self, source, *arguments):
         return self.call("POST", self.session + "/execute/sync", {"script": source, "args": list(arguments)})
+
+    def script_async(self, source, *arguments):
+        """Runs script that calls its last argument with the result (WebDriver's asynchronous script)."""
+        return self.call("POST", self.session + "/execute/async", {"script": source, "args": list(arguments)})
 
     def wait_for(self, selector, what, seconds=30):
         """The first element matching `selector`, waiting for the page (or its live refresh) to show it."""

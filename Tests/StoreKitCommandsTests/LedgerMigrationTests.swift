@@ -65,7 +65,7 @@ struct LedgerMigrationTests {
         #expect(try await Self.views(reopened) == before)
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
-        #expect(layout == "5")
+        #expect(layout == String(SQLiteLedgerStorage.layoutVersion))
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.
@@ -74,5 +74,69 @@ struct LedgerMigrationTests {
         #expect(played >= 4)
         #expect(try await controlStore.advanceTime(by: 30 * 86_400) == played)
         #expect(try await Self.views(reopened) == Self.views(controlStore))
+    }
+
+    /// Writes every account and device name of a store in Unicode's decomposed form, as an earlier
+    /// version kept a name typed that way, and marks the store as layout 5.
+    static func decomposeNames(_ path: String) throws {
+        let connection = try SQLiteConnection(path: path, mode: .readWrite)
+        for (table, columns) in [("accounts", ["name", "record"]), ("devices", ["name", "account", "record"]),
+                                 ("transactions", ["account", "record"]), ("subscriptions", ["account", "record"]), ("updates", ["device"])] {
+            var rows: [(Int64, [String?])] = []
+            try connection.query("SELECT rowid, \(columns.joined(separator: ", ")) FROM \(table)") { row in
+                rows.append((row.integer(0), columns.indices.map { row.text(Int32($0 + 1))?.decomposedStringWithCanonicalMapping }))
+            }
+            for (rowid, values) in rows {
+                try connection.query("UPDATE \(table) SET \(columns.indices.map { "\(columns[$0]) = ?\($0 + 2)" }.joined(separator: ", ")) WHERE rowid = ?1",
+                                     [.integer(rowid)] + values.map { SQLiteConnection.Value.optionalText($0) })
+            }
+        }
+        try connection.execute("UPDATE meta SET value = '5' WHERE key = 'layout'")
+    }
+
+    @Test("a store whose names an earlier version kept in another Unicode form opens with them composed; two names that become one stop it, untouched")
+    func composesNames() async throws {
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch)
+        try await store.addDevice("tablet-caf\u{E9}", account: "Ren\u{E9}e")
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "Ren\u{E9}e", device: "tablet-caf\u{E9}"))
+        let database = StoreDirectory.databaseURL(in: directory).path
+        var stored: String?
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT name FROM accounts WHERE name LIKE 'Ren%'") { stored = $0.text(0) }
+        #expect(stored?.unicodeScalars.count == 5, "kept composed")
+
+        let collision = scratch.url.appendingPathComponent("collision")
+        try FileManager.default.copyItem(at: directory, to: collision)
+        try Self.decomposeNames(database)
+        var decomposed: String?
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT name FROM accounts WHERE name LIKE 'Ren%'") { decomposed = $0.text(0) }
+        #expect(decomposed?.unicodeScalars.count == 6, "the earlier form")
+
+        let reopened = try await TestStores.open(directory)
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT name FROM accounts WHERE name LIKE 'Ren%'") { stored = $0.text(0) }
+        #expect(stored?.unicodeScalars.count == 5, "composed when opened")
+        #expect(try await reopened.device(named: "tablet-cafe\u{301}")?.account.unicodeScalars.count == 5)
+        #expect(try await reopened.currentEntitlements(account: "Rene\u{301}e").map(\.transaction.productID) == [ExampleShop.pro])
+        #expect(try await reopened.integrityProblems().isEmpty)
+
+        // A store holding both forms of one account as two accounts.
+        let collisionDatabase = StoreDirectory.databaseURL(in: collision).path
+        try SQLiteConnection(path: collisionDatabase, mode: .readWrite).query(
+            "INSERT INTO accounts (name, record) SELECT ?1, record FROM accounts WHERE name = ?2", [.text("Rene\u{301}e"), .text("Ren\u{E9}e")])
+        try SQLiteConnection(path: collisionDatabase, mode: .readWrite).execute("UPDATE meta SET value = '5' WHERE key = 'layout'")
+        func contents() throws -> [String] {
+            var rows: [String] = []
+            let connection = try SQLiteConnection(path: collisionDatabase, mode: .readWrite)
+            try connection.query("SELECT name, record FROM accounts ORDER BY rowid") { rows.append("\($0.text(0) ?? "") \($0.text(1) ?? "")") }
+            try connection.query("SELECT key, value FROM meta ORDER BY key") { rows.append("\($0.text(0) ?? "") \($0.text(1) ?? "")") }
+            return rows
+        }
+        let before = try contents()
+        await #expect {
+            _ = try await TestStores.open(collision)
+        } throws: { error in
+            String(describing: error).contains("two accounts named") && String(describing: error).contains("rename one of them")
+        }
+        #expect(try contents() == before, "the store is left as it was")
     }
 }

@@ -96,8 +96,12 @@ struct Exchange {
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
     var errorFamily: String? { (json?["error"] as? [String: Any])?["family"] as? String }
 
-    static func send(_ method: String, _ url: URL, body: Data? = nil, headers: [(name: String, value: String)] = []) async throws -> Exchange {
-        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: headers, body: body))
+    /// Sends a request as a program does (with the `X-OpenStoreKit-Request` header, which a web page
+    /// cannot make a browser send); `asProgram: false` sends only `headers`, as a browser's form would.
+    static func send(_ method: String, _ url: URL, body: Data? = nil, headers: [(name: String, value: String)] = [],
+                     asProgram: Bool = true) async throws -> Exchange {
+        let marked = asProgram ? [(name: "X-OpenStoreKit-Request", value: "1")] + headers : headers
+        let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: marked, body: body))
         return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"))
     }
 

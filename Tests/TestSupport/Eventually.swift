@@ -13,3 +13,15 @@ public func eventually(_ what: String, within limit: Duration = .seconds(120), i
         try await Task.sleep(for: .milliseconds(10))
     }
 }
+
+/// Waits until `value` gives something (not `nil`), looking every 10 ms, and returns it; fails naming
+/// `what` if nothing came by the deadline.
+public func eventually<Value>(orNil what: String, within limit: Duration = .seconds(120), isolation: isolated (any Actor)? = #isolation,
+                              _ value: () async throws -> Value?) async throws -> Value {
+    let deadline = ContinuousClock.now + limit
+    while true {
+        if let found = try await value() { return found }
+        guard ContinuousClock.now < deadline else { throw TestFailure("\(what) did not come within \(limit)") }
+        try await Task.sleep(for: .milliseconds(10))
+    }
+}

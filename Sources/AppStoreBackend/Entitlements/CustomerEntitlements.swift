@@ -141,9 +141,21 @@ public struct EntitlementExplanation: Hashable, Sendable, Codable {
     public var because: String
     /// The transaction the rule looked at, if any.
     public var transactionId: String?
+    /// How that transaction belongs to the customer: `appAccountToken` (the purchase carries the
+    /// customer's token), `userID` (the app sent it with the customer's user id) or
+    /// `originalTransaction` (it renews or shares a purchase that belongs to the customer).
+    public var linkedBy: String?
 }
 
 extension CustomerLedger {
+    /// How a transaction belongs to the customer (see ``EntitlementExplanation/linkedBy``).
+    static func link(of transactionID: String, in evaluation: Evaluation, customer: String) -> String? {
+        guard let transaction = evaluation.transactions.first(where: { $0.transactionID == transactionID }) else { return nil }
+        if transaction.payload.appAccountToken?.uuidString.lowercased() == customer { return "appAccountToken" }
+        if transaction.customerID == customer { return "userID" }
+        return "originalTransaction"
+    }
+
     /// Explains one product for one customer, by the same rules as ``entitlements(customer:)``.
     public func explain(customer: String, productID: String) async throws(BackendError) -> EntitlementExplanation {
         let dateStyle = Date.ISO8601FormatStyle().year().month().day()
@@ -157,7 +169,8 @@ extension CustomerLedger {
             case "subscribed": because = "subscribed until \(entitlement.expiresDate.map { $0.formatted(dateStyle) } ?? "?")\(entitlement.willAutoRenew == false ? ", not renewing" : "")"
             default: because = "bought"
             }
-            return EntitlementExplanation(productId: productID, entitled: true, because: because, transactionId: entitlement.transactionId)
+            return EntitlementExplanation(productId: productID, entitled: true, because: because, transactionId: entitlement.transactionId,
+                                          linkedBy: Self.link(of: entitlement.transactionId, in: evaluation, customer: customer))
         }
         let all = history(of: evaluation)
         let history = all.filter { $0.productId == productID }
@@ -181,6 +194,7 @@ extension CustomerLedger {
             default: because = "expired on \(latest.expiresDate.map { $0.formatted(dateStyle) } ?? "?")"
             }
         }
-        return EntitlementExplanation(productId: productID, entitled: false, because: because, transactionId: latest.transactionId)
+        return EntitlementExplanation(productId: productID, entitled: false, because: because, transactionId: latest.transactionId,
+                                      linkedBy: Self.link(of: latest.transactionId, in: evaluation, customer: customer))
     }
 }

@@ -54,7 +54,9 @@ public struct SignedDataIntake: Sendable {
         if let userID, userID.isEmpty || userID.count > 200 { throw .badRequest("userID must be 1 to 200 characters") }
         var change = BackendChange(transaction: BackendTransaction(payload: payload, signedTransaction: jws,
                                                                    customerID: Self.customer(of: payload) ?? userID))
-        if let userID, let original = payload.originalTransactionId ?? payload.transactionId {
+        // The purchase's own app account token names its customer; an app's user id links only a
+        // purchase without one (and only the first user id: another is a conflict, see the storage).
+        if Self.customer(of: payload) == nil, let userID, let original = payload.originalTransactionId ?? payload.transactionId {
             change.link = CustomerLink(originalTransactionID: original, customerID: userID)
         }
         return change

@@ -27,55 +27,90 @@ public struct BackendService: Sendable {
         self.log = log
     }
 
+    /// Answers a request in this process (an app's own server calling its backend), with no check of
+    /// where it comes from; `storekit backend serve` puts ``router(listeningAddress:allowedHosts:)``
+    /// on the network instead.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        do {
-            return try await route(request)
-        } catch {
-            let (status, code): (Int, String)
-            switch error {
-            case .badRequest: (status, code) = (400, "badRequest")
-            case .unverified: (status, code) = (422, "unverified")
-            case .unauthorized: (status, code) = (401, "unauthorized")
-            case .storage: (status, code) = (503, "storage")
-            }
-            log("\(request.method) \(request.path) → \(status): \(error)")
-            return Self.json(["error": ["code": code, "message": error.description]], status: status)
-        }
+        var router = Router()
+        register(on: &router)
+        return await router.respond(to: request)
     }
 
-    private func route(_ request: HTTPRequest) async throws(BackendError) -> HTTPResponse {
-        let path = request.pathSegments.map { $0.removingPercentEncoding ?? $0 }
-        switch (request.method, path) {
-        case ("POST", ["apple", "notifications"]):
-            let recorded = try await storage.apply(try intake.notification(body: request.body))
+    /// The routes with the checks a network service needs in front of them: the `Host` allow-list
+    /// (DNS rebinding) and the cross-site check (a web page in a browser cannot post to it).
+    public func router(listeningAddress: String, allowedHosts: [String] = []) -> Router {
+        var router = Router()
+        router.add(middleware: HostCheck(listeningAddress: listeningAddress, names: allowedHosts))
+        router.add(middleware: CrossSiteCheck())
+        register(on: &router)
+        return router
+    }
+
+    /// Registers the endpoints; each maps the backend's failures to its answers and logs them.
+    public func register(on router: inout Router) {
+        let service = self
+        func on(_ method: String, _ pattern: String, _ respond: @escaping @Sendable (HTTPRequest, RequestContext) async throws(BackendError) -> HTTPResponse) {
+            router.on(method, pattern) { request, context in
+                do throws(BackendError) {
+                    return try await respond(request, context)
+                } catch {
+                    return service.refusal(error, to: request)
+                }
+            }
+        }
+        on("POST", "/apple/notifications") { request, _ throws(BackendError) in
+            let recorded = try await service.storage.apply(try service.intake.notification(body: request.body))
             return Self.json(["recorded": recorded])
-        case ("POST", ["v1", "transactions"]):
-            try await authorize(request)
+        }
+        on("POST", "/v1/transactions") { request, _ throws(BackendError) in
+            try await service.authorize(request)
             struct Body: Decodable { var signedTransaction: String; var userID: String? }
             guard let body = try? JSONDecoder().decode(Body.self, from: request.body) else {
                 throw .badRequest("the body is not {\"signedTransaction\": \"…\", \"userID\": \"…\"}")
             }
-            let change = try intake.transaction(signedTransaction: body.signedTransaction, userID: body.userID)
-            _ = try await storage.apply(change)
+            // In Unicode's composed form, as paths are decoded: one user however their ID was typed.
+            let change = try service.intake.transaction(signedTransaction: body.signedTransaction,
+                                                        userID: body.userID?.precomposedStringWithCanonicalMapping)
+            _ = try await service.storage.apply(change)
             guard let customer = change.transaction?.customerID else {
                 return Self.json(["entitlements": [String]()] as [String: [String]])
             }
-            return try Self.encoded(EntitlementsBody(customer: customer, entitlements: try await ledger.entitlements(customer: customer)))
-        case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "entitlements":
-            try await authorize(request)
-            return try Self.encoded(EntitlementsBody(customer: segments[2], entitlements: try await ledger.entitlements(customer: segments[2])))
-        case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "history":
-            try await authorize(request)
-            return try Self.encoded(HistoryBody(customer: segments[2], transactions: try await ledger.history(customer: segments[2])))
-        case ("GET", let segments) where segments.count == 4 && segments[0...1] == ["v1", "customers"] && segments[3] == "explain":
-            try await authorize(request)
-            guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
-            return try Self.encoded(try await ledger.explain(customer: segments[2], productID: product))
-        case ("GET", ["health"]):
-            return Self.json(["status": "ok"])
-        default:
-            throw .badRequest("no endpoint \(request.method) \(request.path)")
+            return try Self.encoded(EntitlementsBody(customer: customer, entitlements: try await service.ledger.entitlements(customer: customer)))
         }
+        on("GET", "/v1/customers/{customer}/entitlements") { request, context throws(BackendError) in
+            try await service.authorize(request)
+            return try Self.encoded(EntitlementsBody(customer: context["customer"], entitlements: try await service.ledger.entitlements(customer: context["customer"])))
+        }
+        on("GET", "/v1/customers/{customer}/history") { request, context throws(BackendError) in
+            try await service.authorize(request)
+            return try Self.encoded(HistoryBody(customer: context["customer"], transactions: try await service.ledger.history(customer: context["customer"])))
+        }
+        on("GET", "/v1/customers/{customer}/explain") { request, context throws(BackendError) in
+            try await service.authorize(request)
+            guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
+            return try Self.encoded(try await service.ledger.explain(customer: context["customer"], productID: product))
+        }
+        on("GET", "/health") { _, _ throws(BackendError) in Self.json(["status": "ok"]) }
+    }
+
+    /// The answer to a failure, logged with what was asked (control characters escaped, so nothing a
+    /// client sends can forge a line of the log).
+    private func refusal(_ error: BackendError, to request: HTTPRequest) -> HTTPResponse {
+        let (status, code): (Int, String)
+        switch error {
+        case .badRequest: (status, code) = (400, "badRequest")
+        case .unverified: (status, code) = (422, "unverified")
+        case .unauthorized: (status, code) = (401, "unauthorized")
+        case .storage: (status, code) = (503, "storage")
+        case .conflict: (status, code) = (409, "conflict")
+        }
+        log(Self.escapingControlCharacters("\(request.method) \(request.path) → \(status): \(error)"))
+        return Self.json(["error": ["code": code, "message": error.description]], status: status)
+    }
+
+    /// `text` with every control character written as `\u{…}`.
+    package static func escapingControlCharacters(_ text: String) -> String {
+        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
     }
 
     private func authorize(_ request: HTTPRequest) async throws(BackendError) {

@@ -30,6 +30,10 @@ final class SQLiteBackendDatabase: BackendDatabase, @unchecked Sendable {
     let beginWrite = "BEGIN IMMEDIATE"
 
     init(path: String) throws(BackendError) {
+        // The database holds customers' transactions, tokens and user ids: private to its owner from
+        // its first byte (SQLite gives its -wal and -shm files the database's own permissions).
+        let created = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if created >= 0 { close(created) }
         do {
             connection = try SQLiteConnection(path: path, mode: .create)
             try connection.execute("PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL;")

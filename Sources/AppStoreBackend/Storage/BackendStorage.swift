@@ -43,10 +43,13 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
     case unauthorized(String)
     /// The database failed; nothing was changed.
     case storage(String)
+    /// The request contradicts what is recorded (a purchase already linked to another customer).
+    case conflict(String)
 
     public var description: String {
         switch self {
-        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message): return message
+        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message), .conflict(let message):
+            return message
         }
     }
 }

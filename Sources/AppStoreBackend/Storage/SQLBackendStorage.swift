@@ -111,20 +111,30 @@ public final class SQLBackendStorage: BackendStorage {
             let results = writerDatabase.withLock { database in Self.commit(batch, on: database) }
             for (index, ticket) in batch.enumerated() {
                 switch results {
-                case .success(let recorded): ticket.answer.resume(returning: .success(recorded[index]))
+                case .success(let outcomes): ticket.answer.resume(returning: outcomes[index])
                 case .failure(let error): ticket.answer.resume(returning: .failure(error))
                 }
             }
         }
     }
 
-    private static func commit(_ batch: [Ticket], on database: any BackendDatabase) -> Result<[Bool], BackendError> {
+    /// Commits a batch; each change's own outcome (recorded, a duplicate, or refused as a conflict),
+    /// or the failure of the whole batch.
+    private static func commit(_ batch: [Ticket], on database: any BackendDatabase) -> Result<[Result<Bool, BackendError>], BackendError> {
         var attempt = 0
         while true {
             do throws(BackendError) {
                 try database.execute(database.beginWrite)
                 do throws(BackendError) {
-                    let results = try batch.map { (ticket) throws(BackendError) in try write(ticket, on: database) }
+                    var results: [Result<Bool, BackendError>] = []
+                    for ticket in batch {
+                        do throws(BackendError) {
+                            results.append(.success(try write(ticket, on: database)))
+                        } catch .conflict(let message) {
+                            // Only this change is refused (its savepoint is rolled back); the others commit.
+                            results.append(.failure(.conflict(message)))
+                        }
+                    }
                     try database.execute("COMMIT")
                     return .success(results)
                 } catch {
@@ -184,10 +194,17 @@ public final class SQLBackendStorage: BackendStorage {
                       .optionalText(ticket.renewalJSON), .integer(AppStoreJSON.milliseconds(from: status.signedDate))])
         }
         if let link = change.link {
+            // The first link stands: a purchase linked to one customer is never moved to another.
             try database.query("""
                 INSERT INTO links (original_transaction_id, customer_id) VALUES ($1, $2)
-                ON CONFLICT (original_transaction_id) DO UPDATE SET customer_id = excluded.customer_id
+                ON CONFLICT (original_transaction_id) DO NOTHING
                 """, [.text(link.originalTransactionID), .text(link.customerID)])
+            let linked = try database.query("SELECT customer_id FROM links WHERE original_transaction_id = $1", [.text(link.originalTransactionID)])
+            if let existing = linked.first?[0] ?? nil, existing != link.customerID {
+                try database.execute("ROLLBACK TO SAVEPOINT change")
+                try database.execute("RELEASE SAVEPOINT change")
+                throw .conflict("purchase \(link.originalTransactionID) is linked to another customer; a user id links only a purchase no one has yet")
+            }
         }
         try database.execute("RELEASE SAVEPOINT change")
         return true

@@ -7,6 +7,9 @@ public enum ServerAPIToken {
     /// The audience every token names.
     public static let audience = "appstoreconnect-v1"
 
+    /// The longest a token may live, in seconds: 60 minutes, as Apple's API allows.
+    public static let longestLifetime: Int64 = 3_600
+
     public struct Claims: Codable, Hashable, Sendable {
         public var iss: String
         public var iat: Int64?
@@ -49,7 +52,8 @@ public enum ServerAPIToken {
     }
 
     /// Checks a token against the key its `kid` names: ES256, the signature, the issuer, the audience,
-    /// the bundle ID, and that `now` is before `exp` (and not before `iat`, with a minute of leeway).
+    /// the bundle ID, and that `now` is before `exp` (and not before `iat`, with a minute of leeway), and
+    /// that the token lives at most ``longestLifetime``.
     public static func verify(_ token: String, publicKey: P256PublicKey, keyId: String, issuerId: String, bundleId: String,
                               now: Date) throws(Rejection) -> Claims {
         let compact: CompactJWS
@@ -73,6 +77,13 @@ public enum ServerAPIToken {
         let seconds = now.timeIntervalSince1970
         guard Double(claims.exp) > seconds else { throw Rejection("the token expired") }
         if let iat = claims.iat, Double(iat) > seconds + 60 { throw Rejection("the token was issued in the future") }
+        // A token lives an hour at most, as Apple's API allows: counted from `iat`, or from now for a token
+        // without one (Apple's Python library leaves `iat` out, and Apple accepts its tokens).
+        if let iat = claims.iat {
+            guard claims.exp - iat <= Self.longestLifetime else { throw Rejection("the token lives longer than 60 minutes (exp - iat)") }
+        } else {
+            guard Double(claims.exp) <= seconds + Double(Self.longestLifetime) else { throw Rejection("the token expires more than 60 minutes from now") }
+        }
         return claims
     }
 }

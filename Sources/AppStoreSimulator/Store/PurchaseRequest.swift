@@ -30,8 +30,9 @@ public struct PurchaseRequest: Hashable, Sendable {
                 deliversThroughUpdates: Bool = false) {
         self.deliversThroughUpdates = deliversThroughUpdates
         self.productID = productID
-        self.account = account
-        self.device = device
+        // Names in Unicode's composed form (NFC), as the ledger keeps them.
+        self.account = account.ledgerName
+        self.device = device?.ledgerName
         self.quantity = quantity
         self.appAccountToken = appAccountToken
         self.offer = offer

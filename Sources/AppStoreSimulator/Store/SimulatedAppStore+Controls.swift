@@ -299,17 +299,17 @@ extension SimulatedAppStore {
 
     /// An account by name, if registered.
     public func account(named name: String) throws(AppStoreError) -> StoreAccount? {
-        try reading { ledger.account(name) }
+        try reading { ledger.account(name.ledgerName) }
     }
 
     /// The devices signed in to an account, by name.
     public func devices(ofAccount name: String) throws(AppStoreError) -> [StoreDevice] {
-        try reading { ledger.devices(account: name) }
+        try reading { ledger.devices(account: name.ledgerName) }
     }
 
     /// A device by name, if registered.
     public func device(named name: String) throws(AppStoreError) -> StoreDevice? {
-        try reading { ledger.device(name) }
+        try reading { ledger.device(name.ledgerName) }
     }
 
     /// The storefront an account buys in: its own, or the store's setting.

@@ -229,6 +229,9 @@ extension SimulatedAppStore {
 
     /// The account and device of a request, registering them (in `change`) on first use.
     func register(account name: String, device deviceName: String?, in change: inout Change) throws(AppStoreError) -> (StoreAccount, StoreDevice?) {
+        // Names are kept in Unicode's composed form (NFC): "café" typed either way is one account.
+        let name = name.ledgerName
+        let deviceName = deviceName?.ledgerName
         guard !name.isEmpty else { throw .control(.invalidAction, "an account needs a name") }
         let account: StoreAccount
         if let existing = storedAccount(name, in: change) {
@@ -389,4 +392,10 @@ final class PurchaseTicket: Sendable {
             if let ready { continuation.resume(returning: ready) }
         }
     }
+}
+
+extension String {
+    /// The form the ledger keeps account and device names in: Unicode's composed form (NFC), so a
+    /// name typed either way is one name, and Swift's `==` and SQL's byte comparison agree on it.
+    package var ledgerName: String { precomposedStringWithCanonicalMapping }
 }

@@ -9,7 +9,7 @@ extension SimulatedAppStore {
     }
 
     func requireDevice(_ name: String) throws(AppStoreError) -> StoreDevice {
-        guard let device = ledger.device(name) else { throw .control(.invalidAction, "no device \(name)") }
+        guard let device = ledger.device(name.ledgerName) else { throw .control(.invalidAction, "no device \(name)") }
         return device
     }
 
@@ -17,13 +17,13 @@ extension SimulatedAppStore {
     func account(device: String?, account: String?) throws(AppStoreError) -> (String, StoreDevice?) {
         if let device {
             let record = try requireDevice(device)
-            if let account, account != record.account {
+            if let account, account.ledgerName != record.account {
                 throw .control(.invalidAction, "device \(device) is signed in to account \(record.account), not \(account)")
             }
             return (record.account, record)
         }
         guard let account else { throw .control(.invalidAction, "name a device or an account") }
-        return (account, nil)
+        return (account.ledgerName, nil)
     }
 
     /// `Transaction.all`: every completed transaction of the account, refunded and revoked ones included.

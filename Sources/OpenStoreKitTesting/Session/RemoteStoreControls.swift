@@ -12,20 +12,39 @@ import OpenStoreKit
 public struct RemoteStoreControls: StoreControls {
     /// The server, such as `http://127.0.0.1:8080`.
     public let server: URL
+    /// What every request carries: the program's mark and the server's access token, when it has one.
+    private let headers: [(name: String, value: String)]
 
-    public init(server: URL) {
+    /// The admin API of the store at `server`; `token` is the server's access token, when it needs one.
+    public init(server: URL, token: String? = nil) {
         self.server = server
+        headers = [(DeviceAPI.programHeader, "1")] + (token.map { [("Authorization", "Bearer \($0)")] } ?? [])
     }
 
     // MARK: Requests
 
     private struct Empty: Codable {}
 
+    /// The `.storekit` configuration the store sells, as the store sends it.
+    public func storeConfigurationData() async throws(AppStoreError) -> Data {
+        try await send("GET", "/v1/store/configuration")
+    }
+
     private func call<Response: Decodable>(_ method: String, _ path: String, query: [(name: String, value: String)] = [], body: [String: Any]? = nil,
                                            encoded: Data? = nil, as type: Response.Type) async throws(AppStoreError) -> Response {
-        let payload = body.flatMap { try? JSONSerialization.data(withJSONObject: $0) } ?? encoded
-        let request = HTTPClient.Request(method, server.appendingPathComponent(path), query: query,
-                                         headers: payload == nil ? [] : [("Content-Type", "application/json")], body: payload, timeout: .seconds(120))
+        let data = try await send(method, path, query: query, body: body.flatMap { try? JSONSerialization.data(withJSONObject: $0) } ?? encoded)
+        do {
+            return try AppStoreJSON.decode(type, from: data)
+        } catch {
+            throw .storage("the store at \(server) answered \(path) with a body that is not \(type): \(error)")
+        }
+    }
+
+    /// Sends a request to the admin API: the body of a 2xx answer, or the store's error.
+    private func send(_ method: String, _ path: String, query: [(name: String, value: String)] = [], body: Data? = nil) async throws(AppStoreError) -> Data {
+        let request = HTTPClient.Request(method, server, path: path, query: query,
+                                         headers: headers + (body == nil ? [] : [("Content-Type", "application/json")]), body: body,
+                                         timeout: .seconds(120))
         let answer: HTTPClient.Response
         do {
             answer = try await HTTPClient.shared.send(request)
@@ -38,11 +57,7 @@ public struct RemoteStoreControls: StoreControls {
             }
             throw Self.error(failure.error)
         }
-        do {
-            return try AppStoreJSON.decode(type, from: answer.body)
-        } catch {
-            throw .storage("the store at \(server) answered \(path) with a body that is not \(type): \(error)")
-        }
+        return answer.body
     }
 
     /// The store's error, from its family and code.

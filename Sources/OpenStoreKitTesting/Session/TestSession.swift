@@ -2,7 +2,6 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
-import HTTPClient
 import OpenStoreKit
 import StoreKitCatalog
 import Synchronization
@@ -104,30 +103,23 @@ public final class TestSession: Sendable {
     /// A served store is shared, so the session keeps to its own devices and accounts: their names
     /// get `namespace` in front at the store (a fresh one per session unless given). Settings and the
     /// clock are the store's own and change for everyone.
-    public init(server: URL, namespace: String? = nil, cacheDirectory: URL? = nil) async throws {
-        let controls = RemoteStoreControls(server: server)
+    /// - Parameter token: The server's access token, when it needs one (`storekit serve --token`).
+    public init(server: URL, namespace: String? = nil, cacheDirectory: URL? = nil, token: String? = nil) async throws {
+        let controls = RemoteStoreControls(server: server, token: token)
         self.controls = controls
         self.authority = nil
         self.namespace = namespace ?? "run-\(UUID().uuidString.prefix(8).lowercased())."
         do {
             self.clock = ManualStoreClock(startingAt: try await controls.currentTime())
-            let configurationData = try await Self.fetch(server.appendingPathComponent("/v1/store/configuration"))
+            let configurationData = try await controls.storeConfigurationData()
             self.defaults = StoreSettings(configuration: try StoreKitConfiguration.read(configurationData, fileName: "\(server)").configuration)
         } catch let error as AppStoreError {
             throw SKTestError(error)
         }
         let state = PendingSettings()
         self.state = state
-        self.transport = PreparedTransport(base: HTTPStoreTransport(server: server, cacheDirectory: cacheDirectory),
+        self.transport = PreparedTransport(base: HTTPStoreTransport(server: server, cacheDirectory: cacheDirectory, token: token),
                                            prepare: { try await TestSession.flush(state, to: controls) })
-    }
-
-    private static func fetch(_ url: URL) async throws -> Data {
-        do {
-            return try await HTTPClient.shared.send(HTTPClient.Request("GET", url)).successBody(from: url)
-        } catch {
-            throw SKTestError(code: .serviceUnavailable, message: "cannot reach the store at \(url): \(error)")
-        }
     }
 
     /// A device or account name as the store knows it.

@@ -4,6 +4,7 @@ import AppStoreServerAPI
 import AppStoreSigning
 import Foundation
 import HTTPService
+import StoreService
 
 /// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
@@ -70,15 +71,17 @@ struct BackendOptions {
 struct BackendServeCommand: Command {
     static let name = "backend serve"
     static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
-    static let usage = "[--host H] [--port P] " + BackendOptions.usage
+    static let usage = "[--host H] [--port P] [--allowed-host NAME…] " + BackendOptions.usage
 
     var options: BackendOptions
     var host: String
     var port: UInt16
+    var allowedHosts: [String]
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
+        allowedHosts = try arguments.values("--allowed-host")
         options = try BackendOptions(parsing: &arguments)
     }
 
@@ -86,10 +89,14 @@ struct BackendServeCommand: Command {
         let service = BackendService(storage: try await BackendDatabase.open(options.database), intake: try options.intake(),
                                      log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
         let server: HTTPServer
-        do { server = try HTTPServer(host: host, port: port) { request in await service.handle(request) } } catch {
+        do { server = try HTTPServer(host: host, port: port, handler: service.router(listeningAddress: host, allowedHosts: allowedHosts).handler) } catch {
             throw CommandFailure(error.description)
         }
         console.print("listening on \(server.url.absoluteString)")
+        if !ServerAccess.isLoopback(host) {
+            // Apple's notifications are verified by their signatures; every other endpoint needs a key.
+            console.printError("the backend is reachable from the network at \(host): /v1 needs a key (storekit backend key create); notifications are verified")
+        }
         let signal = await ServeCommand.terminationSignal()
         await server.stop()
         console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")

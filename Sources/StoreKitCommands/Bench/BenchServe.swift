@@ -114,7 +114,9 @@ struct BenchServe: Command {
         let devices = 50
         for device in 0..<devices { try await polled.addDevice("poller\(device)", account: "poller\(device)") }
         let pollServer: StoreServer
-        do { pollServer = try StoreServer(store: polled) } catch { throw CommandFailure(error.description) }
+        do { pollServer = try StoreServer(store: polled, access: ServerAccess(connectionsPerAddress: 10_000)) } catch {
+            throw CommandFailure(error.description)
+        }
         let probe = try await LongPollProbe.open(longPolls, to: pollServer.port) { index in
             "/v1/devices/poller\(index % devices)/updates?wait=60"
         }

@@ -10,21 +10,27 @@ import StoreService
 /// The first line on standard output is `listening on http://HOST:PORT`. Every other `storekit`
 /// command keeps working on DIR meanwhile (they share the ledger). On the real clock the server holds
 /// the store's lifecycle lease and plays renewals as they fall due. SIGINT or SIGTERM stops it
-/// cleanly; `kill -9` loses nothing that was acknowledged.
+/// cleanly (open long polls get their answers first); `kill -9` loses nothing that was acknowledged.
+///
+/// It answers only for its own names (`--allowed-host` adds one) and refuses changes a web page could
+/// make a browser send. Off loopback it requires an access token (`--token-file`, or one it makes and
+/// prints); `--token` requires one on loopback too. See docs/security.md.
 struct ServeCommand: Command {
     static let name = "serve"
     static let abstract = "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/)."
-    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real]"
+    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] " + ServerAccessOptions.usage
 
     var directory: String
     var host: String
     var port: UInt16
     var clock: StoreDirectory.ClockMode?
+    var access: ServerAccessOptions
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         clock = try arguments.value("--clock", expected: "manual or real") { StoreDirectory.ClockMode(rawValue: $0) }
+        access = try ServerAccessOptions(parsing: &arguments)
         directory = try arguments.positional("DIR")
     }
 
@@ -34,7 +40,10 @@ struct ServeCommand: Command {
         let store = try StoreDirectory.open(at: url, clockMode: mode)
         let server: StoreServer
         let authority = try StoreDirectory.authority(at: url)
-        do { server = try StoreServer(store: store, authority: authority, host: host, port: port) } catch { throw CommandFailure(error.description) }
+        let serverAccess = try access.resolve(host: host)
+        do { server = try StoreServer(store: store, authority: authority, host: host, port: port, access: serverAccess) } catch {
+            throw CommandFailure(error.description)
+        }
         var lifecycle: Task<Void, Never>?
         if mode == .real {
             // The server plays the renewals; commands and other servers leave them to it.
@@ -45,8 +54,10 @@ struct ServeCommand: Command {
             lifecycle = Task { await Self.playDueEvents(of: store) }
         }
         console.print("listening on \(server.url.absoluteString)")
-        console.print("Transaction Manager: \(server.url.absoluteString)/")
-        console.print("storefront: \(server.url.absoluteString)/store")
+        let opening = serverAccess.token.map { "?token=\($0)" } ?? ""
+        console.print("Transaction Manager: \(server.url.absoluteString)/\(opening)")
+        console.print("storefront: \(server.url.absoluteString)/store\(opening)")
+        access.announce(serverAccess, host: host, console: console)
         let signal = await Self.terminationSignal()
         lifecycle?.cancel()
         _ = await lifecycle?.value
@@ -79,6 +90,52 @@ struct ServeCommand: Command {
                 source.resume()
                 once.keep(source)
             }
+        }
+    }
+}
+
+/// `--token`, `--token-file FILE` and `--allowed-host NAME` of the serving commands: who may use a
+/// server (see `ServerAccess` and docs/security.md).
+struct ServerAccessOptions {
+    static let usage = "[--token | --token-file FILE] [--allowed-host NAME…]"
+
+    /// `--token`: require a token, made now and printed, also on loopback.
+    var requiresToken: Bool
+    var tokenFile: String?
+    var allowedHosts: [String]
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        requiresToken = arguments.flag("--token")
+        tokenFile = try arguments.value("--token-file")
+        allowedHosts = try arguments.values("--allowed-host")
+    }
+
+    /// The access of a server listening on `host`: a token from the file, or a new one when the server
+    /// is reachable from the network or one was asked for.
+    func resolve(host: String) throws -> ServerAccess {
+        var token: String?
+        if let tokenFile {
+            let text: String
+            do { text = try String(contentsOfFile: tokenFile, encoding: .utf8) } catch {
+                throw CommandFailure("cannot read the token file \(tokenFile): \(error.localizedDescription)")
+            }
+            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard let token, token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw CommandFailure("the token in \(tokenFile) must be at least 16 characters, with no spaces")
+            }
+        } else if requiresToken || !ServerAccess.isLoopback(host) {
+            token = ServerAccess.makeToken()
+        }
+        return ServerAccess(allowedHosts: allowedHosts, token: token)
+    }
+
+    /// Says on standard error what the server exposes, and to whom.
+    func announce(_ access: ServerAccess, host: String, console: Console) {
+        if !ServerAccess.isLoopback(host) {
+            console.printError("the server is reachable from the network at \(host): every page and API needs its access token")
+        }
+        if let token = access.token, tokenFile == nil {
+            console.printError("access token: \(token) (programs send Authorization: Bearer TOKEN; a browser opens a page once with ?token=TOKEN)")
         }
     }
 }

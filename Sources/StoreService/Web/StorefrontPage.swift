@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import HTTPService
 import OpenStoreKit
 import StoreKitCatalog
 
@@ -16,17 +17,19 @@ struct StorefrontPage {
     /// Every account and its devices, for the device picker.
     let accounts: [(account: String, devices: [String])]
     let message: String?
+    /// What the page's forms carry, so the server knows they are its own (see `CrossSiteCheck`).
+    let formToken: String
 
     /// Loads what the page shows for a device through `client`, acting for it.
     static func load(store: SimulatedAppStore, client: StoreClient, account: String, message: String?,
-                     accounts: [(account: String, devices: [String])]) async -> StorefrontPage {
+                     accounts: [(account: String, devices: [String])], formToken: String) async -> StorefrontPage {
         let catalog = await store.catalog()
         let environment = StoreViewEnvironment(client: client)
         let views = await StoreViewModel.loadStorefront(oneTimeIDs: catalog.products.filter { $0.subscription == nil }.map(\.id),
                                                         groupIDs: catalog.subscriptionGroups.map(\.id), productIDs: catalog.products.map(\.id),
                                                         environment: environment)
         return StorefrontPage(account: account, device: client.device, products: views.products, groups: views.groups,
-                              storefront: await client.storefront(), accounts: accounts, message: message)
+                              storefront: await client.storefront(), accounts: accounts, message: message, formToken: formToken)
     }
 
     /// The page that asks which device to shop on.
@@ -37,6 +40,41 @@ struct StorefrontPage {
         flash(&html, message ?? "Choose the account and device to shop on.")
         devicePicker(&html, accounts: accounts, account: nil, device: nil)
         html.raw("</main>")
+        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
+    }
+
+    /// The page for a device the store does not have: it offers to sign the device in to the account
+    /// (a form, since a page view changes nothing).
+    static func signIn(account: String, device: String, formToken: String) -> String {
+        var html = HTML()
+        header(&html)
+        html.raw(#"<main class="storefront">"#)
+        flash(&html, "The store has no device \(device). Sign it in to \(account) to shop on it, as opening the App Store there would.")
+        html.raw(#"<form method="post" action="/store/sign-in">"#)
+        for (name, value) in [("account", account), ("device", device), (CrossSiteCheck.formTokenField, formToken)] {
+            html.raw(#"<input type="hidden" name=""#)
+            html.add(name)
+            html.raw(#"" value=""#)
+            html.add(value)
+            html.raw(#"">"#)
+        }
+        html.raw(#"<button type="submit" class="primary">Sign in "#)
+        html.add(device)
+        html.raw(" to ")
+        html.add(account)
+        html.raw(#"</button></form> <a href="/store">Choose another device</a></main>"#)
+        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
+    }
+
+    /// A page that says what is wrong, with the way back to the device picker.
+    static func problem(_ message: String, title: String) -> String {
+        var html = HTML()
+        header(&html)
+        html.raw(#"<main class="storefront"><h1>"#)
+        html.add(title)
+        html.raw("</h1>")
+        flash(&html, message)
+        html.raw(#"<a href="/store">Choose a device</a></main>"#)
         return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
     }
 
@@ -109,7 +147,7 @@ struct StorefrontPage {
         html.raw(#"<form method="post" action="/store/"#)
         html.add(action)
         html.raw(#"">"#)
-        for (name, value) in [("account", account), ("device", device)] + fields {
+        for (name, value) in [("account", account), ("device", device), (CrossSiteCheck.formTokenField, formToken)] + fields {
             html.raw(#"<input type="hidden" name=""#)
             html.add(name)
             html.raw(#"" value=""#)
@@ -209,9 +247,12 @@ struct StorefrontPage {
         html.add(account)
         html.raw(#""><input type="hidden" name="device" value=""#)
         html.add(device)
+        html.raw(#""><input type="hidden" name="form_token" value=""#)
+        html.add(formToken)
         html.raw(#""><label>Offer code <input name="code" autocomplete="off"></label> <button type="submit" data-action="redeem">Redeem Code</button></form>"#)
         let policies = products.buttons.policies
-        if let terms = policies.termsOfServiceURL {
+        // Only web addresses become links: a `javascript:` URL in a .storekit file would run in the store's origin.
+        if let terms = policies.termsOfServiceURL, Self.isWebAddress(terms) {
             html.raw(#"<a href=""#)
             html.add(terms.absoluteString)
             html.raw(#"">Terms of Service</a>"#)
@@ -220,7 +261,7 @@ struct StorefrontPage {
             html.add(text)
             html.raw("</p></details>")
         }
-        if let privacy = policies.privacyPolicyURL {
+        if let privacy = policies.privacyPolicyURL, Self.isWebAddress(privacy) {
             html.raw(#"<a href=""#)
             html.add(privacy.absoluteString)
             html.raw(#"">Privacy Policy</a>"#)
@@ -230,6 +271,11 @@ struct StorefrontPage {
             html.raw("</p></details>")
         }
         html.raw("</section>")
+    }
+
+    /// Whether a URL is an `http` or `https` address, the only kind the pages link to.
+    static func isWebAddress(_ url: URL) -> Bool {
+        ["http", "https"].contains(url.scheme?.lowercased() ?? "")
     }
 
     static func stateName(_ state: Product.SubscriptionInfo.RenewalState) -> String {

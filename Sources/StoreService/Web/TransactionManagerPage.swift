@@ -182,7 +182,9 @@ enum TransactionManagerPage {
   function say(message, kind) { $("status").dataset.kind = kind || "ok"; $("status").textContent = message; }
 
   async function api(method, path, body) {
-    const init = { method, headers: { Accept: "application/json" } };
+    // The header marks the request as the page's own script: the server refuses changes without it
+    // (or a JSON body), which a page of another site cannot make the browser send.
+    const init = { method, headers: { Accept: "application/json", "X-OpenStoreKit-Request": "1" } };
     if (body !== undefined) { init.body = JSON.stringify(body); init.headers["Content-Type"] = "application/json"; }
     let res;
     try { res = await fetch(path, init); } catch (e) { throw new Error(`The store did not answer (${e.message}).`); }

@@ -11,33 +11,30 @@ import Synchronization
 struct WebRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
+    /// The token the pages' forms carry (see ``CrossSiteCheck``).
+    let formToken: String
 
-    /// Whether a path is one of the pages' (the router asks before its API routes).
-    static func handles(_ segments: [String]) -> Bool {
-        segments.isEmpty || ["store", "assets", "timeline"].contains(segments[0])
-    }
-
-    func handle(_ request: HTTPRequest, path: [String]) async throws -> HTTPResponse {
-        if request.method == "GET", path.isEmpty { return Self.page(TransactionManagerPage.html) }
-        if request.method == "GET", path == ["assets", "manager.js"] {
-            return .text(200, TransactionManagerPage.script, contentType: "text/javascript; charset=utf-8")
-        }
-        if request.method == "GET", path == ["assets", "style.css"] {
-            return .text(200, TransactionManagerPage.style, contentType: "text/css; charset=utf-8")
-        }
-        if request.method == "GET", path == ["store"] { return try await storefront(request) }
-        if request.method == "POST", path.count == 2, path[0] == "store" { return try await storeAction(path[1], form: FormBody(request.body)) }
-        if request.method == "GET", path.count == 2, path[0] == "timeline", path[1].hasSuffix(".svg") {
-            guard let id = UInt64(path[1].dropLast(4)) else { throw APIError.badRequest("a timeline is /timeline/{originalTransactionID}.svg, not \(path[1])") }
+    /// Registers the pages and their assets.
+    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport, formToken: String) {
+        let routes = WebRoutes(store: store, devices: devices, formToken: formToken)
+        router.on("GET", "/") { _, _ in Self.page(TransactionManagerPage.html) }
+        router.on("GET", "/assets/manager.js") { _, _ in .text(200, TransactionManagerPage.script, contentType: "text/javascript; charset=utf-8") }
+        router.on("GET", "/assets/style.css") { _, _ in .text(200, TransactionManagerPage.style, contentType: "text/css; charset=utf-8") }
+        router.on("GET", "/store") { request, _ in try await routes.storefront(request) }
+        router.on("POST", "/store/{action}") { request, context in try await routes.storeAction(context["action"], form: FormBody(request.body)) }
+        router.on("GET", "/timeline/{file}") { _, context in
+            let file = context["file"]
+            guard file.hasSuffix(".svg"), let id = UInt64(file.dropLast(4)) else {
+                throw APIError.badRequest("a timeline is /timeline/{originalTransactionID}.svg, not \(file)")
+            }
             let timeline = try await SubscriptionTimeline.load(store: store, originalTransactionID: id)
             return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml; charset=utf-8"), ("Cache-Control", "no-store")],
                                 body: Data(timeline.svg.utf8))
         }
-        throw APIError.notFound("no page \(request.method) \(request.path)")
     }
 
-    private static func page(_ html: String) -> HTTPResponse {
-        HTTPResponse(status: 200, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")], body: Data(html.utf8))
+    private static func page(_ html: String, status: Int = 200) -> HTTPResponse {
+        HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")], body: Data(html.utf8))
     }
 
     /// Every account with its devices, for the device picker (at most a thousand devices).
@@ -57,23 +54,30 @@ struct WebRoutes {
         guard let account = request.queryValue("account"), let device = request.queryValue("device"), !account.isEmpty, !device.isEmpty else {
             return Self.page(StorefrontPage.picker(accounts: try await accountsAndDevices(), message: message))
         }
-        // Shopping on a device signs it in to the account, as opening the App Store app there would
-        // (a write only the first time: page views of a known device only read).
-        if let known = try await store.device(named: device) {
-            guard known.account == account else { throw APIError.badRequest("device \(device) is signed in to \(known.account), not \(account)") }
-        } else {
-            try await store.addDevice(device, account: account)
+        // A GET changes nothing: a device the store does not have gets a page that offers to sign it in.
+        guard let known = try await store.device(named: device) else {
+            return Self.page(StorefrontPage.signIn(account: account, device: device, formToken: formToken), status: 404)
+        }
+        guard known.account == account else {
+            return Self.page(StorefrontPage.problem("Device \(device) is signed in to \(known.account), not \(account).", title: "Not this account's device"),
+                             status: 400)
         }
         let client = try await StoreClient.attach(to: devices, device: device)
         let page = await StorefrontPage.load(store: store, client: client, account: account, message: message,
-                                             accounts: try await accountsAndDevices())
+                                             accounts: try await accountsAndDevices(), formToken: formToken)
         return Self.page(page.html)
     }
 
     /// A storefront form: buy, restore or redeem on the form's device, then back to the storefront
     /// with what happened (303, so reloading does not buy twice).
     private func storeAction(_ action: String, form: FormBody) async throws -> HTTPResponse {
-        guard let account = form["account"], let device = form["device"] else { throw APIError.badRequest("the form names no account and device") }
+        guard let account = form["account"].map(\.precomposedStringWithCanonicalMapping), let device = form["device"].map(\.precomposedStringWithCanonicalMapping)
+        else { throw APIError.badRequest("the form names no account and device") }
+        if action == "sign-in" {
+            // Signs the device in to the account, as opening the App Store app there would.
+            try await store.addDevice(device, account: account)
+            return Self.redirect(account: account, device: device, message: nil)
+        }
         guard try await store.device(named: device)?.account == account else {
             throw APIError.badRequest("device \(device) is not signed in to \(account); open /store?account=\(account)&device=\(device) first")
         }

@@ -5,6 +5,11 @@ import Foundation
 /// as the store signed them; dates are milliseconds since 1970.
 public enum DeviceAPI {
     /// The path prefix of a device's calls: `/v1/devices/{device}`.
+    /// The header every request of a program carries (`X-OpenStoreKit-Request: 1`): a web page cannot
+    /// make a browser send it to another site without the site's leave, so the server takes changes only
+    /// with it, a JSON body or an `Authorization` header.
+    public static let programHeader = "X-OpenStoreKit-Request"
+
     public static func devicePath(_ device: String) -> String {
         "/v1/devices/" + (device.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? device)
     }
@@ -166,13 +171,28 @@ public enum DeviceAPI {
     }
 
     /// A batch of a feed: entries up to `sequence`, which the next poll acknowledges.
+    /// `POST …/updates`: a long poll that first acknowledges what the client received, through `ack`
+    /// (a change, so not a GET).
+    public struct UpdatesRequestBody: Codable, Sendable, Hashable {
+        public var channel: String
+        /// Seconds to wait for an entry.
+        public var wait: Double?
+        /// The last sequence received: it and everything before it are marked delivered.
+        public var ack: Int64?
+        public init(channel: String, wait: Double?, ack: Int64?) {
+            self.channel = channel
+            self.wait = wait
+            self.ack = ack
+        }
+    }
+
     public struct UpdatesBody: Codable, Sendable, Hashable {
         public var updates: [UpdateBody]
         public init(updates: [UpdateBody]) { self.updates = updates }
     }
 
     public struct UpdateBody: Codable, Sendable, Hashable {
-        /// The feed position; acknowledged with `ack=` on the next poll.
+        /// The feed position; acknowledged with `ack` on the next poll.
         public var sequence: Int64
         public var transaction: SignedItemBody
         public var renewalInfo: SignedItemBody?

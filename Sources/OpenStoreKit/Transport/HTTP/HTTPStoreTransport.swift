@@ -27,14 +27,20 @@ public final class HTTPStoreTransport: StoreTransport {
     private let configuration = Mutex<(version: String, configuration: StoreKitConfiguration)?>(nil)
     /// How long one poll for updates waits at the server, in seconds.
     let pollSeconds: Double
+    /// What every request carries: the mark of a program (servers refuse changes that a web page could
+    /// have made the browser send) and the server's access token, when it has one.
+    private let headers: [(name: String, value: String)]
 
     /// A transport to the store at `server`.
     ///
     /// - Parameters:
     ///   - cacheDirectory: Where the offline cache lives; `nil` keeps none.
     ///   - pollSeconds: How long one poll for updates waits at the server before asking again.
-    public init(server: URL, cacheDirectory: URL? = nil, pollSeconds: Double = 25) {
+    ///   - token: The server's access token (`storekit serve --token`, or printed by a server that
+    ///     listens beyond loopback), sent as `Authorization: Bearer`.
+    public init(server: URL, cacheDirectory: URL? = nil, pollSeconds: Double = 25, token: String? = nil) {
         self.server = server
+        headers = [(DeviceAPI.programHeader, "1")] + (token.map { [("Authorization", "Bearer \($0)")] } ?? [])
         self.cache = cacheDirectory.map(OfflineCache.init)
         self.pollSeconds = pollSeconds
     }
@@ -43,8 +49,8 @@ public final class HTTPStoreTransport: StoreTransport {
 
     private func request<Response: Decodable>(_ method: String, _ path: String, query: [(name: String, value: String)] = [], body: Data? = nil,
                                               as type: Response.Type) async throws -> Response {
-        let data = try await send(HTTPClient.Request(method, server.appendingPathComponent(path), query: query,
-                                                     headers: body == nil ? [] : [("Content-Type", "application/json")], body: body,
+        let data = try await send(HTTPClient.Request(method, server, path: path, query: query,
+                                                     headers: headers + (body == nil ? [] : [("Content-Type", "application/json")]), body: body,
                                                      timeout: .seconds(pollSeconds + 15)))
         do {
             return try JSONDecoder().decode(type, from: data)
@@ -124,7 +130,7 @@ public final class HTTPStoreTransport: StoreTransport {
     /// The store's configuration, fetched again only when its fingerprint changes.
     private func storeConfiguration(version: String) async throws -> StoreKitConfiguration {
         if let known = configuration.withLock({ $0 }), known.version == version { return known.configuration }
-        let data = try await send(HTTPClient.Request("GET", server.appendingPathComponent("/v1/store/configuration")))
+        let data = try await send(HTTPClient.Request("GET", server, path: "/v1/store/configuration", headers: headers))
         do {
             let read = try StoreKitConfiguration.read(data, fileName: "\(server)/v1/store/configuration").configuration
             configuration.withLock { $0 = (version, read) }
@@ -172,10 +178,9 @@ public final class HTTPStoreTransport: StoreTransport {
         var backOff = 0.25
         while true {
             try Task.checkCancellation()
-            var query: [(name: String, value: String)] = [("channel", channel.rawValue), ("wait", String(pollSeconds))]
-            if let acknowledged = received.withLock({ $0[key] }) { query.append(("ack", String(acknowledged))) }
+            let poll = DeviceAPI.UpdatesRequestBody(channel: channel.rawValue, wait: pollSeconds, ack: received.withLock { $0[key] })
             do {
-                let body = try await request("GET", devicePath(device, "/updates"), query: query, as: DeviceAPI.UpdatesBody.self)
+                let body = try await request("POST", devicePath(device, "/updates"), body: try Self.encode(poll), as: DeviceAPI.UpdatesBody.self)
                 backOff = 0.25
                 if let last = body.updates.last {
                     received.withLock { $0[key] = last.sequence }

@@ -1,0 +1,354 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import HTTPService
+import StoreService
+import Testing
+import TestSupport
+
+/// The local servers as an attacker on the same machine meets them (a web page in the developer's
+/// browser, another local process): each finding of the attack audit, held to what it must be now.
+@Suite(.timeLimit(.minutes(10)))
+struct SecurityTests {
+    static func host(_ server: StoreServer) -> String { "127.0.0.1:\(server.port)" }
+
+    // MARK: Cross-site requests and rebinding
+
+    @Test("a change must carry JSON, a header of its own or the page's form token; another origin changes nothing")
+    func crossSiteRequests() async throws {
+        try await withServedStore { store, server in
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            let base = server.url.absoluteString
+            // A text/plain body (what fetch with mode no-cors sends): refused, nothing refunded.
+            let plain = try await Exchange.send("POST", URL(string: "\(base)/v1/admin/transactions/0/refund")!, body: Data("{}".utf8),
+                                                headers: [("Content-Type", "text/plain")], asProgram: false)
+            #expect(plain.status == 403 && plain.errorCode == "crossSiteRequest")
+            // A form post (a hidden form on another site): refused.
+            let form = try await Exchange.send("POST", URL(string: "\(base)/v1/admin/clock/advance")!, body: Data("by=P1Y".utf8),
+                                               headers: [("Content-Type", "application/x-www-form-urlencoded")], asProgram: false)
+            #expect(form.status == 403)
+            // JSON from another origin, as a browser would label it: refused.
+            let foreign = try await Exchange.send("POST", URL(string: "\(base)/v1/admin/clock/advance")!, body: Data(#"{"by": "P1Y"}"#.utf8),
+                                                  headers: [("Content-Type", "application/json"), ("Origin", "http://127.0.0.1:1")], asProgram: false)
+            #expect(foreign.status == 403)
+            let crossSite = try await Exchange.send("DELETE", URL(string: "\(base)/v1/admin/transactions")!,
+                                                    headers: [("X-OpenStoreKit-Request", "1"), ("Sec-Fetch-Site", "cross-site")])
+            #expect(crossSite.status == 403)
+            let ledger = try await store.ledgerTransactions()
+            #expect(ledger.count == 1 && ledger.first?.isRevoked == false)
+            #expect(try await store.currentTime() == TestStores.start, "the clock did not move")
+            // The same requests from a program, or from the server's own page, work.
+            let own = try await Exchange.send("POST", URL(string: "\(base)/v1/admin/clock/advance")!, body: Data(#"{"by": "P1D"}"#.utf8),
+                                              headers: [("Content-Type", "application/json"), ("Origin", server.url.absoluteString)])
+            #expect(own.status == 200)
+            let program = try await Exchange.send("POST", URL(string: "\(base)/v1/devices/phone/transactions/0/finish")!,
+                                                  headers: [("X-OpenStoreKit-Request", "1")])
+            #expect(program.status == 200)
+        }
+    }
+
+    @Test("the storefront's forms work with the page's token, and a form without it changes nothing")
+    func storefrontFormToken() async throws {
+        try await withServedStore { store, server in
+            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!).body,
+                              as: UTF8.self)
+            let token = try #require(page.range(of: #"name="form_token" value=""#).map { page[$0.upperBound...].prefix { $0 != "\"" } })
+            let buy = "account=alice&device=phone&product=\(ExampleShop.pro)"
+            let forged = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"), body: Data(buy.utf8),
+                                                 headers: [("Content-Type", "application/x-www-form-urlencoded")], asProgram: false)
+            #expect(forged.status == 403)
+            #expect(try await store.ledgerTransactions().isEmpty)
+            let bought = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"), body: Data("\(buy)&form_token=\(token)".utf8),
+                                                 headers: [("Content-Type", "application/x-www-form-urlencoded")], asProgram: false)
+            #expect(bought.status == 200, "the 303 leads back to the storefront")
+            #expect(try await store.ledgerTransactions().map(\.productID) == [ExampleShop.pro])
+        }
+    }
+
+    @Test("a Host the server does not answer for is refused: DNS rebinding deletes nothing")
+    func rebinding() async throws {
+        try await withServedStore { store, server in
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            let rebound = await RawHTTP.exchange(port: server.port, "DELETE /v1/admin/transactions HTTP/1.1\r\nHost: rebind.attacker.example:\(server.port)\r\nX-OpenStoreKit-Request: 1\r\nConnection: close\r\n\r\n")
+            #expect(rebound.status == 403 && rebound.text.contains("forbiddenHost"))
+            let page = await RawHTTP.exchange(port: server.port, "GET / HTTP/1.1\r\nHost: rebind.attacker.example\r\nConnection: close\r\n\r\n")
+            #expect(page.status == 403, "not even the pages answer for another name")
+            #expect(try await store.ledgerTransactions().count == 1)
+            for host in ["localhost:\(server.port)", "127.0.0.1:\(server.port)", "LOCALHOST"] {
+                #expect(await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: \(host)\r\nConnection: close\r\n\r\n").status == 200, "\(host)")
+            }
+        }
+    }
+
+    // MARK: Paths
+
+    @Test("one path decoder: %00 and control characters are 400, %2F stays in its segment, %25 decodes once")
+    func pathDecoding() async throws {
+        try await withServedStore { store, server in
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            try await store.addDevice("tablet", account: "aA")
+            let request = { (line: String) in
+                "\(line) HTTP/1.1\r\nHost: \(Self.host(server))\r\nX-OpenStoreKit-Request: 1\r\nConnection: close\r\n\r\n"
+            }
+            let nul = await RawHTTP.exchange(port: server.port, request("DELETE /v1/admin/transactions%00/1"))
+            #expect(nul.status == 400)
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/admin/accounts/al%0Aice")).status == 400)
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/admin/accounts/%C3%28")).status == 400, "not UTF-8")
+            #expect(try await store.ledgerTransactions().count == 1, "nothing was deleted")
+            // %2541 is the three characters %41, not A: account "a%41" does not exist, "aA" is not it.
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/admin/accounts/a%2541")).status == 404)
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/admin/accounts/a%41")).status == 200, "a%41 is aA, decoded once")
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/devices/phone%2500/storefront")).status == 404)
+            #expect(await RawHTTP.exchange(port: server.port, request("GET /v1/devices/phone/storefront")).status == 200)
+        }
+    }
+
+    @Test("an OCSP request as GET whose base64 holds a slash (sent as %2F) is answered")
+    func ocspGetWithSlash() async throws {
+        let scratch = Scratch()
+        let port = try ReservedPort()
+        let (directory, store) = try await TestStores.directory(in: scratch, environment: .sandbox, start: SystemStoreClock().now(),
+                                                                ocspURL: "http://127.0.0.1:\(port.port)/ocsp")
+        let server = try StoreServer(store: store, authority: try StoreDirectory.authority(at: directory), listeningSocket: try port.listeningSocket())
+        // Any DER whose base64 has a "/" makes the point: the segment reaches the responder whole.
+        let der = Data([0x30, 0x03, 0xFF, 0xFF, 0xFF])
+        let encoded = der.base64EncodedString()
+        #expect(encoded.contains("/"))
+        let answer = await RawHTTP.exchange(port: port.port, "GET /ocsp/\(encoded.replacingOccurrences(of: "/", with: "%2F")) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(answer.status == 200 && answer.text.lowercased().contains("application/ocsp-response"))
+        await server.stop()
+    }
+
+    @Test("account and device names are one name however their Unicode is written: another café cannot act on café's purchase")
+    func unicodeNames() async throws {
+        try await withServedStore(phoneAccount: nil) { store, server in
+            let composed = "caf\u{E9}", decomposed = "cafe\u{301}"
+            #expect(composed.unicodeScalars.count != decomposed.unicodeScalars.count, "two spellings of one name")
+            let register = try await Exchange.send("POST", URL(string: server.url.absoluteString + "/v1/devices/ipad")!, json: #"{"account": "\#(decomposed)"}"#)
+            #expect(register.status == 200)
+            #expect(try await store.device(named: "ipad")?.account.unicodeScalars.count == composed.unicodeScalars.count, "kept composed")
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: composed, device: "ipad"))
+            // A device named in decomposed form reaches the same device.
+            let device = decomposed.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            try await store.addDevice("phone-\(composed)", account: "mallory")
+            let other = try await Exchange.send("POST", URL(string: "\(server.url.absoluteString)/v1/devices/phone-\(device)/transactions/0/finish")!,
+                                                headers: [("X-OpenStoreKit-Request", "1")])
+            #expect(other.status == 403, "mallory's device cannot finish café's transaction")
+        }
+    }
+
+    // MARK: GETs change nothing
+
+    @Test("GETs change nothing: updates are acknowledged by POST, and the storefront signs a device in only by a form")
+    func getsChangeNothing() async throws {
+        try await withServedStore { store, server in
+            try await store.addDevice("tablet", account: "alice")
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone"))
+            let waiting = try await store.waitingUpdates(device: "tablet")
+            #expect(waiting.count == 1)
+            let get = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/devices/tablet/updates?wait=0&ack=\(waiting[0].sequence)")!)
+            #expect(get.status == 400)
+            #expect(try await store.waitingUpdates(device: "tablet").count == 1, "nothing was dropped")
+            let post = try await Exchange.send("POST", URL(string: "\(server.url.absoluteString)/v1/devices/tablet/updates")!,
+                                               json: #"{"channel": "transactions", "wait": 0, "ack": \#(waiting[0].sequence)}"#)
+            #expect(post.status == 200)
+            #expect(try await store.waitingUpdates(device: "tablet").isEmpty)
+
+            let page = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=carol&device=x")!)
+            #expect(page.status == 404 && page.contentType?.hasPrefix("text/html") == true)
+            #expect(String(decoding: page.body, as: UTF8.self).contains("Sign in x to carol"))
+            #expect(try await store.device(named: "x") == nil, "a page view created nothing")
+            #expect(try await store.account(named: "carol") == nil)
+        }
+    }
+
+    // MARK: Framing
+
+    @Test("HTTP framing: a large announced body is refused unread, two lengths are 400, HTTP/1.1 needs Host")
+    func framing() async throws {
+        try await withServedStore { store, server in
+            let host = Self.host(server)
+            // 100 MB announced, nothing sent: the 413 comes at once, before any body.
+            let large = await RawHTTP.exchange(port: server.port, "POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n",
+                                               limit: .seconds(20))
+            #expect(large.status == 413)
+            let twice = await RawHTTP.exchange(port: server.port, "POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 30\r\nConnection: close\r\n\r\n{}")
+            #expect(twice.status == 400)
+            let both = await RawHTTP.exchange(port: server.port, "POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: \(host)\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n{}")
+            #expect(both.status == 400)
+            let noHost = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n")
+            #expect(noHost.status == 400)
+            let ledger = try await store.ledgerTransactions()
+            #expect(ledger.isEmpty)
+        }
+    }
+
+    @Test("one address holds at most its share of the connections")
+    func connectionsPerAddress() async throws {
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).store
+        let server = try StoreServer(store: store, access: ServerAccess(connectionsPerAddress: 8))
+        // Eight connections from 127.0.0.1 hold their places (each sends half a request)...
+        let holders = try (0..<8).map { _ in try HeldConnection(port: server.port) }
+        try await eventually("eight connections held") { await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n").status == 0 }
+        // ...and the ninth from that address is turned away, while the server stays up for others once they go.
+        for holder in holders { holder.close() }
+        try await eventually("the server answers again") {
+            await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").status == 200
+        }
+        await server.stop()
+    }
+
+    @Test("a request must arrive whole within the request deadline: a client trickling header lines is closed, a long poll is not")
+    func requestDeadline() async throws {
+        let server = try HTTPServer(idleTimeout: 30, requestDeadline: .seconds(2)) { request in
+            if request.rawPath == "/poll" { try? await Task.sleep(for: .seconds(4)) }
+            return .text(200, "ok")
+        }
+        // One header line every 300 ms: never idle long enough for the 30 s idle timeout.
+        let trickler = try HeldConnection(port: server.port)
+        try await eventually("the trickling connection is closed", within: .seconds(20)) {
+            trickler.trickle("X-Padding: \(Int.random(in: 0...9))\r\n")
+            try await Task.sleep(for: .milliseconds(300))
+            return trickler.isClosedByServer
+        }
+        #expect(server.requestsCutOff == 1)
+        trickler.close()
+        // A handler's own time does not count: a 4 s long poll over a 2 s deadline is answered.
+        let poll = await RawHTTP.exchange(port: server.port, "GET /poll HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(poll.status == 200)
+        #expect(server.requestsCutOff == 1)
+        await server.stop()
+    }
+
+    // MARK: The token off loopback
+
+    @Test("serve --host 0.0.0.0 makes a token and prints it; without it the pages and APIs are 401, with it they work",
+          .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+    func tokenOffLoopback() async throws {
+        let scratch = Scratch()
+        let directory = try await makeStoreDirectory(in: scratch)
+        let server = try await ServeProcess.start(command: ["serve", directory.path, "--host", "0.0.0.0", "--port", "0"])
+        let local = URL(string: "http://127.0.0.1:\(server.url.port ?? 0)")!
+        let token = try await eventually(orNil: "the printed token") { () -> String? in
+            server.standardError.split(separator: "\n").first { $0.hasPrefix("access token: ") }
+                .map { String($0.dropFirst("access token: ".count).prefix { $0 != " " }) }
+        }
+        #expect(server.standardError.contains("reachable from the network"))
+        for path in ["/", "/store", "/v1/admin/transactions", "/v1/devices/phone/storefront"] {
+            #expect(try await Exchange.send("GET", local.appendingPathComponent(path)).status == 401, "\(path)")
+        }
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/health")).status == 200)
+        let authorized = [("Authorization", "Bearer \(token)")]
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/v1/admin/transactions"), headers: authorized).status == 200)
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: authorized).status == 200)
+        // A browser opens a page with ?token= once: a cookie, and the page's address without the token.
+        let opened = await RawHTTP.exchange(port: UInt16(local.port ?? 0), "GET /store?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        #expect(opened.status == 303 && opened.text.contains("Set-Cookie: storekit_token=\(token); Path=/; HttpOnly; SameSite=Strict"))
+        #expect(opened.text.contains("Location: /store\r\n"))
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_token=\(token)")]).status == 200)
+        await server.stop()
+    }
+
+    @Test("a port in use is an error: a second server never shares it",
+          .enabled(if: Built.available, "the storekit binary is not built; run swift build first"))
+    func portInUse() async throws {
+        try await withServedStore { _, server in
+            #expect(throws: HTTPServerError.self) { _ = try HTTPServer(port: server.port) { _ in .text(200, "") } }
+            let scratch = Scratch()
+            let directory = try await makeStoreDirectory(in: scratch)
+            let second = try await ChildProcess.run(Built.storekit, ["serve", directory.path, "--port", String(server.port)])
+            #expect(second.status == 1 && second.standardError.contains("in use"))
+        }
+    }
+
+    // MARK: The App Store Server API's tokens
+
+    @Test("a Server API token lives an hour at most: one with exp far from iat, or far from now without iat, is refused")
+    func tokenLifetime() async throws {
+        try await ServedServerAPI.with { api in
+            let now = Int64(Date().timeIntervalSince1970)
+            func token(iat: Int64?, exp: Int64) throws -> String {
+                try JWSSigner(key: api.key, certificateChain: [], typ: "JWT", kid: api.record.keyId).sign(
+                    ServerAPIToken.Claims(iss: api.record.issuerId, iat: iat, exp: exp, aud: ServerAPIToken.audience, bid: ServedServerAPI.bundleID))
+            }
+            let path = "/inApps/v1/notifications/test"
+            let forever = try token(iat: nil, exp: 253_402_300_000), twoHours = try token(iat: now, exp: now + 7_200)
+            let fiftyMinutes = try token(iat: now, exp: now + 3_000), withoutIat = try token(iat: nil, exp: now + 300)
+            #expect(try await api.send("POST", path, token: .some(forever)).status == 401, "exp in 9999")
+            #expect(try await api.send("POST", path, token: .some(twoHours)).status == 401, "two hours")
+            #expect(try await api.send("POST", path, token: .some(fiftyMinutes)).status == 200)
+            #expect(try await api.send("POST", path, token: .some(withoutIat)).status == 200, "Apple's Python library leaves iat out")
+        }
+    }
+
+    // MARK: The storefront's links
+
+    @Test("a javascript: policy URL in a .storekit file is never a link on the storefront")
+    func javascriptURLs() async throws {
+        let scratch = Scratch()
+        // The example shop with script where its policies' addresses belong.
+        let hostile = try String(contentsOf: ExampleShop.file, encoding: .utf8)
+            .replacingOccurrences(of: #""eula" : "","#, with: #""eula" : "javascript:alert(document.cookie)","#)
+            .replacingOccurrences(of: #""policyURL" : """#, with: #""policyURL" : "javascript:alert(1)""#)
+        #expect(hostile.contains("javascript:alert(1)"))
+        let file = scratch.url.appendingPathComponent("hostile.storekit")
+        try Data(hostile.utf8).write(to: file)
+        let store = try await TestStores.directory(in: scratch, file: file).store
+        try await store.addDevice("phone", account: "alice")
+        try await StoreServer.serving(store) { server in
+            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!).body,
+                              as: UTF8.self)
+            #expect(page.contains("Restore Purchases"))
+            let lowered = page.lowercased()
+            var around: [String] = []
+            var searchFrom = lowered.startIndex
+            // The EULA is text (shown as text, escaped); the policy is an address and must never be a link to script.
+            while let found = lowered.range(of: #"="javascript:"#, range: searchFrom..<lowered.endIndex) {
+                let start = lowered.index(found.lowerBound, offsetBy: -80, limitedBy: lowered.startIndex) ?? lowered.startIndex
+                around.append(String(lowered[start..<found.upperBound]))
+                searchFrom = found.upperBound
+            }
+            #expect(around.isEmpty, "script where an address belongs: \(around)")
+        }
+    }
+}
+
+/// A connection that sends half a request and holds its place.
+final class HeldConnection: Sendable {
+    private let descriptor: Int32
+
+    init(port: UInt16) throws {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else { throw TestFailure("cannot connect to port \(port)") }
+        let half = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        _ = half.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        self.descriptor = descriptor
+    }
+
+    /// Sends a little more of the request; `false` once the server has closed the connection.
+    @discardableResult
+    func trickle(_ text: String) -> Bool {
+        let bytes = Array(text.utf8)
+        return bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
+    }
+
+    /// Whether the server has closed the connection (checked without waiting).
+    var isClosedByServer: Bool {
+        var byte: UInt8 = 0
+        let read = recv(descriptor, &byte, 1, Int32(MSG_DONTWAIT))
+        return read == 0 || (read < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+    }
+
+    func close() { Glibc.close(descriptor) }
+}
