@@ -9,7 +9,7 @@ public struct HTTPRequest: Sendable {
     public var rawPath: String
     /// The path with each segment percent-decoded (`/v1/devices/café/purchases`), for messages; a
     /// path that cannot be decoded is its raw form.
-    public var path: String
+    public var path: String { (try? PathDecoding.segments(of: rawPath)).map { "/" + $0.joined(separator: "/") } ?? rawPath }
     /// The query's names and values as they came on the wire, still percent-encoded, in order.
     public var rawQuery: [(name: String, value: String)]
     /// Query parameters, each name and value percent-decoded once; a parameter given twice keeps
@@ -39,7 +39,6 @@ public struct HTTPRequest: Sendable {
     public init(method: String, rawPath: String, rawQuery: [(name: String, value: String)] = [], headers: [String: String] = [:], body: Data = Data()) {
         self.method = method
         self.rawPath = rawPath
-        self.path = (try? PathDecoding.segments(of: rawPath)).map { "/" + $0.joined(separator: "/") } ?? rawPath
         self.rawQuery = rawQuery
         self.query = PathDecoding.leniently(rawQuery)
         self.headers = headers

@@ -17,7 +17,9 @@ public enum PathDecoding {
 
     /// One percent-encoded component (a path segment, a query name or value) decoded once, or a `400`
     /// naming `what`.
-    public static func decode(_ encoded: Substring, what: String) throws(RoutingError) -> String {
+    public static func decode(_ encoded: Substring, what: @autoclosure () -> String) throws(RoutingError) -> String {
+        // Most components are plain ASCII with nothing escaped: already decoded, and already NFC.
+        if encoded.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "%") }) { return String(encoded) }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(encoded.utf8.count)
         var iterator = encoded.utf8.makeIterator()
@@ -27,17 +29,18 @@ public enum PathDecoding {
                 continue
             }
             guard let high = iterator.next().flatMap(hexValue), let low = iterator.next().flatMap(hexValue) else {
-                throw RoutingError(status: 400, code: "badRequest", message: "\(what) has a % that is not followed by two hex digits")
+                throw RoutingError(status: 400, code: "badRequest", message: "\(what()) has a % that is not followed by two hex digits")
             }
             bytes.append(high << 4 | low)
         }
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            throw RoutingError(status: 400, code: "badRequest", message: "\(what) is not UTF-8")
+            throw RoutingError(status: 400, code: "badRequest", message: "\(what()) is not UTF-8")
         }
         guard !text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else {
-            throw RoutingError(status: 400, code: "badRequest", message: "\(what) holds a control character (such as %00)")
+            throw RoutingError(status: 400, code: "badRequest", message: "\(what()) holds a control character (such as %00)")
         }
-        return text.precomposedStringWithCanonicalMapping
+        // ASCII is its own composed form; only other text goes through Unicode normalisation.
+        return text.utf8.allSatisfy({ $0 < 0x80 }) ? text : text.precomposedStringWithCanonicalMapping
     }
 
     /// A query's names and values, each decoded once, refusing the first that cannot be decoded.
