@@ -110,10 +110,22 @@ let package = Package(
 // Where Apple's StoreKit does not exist, a `StoreKit` module re-exports OpenStoreKit and Foundation,
 // so StoreKit code compiles unchanged; tutorial-shaped code (StoreKit 2 and the original API, in
 // Swift 5 mode as the tutorials are) is compiled against it and run in the tests.
+//
+// The same for Combine and SwiftUI: the small parts store code uses outside views (`ObservableObject`,
+// `@Published`, subjects, `sink`; `@AppStorage`, `@Environment(\.purchase)`), so the store managers
+// most apps write compile unchanged too (StoreManagerTests drives three of them).
 #if !canImport(Darwin)
 package.products.append(.library(name: "StoreKit", targets: ["StoreKit"]))
+package.products.append(.library(name: "Combine", targets: ["Combine"]))
+package.products.append(.library(name: "SwiftUI", targets: ["SwiftUI"]))
 package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit"]))
+package.targets.append(.target(name: "Combine"))
+package.targets.append(.target(name: "SwiftUI", dependencies: ["Combine", "OpenStoreKit"]))
+package.targets.first { $0.name == "OpenStoreKitTesting" }?.dependencies.append("Combine")
 package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: ["StoreKit", "OpenStoreKitTesting", "TestSupport"],
+                                   swiftSettings: [.swiftLanguageMode(.v5)]))
+package.targets.append(.testTarget(name: "CombineTests", dependencies: ["Combine", "TestSupport"]))
+package.targets.append(.testTarget(name: "StoreManagerTests", dependencies: ["StoreKit", "Combine", "SwiftUI", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))
 #endif
 
@@ -122,7 +134,7 @@ package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: 
 // The sample- and tutorial-shaped tests keep their sources' own spelling (`Task<Void, Error>`), so they
 // opt out of the two upcoming features but not of the no-warnings rule.
 for target in package.targets where target.type != .system {
-    let upcoming: [SwiftSetting] = ["SKDemoShapedTests", "StoreKitTutorialTests"].contains(target.name) ? [] : [
+    let upcoming: [SwiftSetting] = ["SKDemoShapedTests", "StoreKitTutorialTests", "StoreManagerTests"].contains(target.name) ? [] : [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
     ]

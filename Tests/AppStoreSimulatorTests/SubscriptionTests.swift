@@ -178,6 +178,63 @@ struct LevelChangeTests {
         #expect(try test.verifier.verifyAndDecodeTransaction(old.signedTransaction).isUpgraded == true)
     }
 
+    @Test("under Ask to Buy a plan change waits for approval: an approved upgrade happens then, a declined one never (docs/ask-to-buy.md)")
+    func upgradeAsksToBuy() async throws {
+        let test = try TestStore()
+        try await test.store.addDevice("ipad", account: "kid")
+        let monthly = try await test.buy(Shop.standardMonthly, account: "kid", device: "ipad")
+        try await test.store.configureAccount("kid", askToBuy: true)
+        test.clock.set(to: TestStore.start.addingTimeInterval(5 * day))
+        let asked = try await test.store.purchase(PurchaseRequest(productID: Shop.premiumMonthly, account: "kid", device: "ipad"))
+        guard case .pending(let request, .askToBuy) = asked else { throw TestFailure("expected pending, got \(asked)") }
+        // Nothing changed: the monthly plan is still the entitlement, renewing as before.
+        #expect(try await test.store.currentEntitlements(device: "ipad").map(\.transaction.productID) == [Shop.standardMonthly])
+        #expect(try await test.store.ledgerTransaction(monthly.transaction.id)?.isUpgraded == false)
+        #expect(try await test.notificationKinds() == ["SUBSCRIBED/INITIAL_BUY"])
+        let waiting = try await test.store.allTestTransactions().first { $0.identifier == request }
+        #expect(waiting?.pendingAskToBuyConfirmation == true)
+
+        test.clock.set(to: TestStore.start.addingTimeInterval(7 * day))
+        try await test.store.approveAskToBuyTransaction(request)
+        let upgraded = try #require(try await test.store.ledgerTransaction(request))
+        #expect(upgraded.productID == Shop.premiumMonthly && upgraded.isPurchased)
+        #expect(upgraded.originalID == monthly.transaction.originalID, "the same subscription")
+        #expect(upgraded.purchaseDate == TestStore.start.addingTimeInterval(7 * day), "the change happens when approved")
+        #expect(try await test.store.ledgerTransaction(monthly.transaction.id)?.isUpgraded == true)
+        #expect(try await test.store.currentEntitlements(device: "ipad").map(\.transaction.productID) == [Shop.premiumMonthly])
+        #expect(try await test.notificationKinds() == ["SUBSCRIBED/INITIAL_BUY", "DID_CHANGE_RENEWAL_PREF/UPGRADE"])
+        #expect(try await test.store.takeUpdates(device: "ipad").contains { $0.transactionID == request && $0.kind == .approval })
+
+        // A declined change leaves the plan as it is.
+        let again = try await test.store.purchase(PurchaseRequest(productID: Shop.standardMonthly, account: "kid", device: "ipad"))
+        guard case .pending(let declined, .askToBuy) = again else { throw TestFailure("expected pending, got \(again)") }
+        try await test.store.declineAskToBuyTransaction(declined)
+        let status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "ipad").first)
+        #expect(status.renewalInfo.autoRenewProductId == Shop.premiumMonthly)
+        #expect(status.transaction.transaction.productID == Shop.premiumMonthly)
+    }
+
+    @Test("under Ask to Buy an approved downgrade changes what renews next; the request leaves the ledger")
+    func downgradeAsksToBuy() async throws {
+        let test = try TestStore()
+        try await test.store.addDevice("ipad", account: "kid")
+        _ = try await test.buy(Shop.premiumMonthly, account: "kid", device: "ipad")
+        try await test.store.configureAccount("kid", askToBuy: true)
+        let asked = try await test.store.purchase(PurchaseRequest(productID: Shop.standardMonthly, account: "kid", device: "ipad"))
+        guard case .pending(let request, .askToBuy) = asked else { throw TestFailure("expected pending, got \(asked)") }
+        var status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "ipad").first)
+        #expect(status.renewalInfo.autoRenewProductId == Shop.premiumMonthly, "nothing changes before approval")
+        try await test.store.approveAskToBuyTransaction(request)
+        status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "ipad").first)
+        #expect(status.renewalInfo.autoRenewProductId == Shop.standardMonthly)
+        #expect(status.transaction.transaction.productID == Shop.premiumMonthly)
+        #expect(try await test.store.ledgerTransaction(request) == nil)
+        #expect(try await test.notificationKinds().last == "DID_CHANGE_RENEWAL_PREF/DOWNGRADE")
+        try await test.store.advanceTime(by: 31 * day)
+        status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.plus, device: "ipad").first)
+        #expect(status.transaction.transaction.productID == Shop.standardMonthly, "renewed into the approved plan, with no approval of its own")
+    }
+
     @Test("a downgrade changes the renewal product now and the product at the next renewal")
     func downgrade() async throws {
         let test = try TestStore()

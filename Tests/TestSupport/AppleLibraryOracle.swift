@@ -75,15 +75,17 @@ public enum AppleLibraryOracle {
     /// - Parameters:
     ///   - root: The DER root certificate the library trusts.
     ///   - items: Pairs of kind (`transaction`, `renewal`, `notification`, `app-transaction`) and JWS.
+    ///   - onlineChecks: Verify as production backends do: at the real time, asking each
+    ///     certificate's OCSP responder.
     public static func verify(root: Data, environment: String, bundleId: String, appAppleId: Int64?,
-                              items: [(kind: String, jws: String)]) async throws -> [String] {
+                              items: [(kind: String, jws: String)], onlineChecks: Bool = false) async throws -> [String] {
         let python = try await prepare().get()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
         let rootFile = folder.appendingPathComponent("root.der")
         try root.write(to: rootFile)
-        var arguments = [script.path, rootFile.path, environment, bundleId, appAppleId.map(String.init) ?? "-"]
+        var arguments = [script.path] + (onlineChecks ? ["--online-checks"] : []) + [rootFile.path, environment, bundleId, appAppleId.map(String.init) ?? "-"]
         for (index, item) in items.enumerated() {
             let file = folder.appendingPathComponent("\(index).jws")
             try Data(item.jws.utf8).write(to: file)

@@ -77,7 +77,14 @@ public struct CertificateAuthority: Sendable {
     /// The new leaf carries the same subject, marker and OCSP address as the first; the root and the
     /// intermediate stay the same, so everything signed before still verifies at its own `signedDate`.
     public func issueSigningCertificate(validFrom start: Date) throws(SigningError) -> CertificateAuthority {
-        let (leaf, key) = try Self.issueLeaf(name: name, validity: Self.realisticValidity(from: start),
+        try issueSigningCertificate(validity: Self.realisticValidity(from: start))
+    }
+
+    /// Issues a new signing leaf with a fresh P-256 key for `validity` (clamped to the root's), and
+    /// returns the authority signing with it.
+    public func issueSigningCertificate(validity: DateInterval) throws(SigningError) -> CertificateAuthority {
+        let start = max(Self.defaultNotBefore, validity.start), end = min(Self.defaultNotAfter, validity.end)
+        let (leaf, key) = try Self.issueLeaf(name: name, validity: DateInterval(start: start, end: max(start, end)),
                                              intermediate: intermediateCertificate, intermediateKey: intermediateKey, ocspURL: ocspURL)
         return CertificateAuthority(rootCertificate: rootCertificate, intermediateCertificate: intermediateCertificate, signingCertificate: leaf,
                                     rootKey: rootKey, intermediateKey: intermediateKey, signingKey: key, name: name, ocspURL: ocspURL)

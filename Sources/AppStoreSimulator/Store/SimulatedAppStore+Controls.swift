@@ -130,6 +130,8 @@ extension SimulatedAppStore {
         transaction.purchaseDate = now
         transaction.originalPurchaseDate = now
         if transaction.productKind == .autoRenewable {
+            // A plan change waiting for approval changes the subscription it was asked for.
+            if try approveChange(transaction, change: &change) { return }
             try startSubscription(&transaction, at: now, updateKind: kind, change: &change)
         } else {
             change.record(transaction)

@@ -91,7 +91,7 @@ public actor SimulatedAppStore {
     /// - Throws: ``AppStoreError/storage(_:)`` when the storage already holds a store or cannot be written.
     public static func create(configuration: StoreKitConfiguration, identity: StoreIdentity, authority: CertificateAuthority,
                               storage: any LedgerStorage, clock: any StoreClock,
-                              identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+                              identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         try StoreTimeRange.check(clock.now(), "the start time")
         let configurationText = String(decoding: configuration.jsonData(), as: UTF8.self)
         let meta: [String: String] = [
@@ -108,7 +108,7 @@ public actor SimulatedAppStore {
             changes.meta = meta
             return (changes, ())
         }
-        return try open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)
+        return try open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
     }
 
     /// Opens the store in `storage`.
@@ -116,8 +116,12 @@ public actor SimulatedAppStore {
     /// Opening reads the store's identity, configuration and settings, nothing else: the ledger stays
     /// in the storage and each operation reads the rows it concerns. A ``ManualStoreClock`` is moved to
     /// the time the store last recorded, so simulated time survives restarts.
+    ///
+    /// `realTime` is the time in the real world, which only the signing certificates follow: each is
+    /// valid at the store's time and at the real time, so verifiers with online checks (which judge
+    /// certificates by the real time) accept what a store signs whatever its clock shows.
     public static func open(storage: any LedgerStorage, authority: CertificateAuthority, clock: any StoreClock,
-                            identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+                            identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         let (identityText, configurationText, meta) = try storage.read { (reader) throws(AppStoreError) -> (String, String, LedgerMeta) in
             guard let identity = reader.meta(MetaKey.identity) else { throw .storage("the storage holds no store") }
             guard let schema = reader.meta(MetaKey.schema).flatMap({ Int($0) }), schema <= Self.schemaVersion else {
@@ -136,18 +140,18 @@ public actor SimulatedAppStore {
             throw .storage("the stored configuration is damaged: \(error)")
         }
         return try SimulatedAppStore(identity: identity, configuration: configuration, meta: meta, storage: storage, authority: authority,
-                                     clock: clock, identifiers: identifiers)
+                                     clock: clock, identifiers: identifiers, realTime: realTime)
     }
 
     private init(identity: StoreIdentity, configuration: StoreKitConfiguration, meta: LedgerMeta, storage: any LedgerStorage,
-                 authority: CertificateAuthority, clock: any StoreClock, identifiers: IdentifierGenerator) throws(AppStoreError) {
+                 authority: CertificateAuthority, clock: any StoreClock, identifiers: IdentifierGenerator, realTime: any StoreClock) throws(AppStoreError) {
         self.identity = identity
         self.executor = SerialQueueExecutor(label: "SimulatedAppStore \(identity.bundleId)")
         self.rootCertificate = authority.rootCertificate
         self.storage = storage
         self.clock = clock
         self.identifiers = identifiers
-        do { self.signingCertificates = try SigningCertificates(authority: authority) } catch {
+        do { self.signingCertificates = try SigningCertificates(authority: authority, realTime: { realTime.now() }) } catch {
             throw .storage("cannot sign with the store's authority: \(error)")
         }
         self.configuration = configuration

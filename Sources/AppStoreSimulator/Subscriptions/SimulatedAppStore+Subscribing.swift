@@ -58,7 +58,7 @@ extension SimulatedAppStore {
         }
         if let record = ownSubscription(account: account.name, group: info.groupID),
            record.state != .expired, record.state != .revoked {
-            return try changeProduct(record, to: product, request: request, device: device, inApp: inApp, change: &change)
+            return try changeProduct(record, to: product, request: request, account: account, device: device, inApp: inApp, change: &change)
         }
         let previous = ownSubscription(account: account.name, group: info.groupID)
         let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
@@ -148,13 +148,55 @@ extension SimulatedAppStore {
     /// A purchase in a group where the account already subscribes: the same product (nothing to do,
     /// or cancelling a pending downgrade), an upgrade or same-length crossgrade (immediate), or a
     /// downgrade or different-length crossgrade (at the next renewal).
-    private func changeProduct(_ record: SubscriptionRecord, to product: CatalogProduct, request: PurchaseRequest,
+    ///
+    /// Changing to another product is buying a new item, so under Ask to Buy it waits for a parent as
+    /// any purchase does (docs/ask-to-buy.md): the answer is pending and nothing changes until the
+    /// approval, which makes the change then (``approveChange(_:record:change:)``).
+    private func changeProduct(_ record: SubscriptionRecord, to product: CatalogProduct, request: PurchaseRequest, account: StoreAccount,
                                device: StoreDevice?, inApp: Bool, change: inout Change) throws(AppStoreError) -> CommittedPurchase {
-        var record = record
-        let now = clock.now()
-        guard let current = ledger.transaction(record.latestTransactionID),
-              let currentProduct = catalog().product(id: record.productID)?.subscription, let newInfo = product.subscription
-        else { throw .control(.invalidAction, "the subscription's current transaction is missing") }
+        guard let current = ledger.transaction(record.latestTransactionID) else {
+            throw .control(.invalidAction, "the subscription's current transaction is missing")
+        }
+        let offer = try changeOffer(request, to: product, record: record, inApp: inApp)
+        let state = initialState(inApp: inApp, account: account, request: request)
+        if product.id != record.productID, state != .purchased {
+            let id = change.takeTransactionID()
+            var pending = LedgerTransaction(
+                id: id, originalID: record.originalTransactionID, account: record.account, device: device?.name, productID: product.id,
+                productKind: .autoRenewable, subscriptionGroupID: record.groupID, purchaseDate: clock.now(),
+                originalPurchaseDate: current.originalPurchaseDate, expirationDate: nil, quantity: 1, ownership: .purchased,
+                familySourceID: nil, webOrderLineItemID: nil, appAccountToken: request.appAccountToken ?? record.appAccountToken,
+                storefront: Storefront(code: current.storefront) ?? .unitedStates, price: offer?.price ?? product.priceInMilliunits,
+                reason: .purchase, offer: offer?.offer, state: state)
+            pending.appTransactionID = current.appTransactionID
+            change.record(pending)
+            return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
+        }
+        return try applyChange(record, to: product, offer: offer, appAccountToken: request.appAccountToken, device: device,
+                               approvedID: nil, change: &change)
+    }
+
+    /// A parent approved a plan change, or its interruption was resolved: the change happens now, as
+    /// it would have when asked for. An upgrade's transaction is the approved one; a downgrade or a
+    /// crossgrade to another length only changes what renews next, so the request, which never became
+    /// a purchase of its own, leaves the ledger. When the subscription ended in the meantime, the
+    /// approval is a new subscription (`false`: the caller starts it).
+    func approveChange(_ pending: LedgerTransaction, change: inout Change) throws(AppStoreError) -> Bool {
+        guard let group = pending.subscriptionGroupID, let record = ownSubscription(account: pending.account, group: group, in: change),
+              record.state != .expired, record.state != .revoked, record.originalTransactionID == pending.originalID,
+              let product = catalog().product(id: pending.productID)
+        else { return false }
+        let offer = try pending.offer.flatMap { (applied) throws(AppStoreError) in try activeOffer(for: applied, product: product) }
+        let device = pending.device.flatMap { storedDevice($0, in: change) }
+        _ = try applyChange(record, to: product, offer: offer, appAccountToken: pending.appAccountToken, device: device,
+                            approvedID: pending.id, change: &change)
+        return true
+    }
+
+    /// The offer a plan change asks for, checked for a current subscriber.
+    private func changeOffer(_ request: PurchaseRequest, to product: CatalogProduct, record: SubscriptionRecord,
+                             inApp: Bool) throws(AppStoreError) -> SubscriptionRecord.ActiveOffer? {
+        guard let newInfo = product.subscription else { throw .control(.invalidAction, "\(product.id) is not a subscription") }
         var offer: SubscriptionRecord.ActiveOffer?
         if let requested = request.offer {
             switch requested {
@@ -173,6 +215,19 @@ extension SimulatedAppStore {
                                              appAccountToken: request.appAccountToken)
             }
         }
+        return offer
+    }
+
+    /// Makes a plan change: immediate for an upgrade or a same-length crossgrade, at the next renewal
+    /// otherwise. `approvedID` is the pending request an approval completes.
+    private func applyChange(_ record: SubscriptionRecord, to product: CatalogProduct, offer: SubscriptionRecord.ActiveOffer?,
+                             appAccountToken: UUID?, device: StoreDevice?, approvedID: UInt64?,
+                             change: inout Change) throws(AppStoreError) -> CommittedPurchase {
+        var record = record
+        let now = clock.now()
+        guard let current = storedTransaction(record.latestTransactionID, in: change),
+              let currentProduct = catalog().product(id: record.productID)?.subscription, let newInfo = product.subscription
+        else { throw .control(.invalidAction, "the subscription's current transaction is missing") }
         let sameProduct = product.id == record.productID
         let immediate = !sameProduct && (newInfo.groupLevel < currentProduct.groupLevel
             || (newInfo.groupLevel == currentProduct.groupLevel && newInfo.period == currentProduct.period))
@@ -181,7 +236,7 @@ extension SimulatedAppStore {
             old.isUpgraded = true
             change.record(old)
             try enqueueUpdateForAllDevices(old, kind: .subscriptionChange, at: now, change: &change)
-            let id = change.takeTransactionID()
+            let id = approvedID ?? change.takeTransactionID()
             let anchorPeriod = offer?.period ?? newInfo.period
             let expiration = schedule.end(of: anchorPeriod, from: now)
             var transaction = LedgerTransaction(
@@ -189,7 +244,7 @@ extension SimulatedAppStore {
                 productKind: .autoRenewable, subscriptionGroupID: record.groupID, purchaseDate: now,
                 originalPurchaseDate: current.originalPurchaseDate, expirationDate: expiration, quantity: 1, ownership: .purchased,
                 familySourceID: nil, webOrderLineItemID: change.takeWebOrderLineItemID(),
-                appAccountToken: request.appAccountToken ?? record.appAccountToken,
+                appAccountToken: appAccountToken ?? record.appAccountToken,
                 storefront: Storefront(code: current.storefront) ?? .unitedStates,
                 price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: .purchased)
             transaction.appTransactionID = current.appTransactionID
@@ -208,12 +263,14 @@ extension SimulatedAppStore {
             record.expirationIntent = nil
             change.record(transaction)
             change.ledger.subscriptions[record.originalTransactionID] = record
-            try deliver(transaction, purchasingDevice: device, kind: .purchase, change: &change)
+            // An approval reaches every device; a change made in the app answers its own device.
+            try deliver(transaction, purchasingDevice: approvedID == nil ? device : nil, kind: approvedID == nil ? .purchase : .approval, change: &change)
             try appendSubscriptionNotification(offer != nil ? .offerRedeemed : .didChangeRenewalPref, subtype: .upgrade, record: record, transaction: transaction, change: &change)
             try enqueueStatusUpdates(record, change: &change)
             try syncFamily(record, newTransaction: transaction, change: &change)
             return answer(transaction, for: device, at: now)
         }
+        if let approvedID { change.ledger.deletedTransactions.insert(approvedID) }
         let previousRenewalProduct = record.autoRenewProductID
         record.autoRenewProductID = product.id
         if let offer { record.queuedOffer = offer }
