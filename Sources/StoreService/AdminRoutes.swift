@@ -185,7 +185,12 @@ struct AdminRoutes {
             let name = captured[0]
             let body = try APIResponse.decode(AccountChangeBody.self, from: request)
             let storefront: String?? = body.storefront.map { code -> String? in code == "default" ? nil : code }
-            try await store.configureAccount(name, storefront: storefront, askToBuy: body.askToBuy)
+            let token = try body.appAccountToken.map { (text) throws(APIError) -> UUID? in
+                if text == "none" { return nil }
+                guard let token = UUID(uuidString: text) else { throw APIError.badRequest("appAccountToken is a UUID or none, not \(text)") }
+                return token
+            }
+            try await store.configureAccount(name, storefront: storefront, askToBuy: body.askToBuy, appAccountToken: token)
             if let family = body.familyGroup { try await store.setFamilyGroup(family == "none" ? nil : family, for: name) }
             if let allowed = body.purchasesAllowed { try await store.setPurchasesAllowed(allowed, account: name) }
             for device in body.devices ?? [] { try await store.addDevice(device, account: name) }
@@ -268,7 +273,14 @@ struct AdminRoutes {
         }
     }
 
-    struct TransactionsBody: Encodable { var transactions: [LedgerTransaction]; var nextAfter: UInt64? }
+    struct TransactionsBody: Encodable {
+        var transactions: [LedgerTransaction]
+        var nextAfter: UInt64?
+        /// The renewal records of the page's subscriptions, by original transaction identifier.
+        var subscriptions: [String: SubscriptionRecord]
+        /// The store's time, to tell a period that has ended.
+        var now: Date
+    }
     struct SubscriptionsBody: Encodable { var subscriptions: [SubscriptionRecord] }
     struct AccountsBody: Encodable { var accounts: [StoreAccount] }
     struct AccountBody: Encodable { var account: StoreAccount; var devices: [StoreDevice] }
@@ -286,49 +298,84 @@ struct AdminRoutes {
     /// one long one.
     static let filteredScanLimit = 2_000
 
-    /// `GET /v1/admin/transactions`: a page of the ledger by id, for an account; `product`, `type`
-    /// (product kind) and `state` (`purchased`, `pendingApproval`, `interrupted`, `declined`,
-    /// `refunded`, `revoked`, `upgraded`) filter the page.
+    /// `GET /v1/admin/transactions`: a page of the ledger, oldest first (`order=newest` for newest
+    /// first), filtered by account, part of a product identifier (`product`), type and state;
+    /// `search` is a transaction identifier or part of a product identifier. Each page carries the
+    /// renewal records of its subscriptions and the store's time, so a row can say where its
+    /// subscription stands.
     private func transactions(_ request: HTTPRequest) async throws -> HTTPResponse {
         let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
         let account = request.queryValue("account").flatMap { $0.isEmpty ? nil : $0 }
-        let product = request.queryValue("product").flatMap { $0.isEmpty ? nil : $0 }
+        var product = request.queryValue("product").flatMap { $0.isEmpty ? nil : $0.lowercased() }
         let kind = request.queryValue("type").flatMap { $0.isEmpty ? nil : $0 }
         let state = request.queryValue("state").flatMap { $0.isEmpty ? nil : $0 }
+        let newestFirst: Bool
+        switch request.queryValue("order") ?? "oldest" {
+        case "oldest": newestFirst = false
+        case "newest": newestFirst = true
+        case let other: throw APIError.badRequest("order is oldest or newest, not \(other)")
+        }
         if let state, !Self.transactionStates.contains(state) {
             throw APIError.badRequest("state is one of \(Self.transactionStates.joined(separator: ", ")), not \(state)")
         }
+        // A search for a number is a transaction identifier; anything else is part of a product identifier.
+        var searchedID: UInt64?
+        if let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces), !search.isEmpty {
+            if let id = UInt64(search) { searchedID = id } else { product = search.lowercased() }
+        }
+        let now = try await store.currentTime()
+        let productPart = product
+        func matches(_ transaction: LedgerTransaction) -> Bool {
+            (account.map { transaction.account == $0 } ?? true)
+                && (productPart.map { transaction.productID.lowercased().contains($0) } ?? true)
+                && (kind.map { transaction.productKind.rawValue == $0 } ?? true)
+                && (state.map { Self.stateName(transaction, now: now) == $0 } ?? true)
+        }
+        if let searchedID {
+            let found = try await store.ledgerTransaction(searchedID).map { [$0] } ?? []
+            return try await page(found.filter(matches), nextAfter: nil, now: now)
+        }
         var after = try Self.number(request, "after").map(UInt64.init)
         guard product != nil || kind != nil || state != nil else {
-            let page = try await store.ledgerTransactions(account: account, after: after, limit: limit)
-            return try Self.json(TransactionsBody(transactions: page, nextAfter: page.count == limit ? page.last?.id : nil))
+            let rows = try await store.ledgerTransactions(account: account, after: after, limit: limit, newestFirst: newestFirst)
+            return try await page(rows, nextAfter: rows.count == limit ? rows.last?.id : nil, now: now)
         }
         var found: [LedgerTransaction] = []
         var scanned = 0
         while found.count < limit, scanned < Self.filteredScanLimit {
-            let chunk = try await store.ledgerTransactions(account: account, after: after, limit: 500)
+            let chunk = try await store.ledgerTransactions(account: account, after: after, limit: 500, newestFirst: newestFirst)
             for transaction in chunk {
                 scanned += 1
                 after = transaction.id
-                if (product == nil || transaction.productID == product) && (kind == nil || transaction.productKind.rawValue == kind)
-                    && (state == nil || Self.stateName(transaction) == state) {
+                if matches(transaction) {
                     found.append(transaction)
                     if found.count == limit { break }
                 }
             }
             guard chunk.count == 500 else {
-                return try Self.json(TransactionsBody(transactions: found, nextAfter: found.count == limit ? after : nil))
+                return try await page(found, nextAfter: found.count == limit ? after : nil, now: now)
             }
         }
-        return try Self.json(TransactionsBody(transactions: found, nextAfter: after))
+        return try await page(found, nextAfter: after, now: now)
     }
 
-    static let transactionStates = ["purchased", "pendingApproval", "interrupted", "declined", "refunded", "revoked", "upgraded"]
+    /// A page of transactions with the renewal records of its subscriptions and the store's time.
+    private func page(_ transactions: [LedgerTransaction], nextAfter: UInt64?, now: Date) async throws -> HTTPResponse {
+        var subscriptions: [String: SubscriptionRecord] = [:]
+        for originalID in Set(transactions.filter { $0.productKind == .autoRenewable }.map(\.originalID)) {
+            if let record = try await store.subscriptionRecord(originalTransactionID: originalID) { subscriptions[String(originalID)] = record }
+        }
+        return try Self.json(TransactionsBody(transactions: transactions, nextAfter: nextAfter, subscriptions: subscriptions, now: now))
+    }
 
-    /// A transaction's state as the Transaction Manager lists it.
-    static func stateName(_ transaction: LedgerTransaction) -> String {
+    static let transactionStates = ["purchased", "pendingApproval", "interrupted", "declined", "refunded", "revoked", "upgraded", "expired"]
+
+    /// A transaction's state as the Transaction Manager lists it: a subscription period that has
+    /// ended (without being refunded or upgraded) is expired.
+    static func stateName(_ transaction: LedgerTransaction, now: Date) -> String {
         if let revocation = transaction.revocation { return revocation.type == .familyRevoke ? "revoked" : "refunded" }
         if transaction.isUpgraded { return "upgraded" }
+        if transaction.state == .purchased, let expiration = transaction.expirationDate, expiration <= now { return "expired" }
         return transaction.state.rawValue
     }
 
@@ -359,6 +406,7 @@ struct AdminRoutes {
     struct AdvanceBody: Decodable { var by: String?; var to: Int64? }
     struct AccountChangeBody: Decodable {
         var storefront: String?; var askToBuy: Bool?; var familyGroup: String?; var purchasesAllowed: Bool?; var devices: [String]?
+        var appAccountToken: String?
     }
 }
 

@@ -105,14 +105,33 @@ class Browser:
     def attribute(self, selector, name):
         return self.script("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", selector, name)
 
-    def screenshot(self, path):
+    def set_window(self, width, height):
+        self.call("POST", self.session + "/window/rect", {"width": width, "height": height})
+
+    def screenshot(self, path, width=1200, restore=(1200, 1500)):
         # The whole page: the window grows to the document's height first.
-        height = self.script("return Math.min(4000, document.documentElement.scrollHeight);")
-        self.call("POST", self.session + "/window/rect", {"width": 1200, "height": max(600, int(height) + 120)})
+        self.set_window(width, 800)
+        height = self.script("return Math.min(5000, document.documentElement.scrollHeight);")
+        self.set_window(width, max(600, int(height) + 120))
+        self.script("window.scrollTo(0, 0);")
         time.sleep(0.3)
         with open(path, "wb") as file:
             file.write(base64.b64decode(self.call("GET", self.session + "/screenshot")))
-        self.call("POST", self.session + "/window/rect", {"width": 1200, "height": 1500})
+        self.set_window(*restore)
+
+    def color_scheme(self, scheme):
+        """Emulates prefers-color-scheme (light or dark) through the DevTools protocol."""
+        self.call("POST", self.session + "/goog/cdp/execute",
+                  {"cmd": "Emulation.setEmulatedMedia", "params": {"features": [{"name": "prefers-color-scheme", "value": scheme}]}})
+
+    def axe(self, source):
+        """axe-core's violations on the open page: [{id, impact, targets}]."""
+        self.script(source + "\n;window.__axeLoaded = true; return true;")
+        result = self.script_async(
+            "const done = arguments[arguments.length - 1];"
+            "axe.run(document, {resultTypes: ['violations']}).then(r => done(r.violations.map(v => ({id: v.id, impact: v.impact,"
+            " help: v.help, targets: v.nodes.slice(0, 5).map(n => n.target.join(' '))})))).catch(e => done([{id: 'axe-failed', help: String(e)}]));")
+        return result
 
     def element_screenshot(self, element, path):
         with open(path, "wb") as file:
@@ -140,52 +159,81 @@ def admin(base, method, path, body):
         return json.loads(response.read() or b"{}")
 
 
+class Run:
+    """One script's run: the step it is at and what it has seen."""
+
+    def __init__(self):
+        self.step = "start"
+        self.seen = {}
+
+    def at(self, step):
+        self.step = step
+        return step
+
+
+def run_and_report(browser, work):
+    """Runs work(run) with the browser, closes the browser, and prints one JSON line: {"ok": true, ...}
+    with what was seen, or the step that failed and why. Returns the exit status."""
+    run = Run()
+    try:
+        work(run)
+    except Exception as failure:
+        print(json.dumps({"ok": False, "step": run.step, "error": f"{type(failure).__name__}: {failure}", "seen": run.seen}), flush=True)
+        return 1
+    finally:
+        browser.close()
+    print(json.dumps({"ok": True, **run.seen}))
+    return 0
+
+
 def main():
     base, shots, chromium, chromedriver = sys.argv[1:5]
     os.makedirs(shots, exist_ok=True)
-    seen = {}
     browser = Browser(chromium, chromedriver)
-    step = "start"
-    try:
-        step = "buy Pro on the storefront"
+
+    def work(run):
+        seen = run.seen
+        step = run.at("buy Pro on the storefront")
         browser.open(f"{base}/store?account=alice&device=phone")
         browser.click(f'article[data-product-id="{PRO}"] button[data-action="buy"]', step)
         browser.wait_for(f'article[data-product-id="{PRO}"][data-state="owned"]', step)
-        seen["storefrontMessage"] = browser.script("const f = document.querySelector('.flash'); return f ? f.textContent : '';")
+        seen["storefrontMessage"] = browser.script("const f = document.getElementById('banner-text'); return f ? f.textContent : '';")
 
-        step = "see the purchase in the Transaction Manager"
+        step = run.at("see the purchase in the Transaction Manager")
         browser.open(f"{base}/")
         browser.wait_for(f'tr[data-product-id="{PRO}"][data-state="purchased"]', step)
         seen["proTransaction"] = int(browser.attribute(f'tr[data-product-id="{PRO}"]', "data-transaction-id"))
 
-        step = "refund it in the Transaction Manager"
+        step = run.at("refund it in the Transaction Manager (a second press confirms)")
         browser.click(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"]', step)
+        browser.click(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"][data-confirming]', step)
         browser.wait_for(f'tr[data-transaction-id="{seen["proTransaction"]}"][data-state="refunded"]', step)
 
-        step = "see the refund on the storefront"
+        step = run.at("see the refund on the storefront")
         browser.open(f"{base}/store?account=alice&device=phone")
         browser.wait_for(f'article[data-product-id="{PRO}"][data-state="available"]', step)
 
-        step = "ask to buy gems on the child's tablet"
+        step = run.at("ask to buy gems on the child's tablet")
         browser.open(f"{base}/store?account=kid&device=ipad")
         browser.click(f'article[data-product-id="{GEMS}"] button[data-action="buy"]', step)
-        message = browser.script("const f = document.querySelector('.flash'); return f ? f.textContent : '';")
+        browser.wait_for("#banner:not([hidden])", step)
+        message = browser.script("return document.getElementById('banner-text').textContent;")
         if "approval" not in message:
             raise Failure(f"{step}: the storefront said {message!r}")
 
-        step = "approve the request in the Transaction Manager"
+        step = run.at("approve the request in the Transaction Manager")
         browser.open(f"{base}/")
         browser.click(f'tr[data-product-id="{GEMS}"][data-state="pendingApproval"] button[data-action="approve"]', step)
         browser.wait_for(f'tr[data-product-id="{GEMS}"][data-state="purchased"]', step)
         seen["approvedTransaction"] = int(browser.attribute(f'tr[data-product-id="{GEMS}"]', "data-transaction-id"))
 
-        step = "subscribe on the storefront"
+        step = run.at("subscribe on the storefront")
         browser.open(f"{base}/store?account=alice&device=phone")
         browser.click(f'article[data-product-id="{MONTHLY}"] button[data-action="buy"]', step)
         browser.wait_for(f'article[data-product-id="{MONTHLY}"][data-state="current"]', step)
         browser.screenshot(os.path.join(shots, "storefront.png"))
 
-        step = "advance the clock a month and see the renewal"
+        step = run.at("advance the clock a month and see the renewal")
         browser.open(f"{base}/")
         browser.wait_for(f'tr[data-product-id="{MONTHLY}"]', step)
         browser.click('button[data-action="advance"][data-period="P1M"]', step)
@@ -194,7 +242,7 @@ def main():
                                           f'tr[data-product-id="{MONTHLY}"][data-reason="renewal"]')
         browser.screenshot(os.path.join(shots, "transaction-manager.png"))
 
-        step = "see a purchase made elsewhere appear without a reload"
+        step = run.at("see a purchase made elsewhere appear without a reload")
         marker = browser.script("document.body.dataset.sameLoad = 'yes'; return document.body.dataset.sameLoad;")
         elsewhere = admin(base, "POST", "/v1/admin/purchases", {"productID": POTION, "account": "bob"})["transaction"]["id"]
         browser.wait_for(f'tr[data-transaction-id="{elsewhere}"][data-product-id="{POTION}"]', step)
@@ -202,7 +250,7 @@ def main():
             raise Failure(f"{step}: the page was reloaded")
         seen["liveTransaction"] = elsewhere
 
-        step = "give the subscription a billing problem and a recovery"
+        step = run.at("give the subscription a billing problem and a recovery")
         original = browser.attribute(f'tr[data-product-id="{MONTHLY}"] a[data-timeline]', "data-timeline")
         if not original:
             raise Failure(f"{step}: the subscription row has no timeline link")
@@ -213,7 +261,7 @@ def main():
         admin(base, "POST", f"/v1/admin/subscriptions/{original}/resolve-billing", {})
         admin(base, "POST", "/v1/admin/clock/advance", {"by": "P2M"})
 
-        step = "open the subscription's timeline"
+        step = run.at("open the subscription's timeline")
         browser.open(f"{base}/timeline/{original}.svg")
         svg = browser.wait_for("svg", step)
         browser.wait_for("svg rect.period", step)
@@ -221,13 +269,8 @@ def main():
         seen["timelineStretches"] = browser.script("return document.querySelectorAll('svg rect.grace-period, svg rect.billing-retry').length;")
         seen["timelineTitle"] = browser.script("const t = document.querySelector('svg title'); return t ? t.textContent : '';")
         browser.element_screenshot(svg, os.path.join(shots, "timeline.png"))
-    except Exception as failure:
-        print(json.dumps({"ok": False, "step": step, "error": f"{type(failure).__name__}: {failure}", "seen": seen}), flush=True)
-        return 1
-    finally:
-        browser.close()
-    print(json.dumps({"ok": True, **seen}))
-    return 0
+
+    return run_and_report(browser, work)
 
 
 if __name__ == "__main__":

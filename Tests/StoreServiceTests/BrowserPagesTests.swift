@@ -112,5 +112,108 @@ struct BrowserPagesTests {
             #expect(try await storage.notificationCount() == 1)
         }
     }
-}
 
+    /// Runs a script of `Tests/Browser` and returns its last line's JSON report.
+    static func runBrowserScript(_ name: String, _ arguments: [String]) async throws -> [String: Any] {
+        let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/\(name)")
+        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-u", script.path] + arguments)
+        let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+        let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+        return try #require(parsed, "\(name) (exit \(run.status)) said: \(run.standardOutput)\n\(run.standardError)")
+    }
+
+    @Test("the pages show what people open them for: subscription states, filters, search, Ask to Buy, live storefront, error pages, a readable timeline; axe finds nothing, light and dark",
+          .enabled(if: available, skipReason))
+    func pagesShowWhatTheyAreFor() async throws {
+        let axe: URL
+        switch await AxeCore.script() {
+        case .success(let script): axe = script
+        case .failure(let reason):
+            print("skipping the accessibility check: \(reason)")
+            withKnownIssue("axe-core could not be installed here") { throw reason }
+            return
+        }
+        try await withServedStore { store, server in
+            try await store.configureAccount("kid", askToBuy: true)
+            try await store.addDevice("ipad", account: "kid")
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
+            let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
+            let report = try await Self.runBrowserScript("page_checks.py", [server.url.absoluteString, screenshots.path, Self.chromium.path,
+                                                                            Self.chromedriver.path, axe.path])
+            #expect(report["ok"] as? Bool == true, "\(report)")
+            #expect((report["renewalOffText"] as? String)?.contains("Will not renew") == true)
+            #expect((report["priceIncreaseText"] as? String)?.contains("waiting for the customer's consent") == true)
+            #expect((report["refundText"] as? String)?.contains("Refunded") == true)
+            #expect((report["refundText"] as? String)?.contains("other reason") == true)
+            #expect((report["refundedActions"] as? [String])?.contains("refund") == false, "a refunded row offers no second refund")
+            #expect((report["expiredText"] as? String)?.contains("expired") == true)
+            #expect((report["offerText"] as? String)?.contains("introductory offer") == true)
+            #expect((report["graceText"] as? String)?.contains("in grace period") == true)
+            #expect((report["billingRetryText"] as? String)?.contains("in billing retry") == true)
+            let counts = try #require(report["stateFilterCounts"] as? [String: Int])
+            for state in ["purchased", "pendingApproval", "declined", "interrupted", "refunded", "revoked", "upgraded", "expired"] {
+                #expect((counts[state] ?? 0) >= 1, "the \(state) filter shows rows: \(counts)")
+            }
+            #expect((report["searchByID"] as? [Int])?.count == 1)
+            #expect(report["searchByProduct"] as? [String] == [ExampleShop.potion])
+            #expect(report["waitingBadge"] as? String == "Waiting for approval")
+            #expect((report["waitingButtonName"] as? String)?.hasPrefix("Requested") == true, "the accessible name starts with the visible label")
+            #expect(report["pendingRequestsForPro"] as? Int == 1, "asking twice makes one request")
+            let unknown = try #require(report["unknownDevicePage"] as? [String])
+            #expect(unknown == ["text/html", "No such device"])
+            #expect(report["nobodyCreated"] as? Bool == false, "a GET created nothing")
+            #expect((report["unknownTimelinePage"] as? [String])?.first == "text/html")
+            let timeline = try #require(report["timeline"] as? [String: Any])
+            #expect((timeline["smallest"] as? Double ?? 0) >= 11, "labels stay readable at 390 px: \(timeline)")
+            #expect(timeline["viewport"] as? Int == 390)
+            #expect((timeline["legend"] as? Int ?? 0) >= 5)
+            let axeReport = try #require(report["axe"] as? [String: [[String: Any]]])
+            #expect(axeReport.count == 10)
+            for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
+                #expect(violations.isEmpty, "axe on \(page): \(violations)")
+            }
+            // The approval reached alice's family member through the store, and kid owns Pro once.
+            #expect(try await store.ledgerTransactions(account: "kid").filter { $0.productID == ExampleShop.pro && $0.isPurchased }.count == 1)
+            for page in ["transaction-manager", "storefront"] {
+                for variant in ["1400-light", "1400-dark", "390-light", "390-dark"] {
+                    let path = screenshots.appendingPathComponent("\(page)-\(variant).png").path
+                    #expect(((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0 > 10_000, "\(path)")
+                }
+            }
+        }
+    }
+
+    @Test("make run end to end: alice buys on the storefront in Chromium, and the backend make run starts has the purchase under her app account token",
+          .enabled(if: available && Built.available, skipReason))
+    func makeRunEndToEnd() async throws {
+        let scratch = Scratch()
+        let storeDirectory = scratch.url.appendingPathComponent("run-store")
+        let output = scratch.url.appendingPathComponent("run-store.out")
+        let run = try Subprocess(URL(fileURLWithPath: "/bin/bash"), [SharedTestData.packageRoot.appendingPathComponent("scripts/run-store").path],
+                                 output: .file(output.path), error: .sameAsOutput,
+                                 environment: ["STORE_DIR": storeDirectory.path, "PORT": "0"], newProcessGroup: true)
+        defer { run.signalGroup(SIGKILL) }
+        let printed = { (String(data: (try? Data(contentsOf: output)) ?? Data(), encoding: .utf8) ?? "") }
+        let storefront = try await eventually(orNil: "make run's storefront address") {
+            printed().split(separator: "\n").first { $0.hasPrefix("storefront: ") }.map { String($0.dropFirst("storefront: ".count)) }
+        }
+        let backend = try #require(printed().split(separator: "\n").first { $0.hasPrefix("entitlement backend: ") }
+            .flatMap { $0.dropFirst("entitlement backend: ".count).split(separator: " ").first.map(String.init) })
+        let report = try await Self.runBrowserScript("buy_on_storefront.py", [storefront, "alice", "phone", "com.example.shop.character.wizard",
+                                                                             Self.chromium.path, Self.chromedriver.path])
+        #expect(report["ok"] as? Bool == true, "\(report)")
+        let key = try String(contentsOf: storeDirectory.appendingPathComponent("backend-key"), encoding: .utf8)
+            .split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? ""
+        let alice = "0a1b2c3d-0000-4000-8000-00000000a11c"
+        let entitlements = try await eventually(orNil: "the purchase in the backend") { () -> [String]? in
+            let answer = try await Exchange.send("GET", URL(string: "\(backend)/v1/customers/\(alice)/entitlements")!,
+                                                 headers: [("Authorization", "Bearer \(key)")])
+            let body = try? JSONSerialization.jsonObject(with: answer.body) as? [String: Any]
+            let products = (body?["entitlements"] as? [[String: Any]])?.compactMap { $0["productId"] as? String } ?? []
+            return products.contains("com.example.shop.character.wizard") ? products : nil
+        }
+        #expect(entitlements.contains("com.example.shop.pro"), "make run's own purchases are alice's too: \(entitlements)")
+        run.signalGroup(SIGTERM)
+        _ = await run.termination()
+    }
+}

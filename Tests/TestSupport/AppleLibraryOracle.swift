@@ -9,15 +9,11 @@ import Testing
 /// PyPI's `app-store-server-library` into it. Where that is impossible (no network, no pip) tests
 /// that need it are skipped and the reason is printed.
 public enum AppleLibraryOracle {
-    static let environmentDirectory = SharedTestData.packageRoot.appendingPathComponent(".build/apple-library-venv")
+    static let package = PythonPackage("app-store-server-library", module: "appstoreserverlibrary", environment: "apple-library-venv")
     static let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/verify_with_apple_library.py")
-    /// The installation, started by the first caller; later callers wait for the same one.
-    private static let installation = Mutex<Task<Result<URL, OracleUnavailable>, Never>?>(nil)
 
     /// Why the oracle cannot run.
-    public struct OracleUnavailable: Error, CustomStringConvertible {
-        public var description: String
-    }
+    public typealias OracleUnavailable = PythonPackage.Unavailable
 
     /// The skip reason for tests that need the oracle.
     public static let skipReason = Comment(rawValue: "Apple's Python library (pip install app-store-server-library) is not available here; the reason is printed above")
@@ -41,33 +37,7 @@ public enum AppleLibraryOracle {
     /// The Python interpreter of the prepared environment, or why there is none. The installation
     /// (a virtual environment and pip) runs off the cooperative pool.
     public static func prepare() async -> Result<URL, OracleUnavailable> {
-        let task = installation.withLock { installation in
-            if let installation { return installation }
-            let task = Task { await BlockingWork.run("AppleLibraryOracle.install") { install() } }
-            installation = task
-            return task
-        }
-        return await task.value
-    }
-
-    private static func install() -> Result<URL, OracleUnavailable> {
-        let python = environmentDirectory.appendingPathComponent("bin/python")
-        if FileManager.default.isExecutableFile(atPath: python.path),
-           (try? run(python.path, ["-c", "import appstoreserverlibrary"]))?.status == 0 {
-            return .success(python)
-        }
-        do {
-            let created = try run("/usr/bin/env", ["python3", "-m", "venv", "--clear", environmentDirectory.path])
-            guard created.status == 0 else { return .failure(OracleUnavailable(description: "python3 -m venv failed: \(created.output)")) }
-            let installed = try run(environmentDirectory.appendingPathComponent("bin/pip").path,
-                                    ["install", "--quiet", "--disable-pip-version-check", "app-store-server-library"])
-            guard installed.status == 0 else {
-                return .failure(OracleUnavailable(description: "pip install app-store-server-library failed: \(installed.output)"))
-            }
-            return .success(python)
-        } catch {
-            return .failure(OracleUnavailable(description: "cannot run python3: \(error)"))
-        }
+        await package.prepare()
     }
 
     /// What the library says about each signed item: `"OK"` or its `VerificationStatus` name.
@@ -92,17 +62,11 @@ public enum AppleLibraryOracle {
             arguments.append("\(item.kind)=\(file.path)")
         }
         let all = arguments
-        let result = try await BlockingWork.run("AppleLibraryOracle.verify") { try run(python.path, all) }
+        let result = try await BlockingWork.run("AppleLibraryOracle.verify") { try PythonPackage.run(python.path, all) }
         guard result.status == 0, let data = result.output.data(using: .utf8),
               let object = try JSONSerialization.jsonObject(with: Data(data.split(separator: UInt8(ascii: "\n")).last ?? [])) as? [String: String]
         else { throw OracleUnavailable(description: "the oracle script failed: \(result.output)") }
         return items.indices.map { object[folder.appendingPathComponent("\($0).jws").path] ?? "MISSING" }
     }
 
-    /// Runs a program to its end, blocking: only on threads of ``BlockingWork``.
-    private static func run(_ executable: String, _ arguments: [String]) throws -> (status: Int32, output: String) {
-        let process = try Subprocess(URL(fileURLWithPath: executable), arguments, output: .pipe, error: .sameAsOutput)
-        let output = process.readToEndBlocking()
-        return (process.waitBlocking().exitCode, String(decoding: output, as: UTF8.self))
-    }
 }

@@ -22,13 +22,16 @@ public final class Subprocess: @unchecked Sendable {
     }
 
     public let pid: pid_t
+    /// Whether the child leads a process group of its own (``signalGroup(_:)`` reaches its children too).
+    public let leadsGroup: Bool
     /// The read end of the output pipe, when standard output is ``Stream/pipe``.
     private let pipe: Int32?
     private let state = Mutex<(status: Int32?, buffer: Data)>((nil, Data()))
 
-    /// Starts `executable` with `arguments`, in the parent's environment with `environment` laid over it.
+    /// Starts `executable` with `arguments`, in the parent's environment with `environment` laid over it;
+    /// with `newProcessGroup`, as the leader of a process group of its own (a script and what it starts).
     public init(_ executable: URL, _ arguments: [String], output: Stream = .null, error: Stream = .null,
-                environment: [String: String] = [:]) throws {
+                environment: [String: String] = [:], newProcessGroup: Bool = false) throws {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -54,18 +57,27 @@ public final class Subprocess: @unchecked Sendable {
         let variables = ProcessInfo.processInfo.environment.merging(environment) { $1 }.map { "\($0.key)=\($0.value)" }
         let envp = variables.map { strdup($0) } + [nil]
         defer { for pointer in envp { free(pointer) } }
-        let status = posix_spawn(&pid, executable.path, &actions, nil, argv, envp)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        if newProcessGroup {
+            posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETPGROUP))
+            posix_spawnattr_setpgroup(&attributes, 0)
+        }
+        let status = posix_spawn(&pid, executable.path, &actions, &attributes, argv, envp)
         if ends[1] >= 0 { close(ends[1]) }
         guard status == 0 else {
             if ends[0] >= 0 { close(ends[0]) }
             throw TestFailure("cannot start \(executable.path): \(String(cString: strerror(status)))")
         }
         self.pid = pid
+        leadsGroup = newProcessGroup
         pipe = ends[0] >= 0 ? ends[0] : nil
     }
 
     /// A child still running when the last reference goes is killed, and reaped on a thread of its own.
     deinit {
+        if leadsGroup { kill(-pid, SIGKILL) }
         if isRunning {
             kill(pid, SIGKILL)
             let pid = self.pid
@@ -79,6 +91,12 @@ public final class Subprocess: @unchecked Sendable {
 
     /// Sends a signal.
     public func signal(_ signal: Int32) { kill(pid, signal) }
+
+    /// Sends a signal to the child's whole process group (only for a child started with `newProcessGroup`).
+    public func signalGroup(_ signal: Int32) {
+        precondition(leadsGroup, "signalGroup needs a child started with newProcessGroup")
+        kill(-pid, signal)
+    }
 
     /// Whether the child has not ended yet (it is reaped when it has).
     public var isRunning: Bool {

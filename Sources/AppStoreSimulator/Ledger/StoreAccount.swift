@@ -19,6 +19,10 @@ public struct StoreAccount: Hashable, Sendable, Codable, Identifiable {
     public var originalApplicationVersion: String
     /// Stored only when restricted (`false`), so records written before it existed read as allowed.
     private var inAppPurchasesAllowed: Bool?
+    /// The app account token the app gives this customer's purchases (`Product.PurchaseOption.appAccountToken`):
+    /// the storefront's purchases carry it, so a backend that keys customers by it links them (`nil`:
+    /// purchases carry none).
+    public var appAccountToken: UUID?
 
     /// Whether the account may buy in-app purchases (Screen Time can restrict them).
     public var purchasesAllowed: Bool {

@@ -134,6 +134,12 @@ extension SimulatedAppStore {
             if try approveChange(transaction, change: &change) { return }
             try startSubscription(&transaction, at: now, updateKind: kind, change: &change)
         } else {
+            // A non-consumable is owned once: approving another request for it leaves the ownership
+            // there is, as buying it again does, and the request goes.
+            if transaction.productKind == .nonConsumable, ownedTransaction(productID: transaction.productID, account: transaction.account) != nil {
+                change.ledger.deletedTransactions.insert(id)
+                return
+            }
             change.record(transaction)
             try enqueueUpdateForAllDevices(transaction, kind: kind, at: now, change: &change)
             try shareWithFamily(transaction, at: now, change: &change)
@@ -278,8 +284,8 @@ extension SimulatedAppStore {
 
     // MARK: Accounts
 
-    /// Adds or changes an account.
-    public func configureAccount(_ name: String, storefront: String?? = nil, askToBuy: Bool? = nil) throws(AppStoreError) {
+    /// Adds or changes an account; `appAccountToken: .some(nil)` removes the account's token.
+    public func configureAccount(_ name: String, storefront: String?? = nil, askToBuy: Bool? = nil, appAccountToken: UUID?? = nil) throws(AppStoreError) {
         try writing { (change) throws(AppStoreError) in
             var (account, _) = try register(account: name, device: nil, in: &change)
             if let storefront {
@@ -290,7 +296,8 @@ extension SimulatedAppStore {
                 if after != before { enqueueStorefrontChange(after, account: name, change: &change) }
             }
             if let askToBuy { account.askToBuy = askToBuy }
-            change.ledger.accounts[name] = account
+            if let appAccountToken { account.appAccountToken = appAccountToken }
+            change.ledger.accounts[account.name] = account
         }
     }
 

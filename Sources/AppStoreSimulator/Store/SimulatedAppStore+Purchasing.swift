@@ -165,6 +165,9 @@ extension SimulatedAppStore {
         }
         let now = clock.now()
         let state = initialState(inApp: inApp, account: account, request: request)
+        if state == .pendingApproval, product.kind != .consumable, let waiting = waitingRequest(productID: product.id, account: account.name) {
+            return .pending(transactionID: waiting.id, reason: .askToBuy)
+        }
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: id, account: account.name, device: device?.name, productID: product.id, productKind: product.kind,
@@ -178,6 +181,12 @@ extension SimulatedAppStore {
         }
         try completePurchase(transaction, purchasingDevice: device, updateKind: .purchase, at: now, change: &change)
         return answer(transaction, for: device, at: now)
+    }
+
+    /// A request for the product that waits for a parent's approval: asking again for an item already
+    /// asked for makes no second request (a consumable, which can be bought many times, excepted).
+    func waitingRequest(productID: String, account: String) -> LedgerTransaction? {
+        ledger.transactions(TransactionQuery(account: account, productID: productID)).last { $0.state == .pendingApproval }
     }
 
     /// How a new purchase starts: waiting for a parent (Ask to Buy), interrupted, or purchased.

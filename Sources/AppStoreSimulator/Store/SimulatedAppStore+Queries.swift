@@ -130,9 +130,16 @@ extension SimulatedAppStore {
     }
 
     /// The transactions of the store, or of one account, in identifier order (the transaction manager's
-    /// list): at most `limit`, after the identifier `after` (the previous page's last).
-    public func ledgerTransactions(account: String? = nil, after: UInt64? = nil, limit: Int = .max) throws(AppStoreError) -> [LedgerTransaction] {
-        try reading { ledger.transactions(TransactionQuery(account: account, afterID: after, limit: limit)) }
+    /// list): at most `limit`, after the identifier `after` (the previous page's last); with
+    /// `newestFirst`, in descending order, before `after`.
+    public func ledgerTransactions(account: String? = nil, after: UInt64? = nil, limit: Int = .max,
+                                   newestFirst: Bool = false) throws(AppStoreError) -> [LedgerTransaction] {
+        try reading { ledger.transactions(TransactionQuery(account: account, afterID: after, newestFirst: newestFirst, limit: limit)) }
+    }
+
+    /// The account's purchases that wait for a parent's approval (Ask to Buy), oldest first.
+    public func waitingRequests(account: String) throws(AppStoreError) -> [LedgerTransaction] {
+        try reading { ledger.transactions(TransactionQuery(account: account.ledgerName)).filter { $0.state == .pendingApproval } }
     }
 
     /// `Product.products(for:)`: the products with these identifiers, presented in the account's

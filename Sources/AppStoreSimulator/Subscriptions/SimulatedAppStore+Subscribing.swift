@@ -64,6 +64,9 @@ extension SimulatedAppStore {
         let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
                                                appAccountToken: request.appAccountToken)
         let state = initialState(inApp: inApp, account: account, request: request)
+        if state == .pendingApproval, let waiting = waitingRequest(productID: product.id, account: account.name) {
+            return .pending(transactionID: waiting.id, reason: .askToBuy)
+        }
         let id = change.takeTransactionID()
         var transaction = LedgerTransaction(
             id: id, originalID: previous?.originalTransactionID ?? id, account: account.name, device: device?.name,
@@ -160,6 +163,9 @@ extension SimulatedAppStore {
         let offer = try changeOffer(request, to: product, record: record, inApp: inApp)
         let state = initialState(inApp: inApp, account: account, request: request)
         if product.id != record.productID, state != .purchased {
+            if state == .pendingApproval, let waiting = waitingRequest(productID: product.id, account: record.account) {
+                return .pending(transactionID: waiting.id, reason: .askToBuy)
+            }
             let id = change.takeTransactionID()
             var pending = LedgerTransaction(
                 id: id, originalID: record.originalTransactionID, account: record.account, device: device?.name, productID: product.id,

@@ -130,6 +130,11 @@ extension SimulatedAppStore {
         try reading { ledger.subscriptions(SubscriptionQuery(account: account, afterID: after, limit: limit)) }
     }
 
+    /// The renewal record of one subscription, by its original transaction identifier.
+    public func subscriptionRecord(originalTransactionID: UInt64) throws(AppStoreError) -> SubscriptionRecord? {
+        try reading { ledger.subscription(originalTransactionID) }
+    }
+
     /// The account's own subscription to a product's group whose current product is `productID`.
     func subscription(productID: String, account: String) throws(AppStoreError) -> SubscriptionRecord {
         guard let product = catalog().product(id: productID) else { throw .control(.invalidProductIdentifier, "no product \(productID)") }

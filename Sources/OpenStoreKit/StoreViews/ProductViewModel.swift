@@ -69,11 +69,19 @@ struct StoreViewSnapshot: Sendable {
     /// The customer's own status in each group, and the win-back offers its renewal info names.
     var statuses: [String: Product.SubscriptionInfo.Status] = [:]
     var winBackOfferIDs: [String: [String]] = [:]
+    /// Why the products did not load.
+    var loadError: String?
 
     static func load(ids: [String], environment: StoreViewEnvironment) async -> StoreViewSnapshot {
         let client = environment.resolvedClient
         var snapshot = StoreViewSnapshot()
-        let products = (try? await client.products(for: ids)) ?? []
+        let products: [Product]
+        do {
+            products = try await client.products(for: ids)
+        } catch {
+            products = []
+            snapshot.loadError = (error as? any LocalizedError)?.errorDescription ?? String(describing: error)
+        }
         for product in products { snapshot.products[product.id] = product }
         for await result in client.currentEntitlements {
             if case .verified(let transaction) = result { snapshot.entitled.insert(transaction.productID) }

@@ -5,6 +5,9 @@ import Foundation
 public struct StoreViewModel: Sendable {
     public let products: [ProductViewModel]
     public let buttons: StoreButtons
+    /// Why the products could not be loaded (a network error, a simulated `loadProducts` failure),
+    /// so a view can say so instead of showing an empty store; `nil` when they loaded.
+    public let loadError: String?
 
     /// Loads the view for `ids` on the environment's client.
     public static func load(ids: [String], environment: StoreViewEnvironment = StoreViewEnvironment()) async -> StoreViewModel {
@@ -26,7 +29,8 @@ public struct StoreViewModel: Sendable {
 
     static func make(ids: [String], snapshot: StoreViewSnapshot, buttons: StoreButtons) -> StoreViewModel {
         var seen: Set<String> = []
-        return StoreViewModel(products: ids.filter { seen.insert($0).inserted }.map(snapshot.productModel(id:)), buttons: buttons)
+        return StoreViewModel(products: ids.filter { seen.insert($0).inserted }.map(snapshot.productModel(id:)), buttons: buttons,
+                              loadError: snapshot.loadError)
     }
 }
 

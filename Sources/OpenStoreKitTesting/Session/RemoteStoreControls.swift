@@ -84,10 +84,11 @@ public struct RemoteStoreControls: StoreControls {
         _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(account))", body: ["devices": [name]], as: Empty.self)
     }
 
-    public func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?) async throws(AppStoreError) {
+    public func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?, appAccountToken: UUID??) async throws(AppStoreError) {
         var body: [String: Any] = [:]
         if let storefront { body["storefront"] = storefront ?? "default" }
         if let askToBuy { body["askToBuy"] = askToBuy }
+        if let appAccountToken { body["appAccountToken"] = appAccountToken?.uuidString.lowercased() ?? "none" }
         _ = try await call("PUT", "/v1/admin/accounts/\(Self.segment(name))", body: body, as: Empty.self)
     }
 

@@ -9,7 +9,7 @@ import StoreKitCatalog
 /// `storekit serve`). Failures are the store's own ``AppStoreError``s in both cases.
 public protocol StoreControls: Sendable {
     func addDevice(_ name: String, account: String) async throws(AppStoreError)
-    func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?) async throws(AppStoreError)
+    func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?, appAccountToken: UUID??) async throws(AppStoreError)
     func setFamilyGroup(_ group: String?, for account: String) async throws(AppStoreError)
     func currentTime() async throws(AppStoreError) -> Date
     func advanceTime(to date: Date) async throws(AppStoreError) -> Int

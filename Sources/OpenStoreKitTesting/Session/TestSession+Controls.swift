@@ -161,10 +161,13 @@ extension TestSession {
 
     // MARK: Accounts
 
-    /// Sets up an account: its storefront, whether a parent approves its purchases, its family group.
-    public func configureAccount(_ name: String, storefront: String? = nil, askToBuy: Bool? = nil, familyGroup: String? = nil) async throws {
+    /// Sets up an account: its storefront, whether a parent approves its purchases, its family group,
+    /// the app account token the storefront's purchases carry for it.
+    public func configureAccount(_ name: String, storefront: String? = nil, askToBuy: Bool? = nil, familyGroup: String? = nil,
+                                 appAccountToken: UUID? = nil) async throws {
         try await control { () throws(AppStoreError) in
-            try await controls.configureAccount(stored(name), storefront: storefront.map { .some($0) }, askToBuy: askToBuy)
+            try await controls.configureAccount(stored(name), storefront: storefront.map { .some($0) }, askToBuy: askToBuy,
+                                                appAccountToken: appAccountToken.map { .some($0) })
             if let familyGroup { try await controls.setFamilyGroup(stored(familyGroup), for: stored(name)) }
         }
     }

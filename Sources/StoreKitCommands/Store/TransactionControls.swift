@@ -104,8 +104,8 @@ struct RequestRefundCommand: CommandVariant {
 /// `storekit account`: creates or changes an account.
 struct AccountCommand: Command {
     static let name = "account"
-    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, in-app purchase restriction, devices."
-    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--purchases allowed|restricted] [--device NAME…]"
+    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, in-app purchase restriction, app account token, devices."
+    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--purchases allowed|restricted] [--app-account-token UUID|none] [--device NAME…]"
 
     var directory: String
     var account: String
@@ -113,6 +113,8 @@ struct AccountCommand: Command {
     var askToBuy: Bool?
     var family: String??
     var purchasesAllowed: Bool?
+    /// The token the storefront's purchases carry for this customer (`.some(nil)` removes it).
+    var appAccountToken: UUID??
     var devices: [String]
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
@@ -122,6 +124,9 @@ struct AccountCommand: Command {
         purchasesAllowed = try arguments.value("--purchases", expected: "allowed or restricted") {
             $0 == "allowed" ? true : $0 == "restricted" ? false : nil
         }
+        appAccountToken = try arguments.value("--app-account-token", expected: "a UUID or none") { text -> UUID?? in
+            text == "none" ? .some(nil) : UUID(uuidString: text).map { .some($0) }
+        }
         devices = try arguments.values("--device")
         directory = try arguments.positional("DIR")
         account = try arguments.positional("NAME")
@@ -129,12 +134,12 @@ struct AccountCommand: Command {
 
     func run(console: Console) async throws {
         let store = try await StoreAccess.open(directory)
-        try await store.configureAccount(account, storefront: storefront, askToBuy: askToBuy)
+        try await store.configureAccount(account, storefront: storefront, askToBuy: askToBuy, appAccountToken: appAccountToken)
         if let family { try await store.setFamilyGroup(family, for: account) }
         if let purchasesAllowed { try await store.setPurchasesAllowed(purchasesAllowed, account: account) }
         for device in devices { try await store.addDevice(device, account: account) }
         guard let record = try await store.account(named: account) else { return }
         let deviceNames = try await store.devices(ofAccount: account).map(\.name)
-        console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), purchases \(record.purchasesAllowed ? "allowed" : "restricted"), family \(record.familyGroup ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
+        console.print("account \(record.name): storefront \(record.storefront ?? "(store's)"), Ask to Buy \(record.askToBuy ? "on" : "off"), purchases \(record.purchasesAllowed ? "allowed" : "restricted"), family \(record.familyGroup ?? "none"), app account token \(record.appAccountToken?.uuidString.lowercased() ?? "none"), devices \(deviceNames.isEmpty ? "none" : deviceNames.joined(separator: ", "))")
     }
 }

@@ -6,7 +6,9 @@ import StoreKitCatalog
 
 /// The web storefront at `/store?account=A&device=D`: the store views' models rendered as HTML. Its
 /// forms buy, restore and redeem as the app on that device would through StoreKit's views, so an
-/// app connected to the device hears each purchase through `Transaction.updates`.
+/// app connected to the device hears each purchase through `Transaction.updates`. The page works
+/// without script; with it (`/assets/storefront.js`) a purchase answers in place and the page follows
+/// the store live (approvals, refunds, renewals, the clock).
 struct StorefrontPage {
     let account: String
     let device: String
@@ -16,41 +18,51 @@ struct StorefrontPage {
     let storefront: OpenStoreKit.Storefront?
     /// Every account and its devices, for the device picker.
     let accounts: [(account: String, devices: [String])]
-    let message: String?
+    /// Products the account asked for that wait for a parent's approval.
+    let waiting: Set<String>
+    /// The token the page's purchases carry (the account's), if it has one.
+    let appAccountToken: UUID?
     /// What the page's forms carry, so the server knows they are its own (see `CrossSiteCheck`).
     let formToken: String
 
+    static let title = "Storefront — OpenStoreKit"
+    static let otherPage = (href: "/", text: "Transaction Manager")
+
     /// Loads what the page shows for a device through `client`, acting for it.
-    static func load(store: SimulatedAppStore, client: StoreClient, account: String, message: String?,
-                     accounts: [(account: String, devices: [String])], formToken: String) async -> StorefrontPage {
+    static func load(store: SimulatedAppStore, client: StoreClient, account: String,
+                     accounts: [(account: String, devices: [String])], formToken: String) async throws -> StorefrontPage {
         let catalog = await store.catalog()
         let environment = StoreViewEnvironment(client: client)
         let views = await StoreViewModel.loadStorefront(oneTimeIDs: catalog.products.filter { $0.subscription == nil }.map(\.id),
                                                         groupIDs: catalog.subscriptionGroups.map(\.id), productIDs: catalog.products.map(\.id),
                                                         environment: environment)
+        let waiting = Set(try await store.waitingRequests(account: account).map(\.productID))
         return StorefrontPage(account: account, device: client.device, products: views.products, groups: views.groups,
-                              storefront: await client.storefront(), accounts: accounts, message: message, formToken: formToken)
+                              storefront: await client.storefront(), accounts: accounts, waiting: waiting,
+                              appAccountToken: try await store.account(named: account)?.appAccountToken, formToken: formToken)
     }
 
     /// The page that asks which device to shop on.
-    static func picker(accounts: [(account: String, devices: [String])], message: String?) -> String {
+    static func picker(accounts: [(account: String, devices: [String])]) -> String {
         var html = HTML()
-        header(&html)
-        html.raw(#"<main class="storefront">"#)
-        flash(&html, message ?? "Choose the account and device to shop on.")
-        devicePicker(&html, accounts: accounts, account: nil, device: nil)
-        html.raw("</main>")
-        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
+        html.raw(#"<section class="card" aria-labelledby="picker-title"><h2 id="picker-title">Choose a device</h2>"#)
+        if accounts.isEmpty {
+            html.raw(#"<p class="empty-state">The store has no devices yet. Sign one in with <code>storekit account DIR NAME --device DEVICE</code>, or in the Transaction Manager's accounts.</p>"#)
+        } else {
+            html.raw("<p>Shop as one of the store's accounts, on one of its devices.</p>")
+            devicePicker(&html, accounts: accounts, account: nil, device: nil)
+        }
+        html.raw("</section>")
+        return HTML.page(title: title, pageName: "Storefront", otherPage: otherPage, main: html.text)
     }
 
     /// The page for a device the store does not have: it offers to sign the device in to the account
     /// (a form, since a page view changes nothing).
     static func signIn(account: String, device: String, formToken: String) -> String {
         var html = HTML()
-        header(&html)
-        html.raw(#"<main class="storefront">"#)
-        flash(&html, "The store has no device \(device). Sign it in to \(account) to shop on it, as opening the App Store there would.")
-        html.raw(#"<form method="post" action="/store/sign-in">"#)
+        html.raw(#"<section class="card" aria-labelledby="sign-in-title"><h2 id="sign-in-title">No such device</h2><p>"#)
+        html.add("The store has no device \(device). Sign it in to \(account) to shop on it, as opening the App Store there would; nothing changes until you do.")
+        html.raw(#"</p><form method="post" action="/store/sign-in" class="controls">"#)
         for (name, value) in [("account", account), ("device", device), (CrossSiteCheck.formTokenField, formToken)] {
             html.raw(#"<input type="hidden" name=""#)
             html.add(name)
@@ -62,28 +74,14 @@ struct StorefrontPage {
         html.add(device)
         html.raw(" to ")
         html.add(account)
-        html.raw(#"</button></form> <a href="/store">Choose another device</a></main>"#)
-        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
-    }
-
-    /// A page that says what is wrong, with the way back to the device picker.
-    static func problem(_ message: String, title: String) -> String {
-        var html = HTML()
-        header(&html)
-        html.raw(#"<main class="storefront"><h1>"#)
-        html.add(title)
-        html.raw("</h1>")
-        flash(&html, message)
-        html.raw(#"<a href="/store">Choose a device</a></main>"#)
-        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
+        html.raw(#"</button> <a href="/store">Choose another device</a></form></section>"#)
+        return HTML.page(title: title, pageName: "Storefront", otherPage: otherPage, main: html.text)
     }
 
     var html: String {
         var html = HTML()
-        Self.header(&html)
-        html.raw(#"<main class="storefront">"#)
+        html.raw(#"<section class="card" aria-labelledby="shopping-title"><h2 id="shopping-title" class="visually-hidden">Device</h2>"#)
         Self.devicePicker(&html, accounts: accounts, account: account, device: device)
-        if let message { Self.flash(&html, message) }
         html.raw(#"<p class="context">Shopping as <strong>"#)
         html.add(account)
         html.raw("</strong> on <strong>")
@@ -94,26 +92,27 @@ struct StorefrontPage {
             html.add(storefront.countryCode)
             html.raw(" storefront")
         }
-        html.raw("</p>")
-        oneTimeProducts(&html)
-        for group in groups where !group.plans.isEmpty { subscriptionGroup(&html, group) }
+        if let appAccountToken {
+            html.raw(#"; purchases carry the app account token <code data-token>"#)
+            html.add(appAccountToken.uuidString.lowercased())
+            html.raw("</code>")
+        }
+        html.raw(".</p></section>")
+        if let error = products.loadError {
+            html.raw(#"<section class="card" aria-labelledby="load-error"><h2 id="load-error">The store could not load its products</h2><p class="empty-state" data-load-error>"#)
+            html.add("\(error) The Transaction Manager's simulated errors (Store settings) may be set for loadProducts.")
+            html.raw("</p></section>")
+        } else {
+            oneTimeProducts(&html)
+            for group in groups where !group.plans.isEmpty { subscriptionGroup(&html, group) }
+        }
         storeButtons(&html)
-        html.raw("</main>")
-        return HTML.page(title: "Storefront — OpenStoreKit", body: html.text)
-    }
-
-    private static func header(_ html: inout HTML) {
-        html.raw(#"<header class="app-header"><p class="brand"><span class="app-name">OpenStoreKit</span> <span class="app-page">Storefront</span></p><nav aria-label="Pages"><a href="/">Transaction Manager</a></nav></header>"#)
-    }
-
-    private static func flash(_ html: inout HTML, _ message: String) {
-        html.raw(#"<p class="flash" role="status">"#)
-        html.add(message)
-        html.raw("</p>")
+        return HTML.page(title: Self.title, pageName: "Storefront", otherPage: Self.otherPage, main: html.text,
+                         mainAttributes: ["data-account": account, "data-device": device], script: "/assets/storefront.js")
     }
 
     private static func devicePicker(_ html: inout HTML, accounts: [(account: String, devices: [String])], account: String?, device: String?) {
-        html.raw(#"<form class="device-picker" method="get" action="/store"><label>Device <select name="pick" aria-label="Account and device">"#)
+        html.raw(#"<form class="device-picker" method="get" action="/store"><label>Account and device <select name="pick">"#)
         for entry in accounts {
             for name in entry.devices {
                 let value = Self.pickValue(account: entry.account, device: name)
@@ -141,12 +140,12 @@ struct StorefrontPage {
         return (account, device)
     }
 
-    /// A form posting one action for this device.
+    /// A form posting one action for this device (the page's script sends it in place).
     private func actionForm(_ html: inout HTML, action: String, fields: [(String, String)], button: String, primary: Bool = false,
                             label: String, dataAction: String, disabled: Bool = false) {
         html.raw(#"<form method="post" action="/store/"#)
         html.add(action)
-        html.raw(#"">"#)
+        html.raw(#"" data-enhanced>"#)
         for (name, value) in [("account", account), ("device", device), (CrossSiteCheck.formTokenField, formToken)] + fields {
             html.raw(#"<input type="hidden" name=""#)
             html.add(name)
@@ -164,32 +163,51 @@ struct StorefrontPage {
     }
 
     /// Opens a product's card (`<article class="product|plan">`) with its heading; the caller closes it.
-    private func openCard(_ html: inout HTML, kind: String, productID: String, state: String, name: String) {
+    private func openCard(_ html: inout HTML, kind: String, productID: String, state: String, name: String, waiting: Bool) {
         html.raw(#"<article class=""#)
         html.raw(kind)
         html.raw(#"" data-product-id=""#)
         html.add(productID)
         html.raw(#"" data-state=""#)
         html.add(state)
-        html.raw(#""><h3>"#)
+        html.raw(waiting ? #"" data-waiting="approval"><h3>"# : #""><h3>"#)
         html.add(name)
         html.raw("</h3>")
     }
 
+    private static let waitingBadge = #"<p><span class="badge info" data-badge="waiting">Waiting for approval</span></p>"#
+
     private func oneTimeProducts(_ html: inout HTML) {
         let available = products.products.filter { $0.state != .unavailable }
-        guard !available.isEmpty else { return }
-        html.raw(#"<section class="group" aria-labelledby="one-time"><h2 id="one-time">In-App Purchases</h2><div class="products">"#)
+        html.raw(#"<section class="group" aria-labelledby="one-time"><h2 id="one-time">In-App Purchases</h2>"#)
+        guard !available.isEmpty else {
+            html.raw(#"<p class="empty-state">No one-time purchases are for sale in this storefront.</p></section>"#)
+            return
+        }
+        html.raw(#"<div class="products">"#)
         for product in available {
-            openCard(&html, kind: "product", productID: product.id, state: product.state.rawValue, name: product.displayName)
+            // A parent is asked once: an item waiting for approval cannot be asked for again (a
+            // consumable, bought many times, can).
+            let waiting = waiting.contains(product.id)
+            let blocked = waiting && product.product?.type != .consumable
+            openCard(&html, kind: "product", productID: product.id, state: product.state.rawValue, name: product.displayName, waiting: waiting)
             html.raw("<p>")
             html.add(product.description)
             html.raw(#"</p><p class="price">"#)
             html.add(product.priceText)
             html.raw("</p>")
             if product.state == .owned { html.raw(#"<p><span class="badge owned">Purchased</span></p>"#) }
-            actionForm(&html, action: "buy", fields: [("product", product.id)], button: product.buttonLabel, primary: product.canBuy,
-                       label: "Buy \(product.displayName) for \(product.priceText)", dataAction: "buy", disabled: !product.canBuy)
+            if waiting { html.raw(Self.waitingBadge) }
+            let (button, label): (String, String)
+            if product.state == .owned {
+                (button, label) = ("Purchased", "Purchased: \(product.displayName)")
+            } else if blocked {
+                (button, label) = ("Requested", "Requested: \(product.displayName), waiting for approval")
+            } else {
+                (button, label) = ("Buy", "Buy \(product.displayName) for \(product.priceText)")
+            }
+            actionForm(&html, action: "buy", fields: [("product", product.id)], button: button, primary: product.canBuy && !blocked,
+                       label: label, dataAction: "buy", disabled: !product.canBuy || blocked)
             html.raw("</article>")
         }
         html.raw("</div></section>")
@@ -222,8 +240,10 @@ struct StorefrontPage {
         }
         html.raw(#"<div class="plans">"#)
         for plan in group.plans {
-            openCard(&html, kind: "plan", productID: plan.id, state: plan.relation.rawValue, name: plan.displayName)
+            let waiting = waiting.contains(plan.id)
+            openCard(&html, kind: "plan", productID: plan.id, state: plan.relation.rawValue, name: plan.displayName, waiting: waiting)
             if plan.relation == .current { html.raw(#"<p><span class="badge current">Current plan</span></p>"#) }
+            if waiting { html.raw(Self.waitingBadge) }
             html.raw(#"<p class="price">"#)
             html.add(plan.priceText)
             html.raw("</p>")
@@ -232,9 +252,10 @@ struct StorefrontPage {
                 html.add(offer)
                 html.raw("</p>")
             }
-            actionForm(&html, action: "buy", fields: [("product", plan.id)], button: plan.buttonLabel, primary: plan.relation != .current,
-                       label: "\(plan.buttonLabel): \(plan.displayName), \(plan.priceText)", dataAction: "buy",
-                       disabled: plan.relation == .current || plan.isScheduledNext)
+            let button = waiting ? "Requested" : plan.buttonLabel
+            actionForm(&html, action: "buy", fields: [("product", plan.id)], button: button, primary: plan.relation != .current && !waiting,
+                       label: waiting ? "Requested: \(plan.displayName), waiting for approval" : "\(plan.buttonLabel): \(plan.displayName), \(plan.priceText)",
+                       dataAction: "buy", disabled: plan.relation == .current || plan.isScheduledNext || waiting)
             html.raw("</article>")
         }
         html.raw("</div></section>")
@@ -243,13 +264,13 @@ struct StorefrontPage {
     private func storeButtons(_ html: inout HTML) {
         html.raw(#"<section class="store-buttons card" aria-label="Store buttons">"#)
         actionForm(&html, action: "restore", fields: [], button: "Restore Purchases", label: "Restore purchases", dataAction: "restore")
-        html.raw(#"<form method="post" action="/store/redeem"><input type="hidden" name="account" value=""#)
+        html.raw(#"<form method="post" action="/store/redeem" data-enhanced><input type="hidden" name="account" value=""#)
         html.add(account)
         html.raw(#""><input type="hidden" name="device" value=""#)
         html.add(device)
         html.raw(#""><input type="hidden" name="form_token" value=""#)
         html.add(formToken)
-        html.raw(#""><label>Offer code <input name="code" autocomplete="off"></label> <button type="submit" data-action="redeem">Redeem Code</button></form>"#)
+        html.raw(#""><label>Offer code <input name="code" autocomplete="off" required></label><button type="submit" data-action="redeem">Redeem Code</button></form>"#)
         let policies = products.buttons.policies
         // Only web addresses become links: a `javascript:` URL in a .storekit file would run in the store's origin.
         if let terms = policies.termsOfServiceURL, Self.isWebAddress(terms) {

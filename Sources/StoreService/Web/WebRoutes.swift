@@ -6,8 +6,10 @@ import OpenStoreKitTesting
 import Synchronization
 
 /// The pages `storekit serve` shows people: the Transaction Manager at `/` (a page whose script
-/// works through the admin API), the storefront at `/store`, subscription timelines at
-/// `/timeline/{originalTransactionID}.svg`, and the shared assets. Served by the binary itself.
+/// works through the admin API), the storefront at `/store`, a subscription's timeline at
+/// `/timeline/{originalTransactionID}` (its picture alone at `….svg`), and their assets, which are
+/// files in `Web/Assets/` built into the binary. A page that cannot be shown answers an HTML page
+/// that says why, never JSON.
 struct WebRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
@@ -17,24 +19,77 @@ struct WebRoutes {
     /// Registers the pages and their assets.
     static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport, formToken: String) {
         let routes = WebRoutes(store: store, devices: devices, formToken: formToken)
-        router.on("GET", "/") { _, _ in Self.page(TransactionManagerPage.html) }
-        router.on("GET", "/assets/manager.js") { _, _ in .text(200, TransactionManagerPage.script, contentType: "text/javascript; charset=utf-8") }
-        router.on("GET", "/assets/style.css") { _, _ in .text(200, TransactionManagerPage.style, contentType: "text/css; charset=utf-8") }
-        router.on("GET", "/store") { request, _ in try await routes.storefront(request) }
-        router.on("POST", "/store/{action}") { request, context in try await routes.storeAction(context["action"], form: FormBody(request.body)) }
-        router.on("GET", "/timeline/{file}") { _, context in
-            let file = context["file"]
-            guard file.hasSuffix(".svg"), let id = UInt64(file.dropLast(4)) else {
-                throw APIError.badRequest("a timeline is /timeline/{originalTransactionID}.svg, not \(file)")
-            }
-            let timeline = try await SubscriptionTimeline.load(store: store, originalTransactionID: id)
-            return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml; charset=utf-8"), ("Cache-Control", "no-store")],
-                                body: Data(timeline.svg.utf8))
+        router.on("GET", "/") { _, _ in Self.page(Self.transactionManager) }
+        router.on("GET", "/assets/manager.js") { _, _ in Self.asset(PackageResources.manager_js, type: "text/javascript; charset=utf-8") }
+        router.on("GET", "/assets/storefront.js") { _, _ in Self.asset(PackageResources.storefront_js, type: "text/javascript; charset=utf-8") }
+        router.on("GET", "/assets/style.css") { _, _ in Self.asset(PackageResources.style_css, type: "text/css; charset=utf-8") }
+        for path in ["/favicon.svg", "/favicon.ico"] {
+            router.on("GET", path) { _, _ in Self.asset(PackageResources.favicon_svg, type: "image/svg+xml") }
         }
+        router.on("GET", "/store") { request, _ in await Self.asHTML { try await routes.storefront(request) } }
+        router.on("POST", "/store/{action}") { request, context in
+            let wantsJSON = request.header("Accept")?.contains("application/json") == true
+            do {
+                return try await routes.storeAction(context["action"], form: FormBody(request.body), answeringJSON: wantsJSON)
+            } catch {
+                let (status, message) = Self.describe(error)
+                if wantsJSON { return try APIResponse.json(["message": message, "kind": "error"], status: status) }
+                return Self.page(HTML.problemPage(title: "That did not work", message: message), status: status)
+            }
+        }
+        router.on("GET", "/timeline/{file}") { _, context in
+            await Self.asHTML {
+                let file = context["file"]
+                let isPicture = file.hasSuffix(".svg")
+                guard let id = UInt64(isPicture ? String(file.dropLast(4)) : file) else {
+                    throw APIError.notFound("a timeline is /timeline/{originalTransactionID}, and \(file) names no transaction")
+                }
+                let timeline = try await SubscriptionTimeline.load(store: store, originalTransactionID: id)
+                if isPicture {
+                    return HTTPResponse(status: 200, headers: [("Content-Type", "image/svg+xml; charset=utf-8"), ("Cache-Control", "no-store")],
+                                        body: Data(timeline.svg.utf8))
+                }
+                return Self.page(timeline.page)
+            }
+        }
+    }
+
+    /// The Transaction Manager: its content (`Assets/transaction-manager.html`) in the shared frame;
+    /// `manager.js` fills it from the admin API.
+    static let transactionManager = HTML.page(
+        title: "Transaction Manager — OpenStoreKit", pageName: "Transaction Manager",
+        otherPage: ("/store", "Open the storefront"),
+        main: String(decoding: PackageResources.transaction_manager_html, as: UTF8.self),
+        script: "/assets/manager.js", bodyClass: "manager", skipText: "Skip to the transactions", liveStatus: true,
+        footer: "OpenStoreKit · changes made anywhere appear here live.")
+
+    private static func asset(_ bytes: [UInt8], type: String) -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", type), ("Cache-Control", "no-cache")], body: Data(bytes))
     }
 
     private static func page(_ html: String, status: Int = 200) -> HTTPResponse {
         HTTPResponse(status: status, headers: [("Content-Type", "text/html; charset=utf-8"), ("Cache-Control", "no-store")], body: Data(html.utf8))
+    }
+
+    /// Runs a page's handler; a failure is an HTML page saying what went wrong, with its status.
+    private static func asHTML(_ body: () async throws -> HTTPResponse) async -> HTTPResponse {
+        do {
+            return try await body()
+        } catch {
+            let (status, message) = describe(error)
+            let title = status == 404 ? "Not found" : status >= 500 ? "The store failed" : "That did not work"
+            return page(HTML.problemPage(title: title, message: message), status: status)
+        }
+    }
+
+    /// The status and words for a failure.
+    private static func describe(_ error: any Error) -> (Int, String) {
+        switch error {
+        case let error as APIError: return (error.status, error.body.error.message)
+        case let error as AppStoreError: let api = APIError(error); return (api.status, api.body.error.message)
+        case let error as StoreTransportError: let api = APIError(error); return (api.status, api.body.error.message)
+        default: return (500, String(describing: error))
+        }
     }
 
     /// Every account with its devices, for the device picker (at most a thousand devices).
@@ -48,89 +103,95 @@ struct WebRoutes {
     private func storefront(_ request: HTTPRequest) async throws -> HTTPResponse {
         if let pick = request.queryValue("pick") {
             guard let (account, device) = StorefrontPage.parsePick(pick) else { throw APIError.badRequest("pick names an account and a device") }
-            return Self.redirect(account: account, device: device, message: nil)
+            return Self.redirect(account: account, device: device)
         }
-        let message = request.queryValue("message")
         guard let account = request.queryValue("account"), let device = request.queryValue("device"), !account.isEmpty, !device.isEmpty else {
-            return Self.page(StorefrontPage.picker(accounts: try await accountsAndDevices(), message: message))
+            return Self.page(StorefrontPage.picker(accounts: try await accountsAndDevices()))
         }
         // A GET changes nothing: a device the store does not have gets a page that offers to sign it in.
         guard let known = try await store.device(named: device) else {
             return Self.page(StorefrontPage.signIn(account: account, device: device, formToken: formToken), status: 404)
         }
         guard known.account == account else {
-            return Self.page(StorefrontPage.problem("Device \(device) is signed in to \(known.account), not \(account).", title: "Not this account's device"),
-                             status: 400)
+            return Self.page(HTML.problemPage(title: "Not this account's device",
+                                              message: "Device \(device) is signed in to \(known.account), not \(account)."), status: 404)
         }
         let client = try await StoreClient.attach(to: devices, device: device)
-        let page = await StorefrontPage.load(store: store, client: client, account: account, message: message,
-                                             accounts: try await accountsAndDevices(), formToken: formToken)
+        let page = try await StorefrontPage.load(store: store, client: client, account: account, accounts: try await accountsAndDevices(),
+                                                 formToken: formToken)
         return Self.page(page.html)
     }
 
-    /// A storefront form: buy, restore or redeem on the form's device, then back to the storefront
-    /// with what happened (303, so reloading does not buy twice).
-    private func storeAction(_ action: String, form: FormBody) async throws -> HTTPResponse {
+    /// A storefront form: buy, restore or redeem on the form's device. The page's script asks for
+    /// JSON (`{"message", "kind"}`) and shows it in place; a plain form gets a 303 back to the
+    /// storefront, which shows the result in the products' states.
+    private func storeAction(_ action: String, form: FormBody, answeringJSON: Bool) async throws -> HTTPResponse {
         guard let account = form["account"].map(\.precomposedStringWithCanonicalMapping), let device = form["device"].map(\.precomposedStringWithCanonicalMapping)
         else { throw APIError.badRequest("the form names no account and device") }
+        func answer(_ message: String, kind: String) throws -> HTTPResponse {
+            answeringJSON ? try APIResponse.json(["message": message, "kind": kind]) : Self.redirect(account: account, device: device)
+        }
         if action == "sign-in" {
             // Signs the device in to the account, as opening the App Store app there would.
             try await store.addDevice(device, account: account)
-            return Self.redirect(account: account, device: device, message: nil)
+            return try answer("Signed \(device) in to \(account).", kind: "ok")
         }
-        guard try await store.device(named: device)?.account == account else {
-            throw APIError.badRequest("device \(device) is not signed in to \(account); open /store?account=\(account)&device=\(device) first")
+        guard let known = try await store.device(named: device) else {
+            throw APIError.notFound("the store has no device \(device); open /store?account=\(account)&device=\(device) to sign it in")
         }
+        guard known.account == account else { throw APIError.notFound("device \(device) is signed in to \(known.account), not \(account)") }
         let client = try await StoreClient.attach(to: devices, device: device)
-        let message: String
         switch action {
         case "buy":
             guard let productID = form["product"] else { throw APIError.badRequest("the form names no product") }
-            message = await buy(productID, client: client)
+            let (message, kind) = await buy(productID, client: client, appAccountToken: try await store.account(named: account)?.appAccountToken)
+            return try answer(message, kind: kind)
         case "restore":
             do {
                 try await client.sync()
-                message = "Purchases restored."
+                return try answer("Purchases restored.", kind: "ok")
             } catch {
-                message = "Not restored: \(error)"
+                return try answer("Not restored: \(error)", kind: "error")
             }
         case "redeem":
-            guard let code = form["code"] else { return Self.redirect(account: account, device: device, message: "Enter an offer code to redeem.") }
+            guard let code = form["code"]?.trimmingCharacters(in: .whitespaces), !code.isEmpty else {
+                return try answer("Enter an offer code to redeem.", kind: "error")
+            }
             do {
                 // The customer types the code into the sheet: queued, then shown.
                 try await store.queueCustomerResponse(.redeemOfferCode(referenceName: code), in: .offerCodeRedeem, device: device)
                 try await devices.presentSheet(CustomerSheet.offerCodeRedeem.rawValue, device: device, about: nil)
-                message = "Redeemed offer code \(code)."
+                return try answer("Redeemed offer code \(code).", kind: "ok")
             } catch {
-                message = "Offer code \(code) not redeemed: \(error)"
+                return try answer("Offer code \(code) not redeemed: \(error)", kind: "error")
             }
         default:
             throw APIError.notFound("no storefront action \(action)")
         }
-        return Self.redirect(account: account, device: device, message: message)
     }
 
-    /// Buys through the store views' button (the device hears it through its updates) and says how it went.
-    private func buy(_ productID: String, client: StoreClient) async -> String {
-        guard let product = try? await client.products(for: [productID]).first else { return "\(productID) is not for sale." }
+    /// Buys through the store views' button (the device hears it through its updates) and says how it
+    /// went. The purchase carries the account's app account token, as the app would set it.
+    private func buy(_ productID: String, client: StoreClient, appAccountToken: UUID?) async -> (String, String) {
+        guard let product = try? await client.products(for: [productID]).first else { return ("\(productID) is not for sale.", "error") }
         let outcome = Mutex<Result<Product.PurchaseResult, any Error>?>(nil)
-        let environment = StoreViewEnvironment(client: client, onPurchaseCompletion: { _, result in outcome.withLock { $0 = result } })
+        let environment = StoreViewEnvironment(client: client, purchaseOptions: { _ in appAccountToken.map { [.appAccountToken($0)] } ?? [] },
+                                               onPurchaseCompletion: { _, result in outcome.withLock { $0 = result } })
         await environment.buy(product)
         switch outcome.withLock({ $0 }) {
-        case .success(.success(.verified))?: return "Bought \(product.displayName)."
-        case .success(.success(.unverified(_, let error)))?: return "Bought \(product.displayName), but the transaction did not verify: \(error)."
-        case .success(.pending)?: return "\(product.displayName) is waiting for approval (Ask to Buy)."
-        case .success(.userCancelled)?: return "The purchase of \(product.displayName) was cancelled."
-        case .failure(let error)?: return "\(product.displayName) was not bought: \(error)"
-        default: return "\(product.displayName): the purchase ended without an answer."
+        case .success(.success(.verified))?: return ("Bought \(product.displayName).", "ok")
+        case .success(.success(.unverified(_, let error)))?: return ("Bought \(product.displayName), but the transaction did not verify: \(error).", "error")
+        case .success(.pending)?: return ("\(product.displayName) is waiting for approval (Ask to Buy).", "info")
+        case .success(.userCancelled)?: return ("The purchase of \(product.displayName) was cancelled.", "info")
+        case .failure(let error)?: return ("\(product.displayName) was not bought: \(error)", "error")
+        default: return ("\(product.displayName): the purchase ended without an answer.", "error")
         }
     }
 
-    private static func redirect(account: String, device: String, message: String?) -> HTTPResponse {
+    private static func redirect(account: String, device: String) -> HTTPResponse {
         var components = URLComponents()
         components.path = "/store"
         components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
-            + (message.map { [URLQueryItem(name: "message", value: $0)] } ?? [])
         return HTTPResponse(status: 303, headers: [("Location", components.string ?? "/store")])
     }
 }
