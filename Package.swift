@@ -58,7 +58,7 @@ let package = Package(
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
-                                                    "StoreKitCatalog", "HTTPClient"],
+                                                    "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),

@@ -7,26 +7,27 @@ extension SQLiteLedgerStorage {
     ///
     /// Valid only for ``version``: a unit of work that finds another version in the database (another
     /// process committed) drops everything; this process's own commits are written through. Absent rows
-    /// are cached too (as `.some(nil)`). Bounded: transactions and subscriptions are kept in two
-    /// generations of at most ``capacity`` each; when the newer one fills up, the older is dropped, so
-    /// rows read or written recently stay (a year of renewals reads each subscription's latest
-    /// transaction, written a period earlier).
+    /// are cached too (as `.some(nil)`). Bounded, so memory stays flat however many customers a store
+    /// has: accounts, devices, transactions and subscriptions are kept in two generations of at most
+    /// ``capacity`` each; when the newer one fills up, the older is dropped, so rows read or written
+    /// recently stay (a year of renewals reads each subscription's latest transaction, written a
+    /// period earlier).
     final class RowCache {
         private(set) var version: Int64 = -1
         var meta: [String: String?] = [:]
-        var accounts: [String: StoreAccount?] = [:]
-        var devices: [String: StoreDevice?] = [:]
-        var devicesByAccount: [String: [StoreDevice]] = [:]
-        var transactions = Generations<LedgerTransaction>(capacity: RowCache.capacity)
-        var subscriptions = Generations<SubscriptionRecord>(capacity: RowCache.capacity)
+        var accounts = Generations<String, StoreAccount>(capacity: RowCache.capacity)
+        var devices = Generations<String, StoreDevice>(capacity: RowCache.capacity)
+        var devicesByAccount = Generations<String, [StoreDevice]>(capacity: RowCache.capacity)
+        var transactions = Generations<UInt64, LedgerTransaction>(capacity: RowCache.capacity)
+        var subscriptions = Generations<UInt64, SubscriptionRecord>(capacity: RowCache.capacity)
         static let capacity = 10_000
 
         func reset(version: Int64) {
             self.version = version
             meta = [:]
-            accounts = [:]
-            devices = [:]
-            devicesByAccount = [:]
+            accounts.removeAll()
+            devices.removeAll()
+            devicesByAccount.removeAll()
             transactions.removeAll()
             subscriptions.removeAll()
         }
@@ -62,15 +63,15 @@ extension SQLiteLedgerStorage {
 
     /// Rows by identifier in two generations: lookups see both, additions go to the newer one, and
     /// a full newer generation becomes the older one (the older is dropped).
-    struct Generations<Row> {
-        private var newer: [UInt64: Row?] = [:]
-        private var older: [UInt64: Row?] = [:]
+    struct Generations<Key: Hashable, Row> {
+        private var newer: [Key: Row?] = [:]
+        private var older: [Key: Row?] = [:]
         let capacity: Int
 
         init(capacity: Int) { self.capacity = capacity }
 
         /// The cached row (`.some(nil)` when known to be absent), or `nil` when not cached.
-        subscript(id: UInt64) -> Row?? {
+        subscript(id: Key) -> Row?? {
             get { newer[id] ?? older[id] }
             set {
                 if newer[id] == nil, newer.count >= capacity {

@@ -83,9 +83,9 @@ extension SQLiteLedgerStorage {
         }
 
         func devices(account: String) -> [StoreDevice] {
-            if let cached = cache.devicesByAccount[account] { return cached }
+            if let cached = cache.devicesByAccount[account], let devices = cached { return devices }
             let devices = records(StoreDevice.self, "SELECT record FROM devices WHERE account = ?1 ORDER BY name", [.text(account)])
-            if failure == nil { cache.devicesByAccount[account] = devices }
+            if failure == nil { cache.devicesByAccount[account] = .some(devices) }
             return devices
         }
 
@@ -152,7 +152,7 @@ extension SQLiteLedgerStorage {
         /// Records from rows of `id, record`, each decoded once per ledger version: taken from the row
         /// cache when there, remembered in it when decoded.
         private func cachedRows<Row: Decodable>(_ sql: String, _ values: [SQLiteConnection.Value],
-                                                in rows: ReferenceWritableKeyPath<RowCache, Generations<Row>>) -> [Row] {
+                                                in rows: ReferenceWritableKeyPath<RowCache, Generations<UInt64, Row>>) -> [Row] {
             var result: [Row] = []
             self.rows(sql, values) { row in
                 let id = UInt64(clamping: row.integer(0))
@@ -244,6 +244,15 @@ extension SQLiteLedgerStorage {
 
         func notification(sequence: Int64) -> NotificationRecord? {
             notificationRows("sequence = ?1", [.integer(sequence)]).first
+        }
+
+        func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
+            var found: NotificationDelivery?
+            rows("SELECT attempts, next_attempt_ms FROM notifications WHERE sequence = ?1", [.integer(sequence)]) { row in
+                let attempts = row.isNull(0) ? [] : decode([NotificationDelivery.Attempt].self, row.text(0)) ?? []
+                found = NotificationDelivery(attempts: attempts, nextAttemptDate: row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)))
+            }
+            return found
         }
 
         func testNotification(uuid: String) -> NotificationRecord? {

@@ -29,6 +29,14 @@ public final class HTTPClient: Sendable {
         // Each request carries its own timeout; these only bound what a request did not say.
         configuration.timeoutIntervalForRequest = 300
         configuration.timeoutIntervalForResource = 300
+        // No cache: every request reaches its server (an API answers what is true now), and the
+        // cache's lookups cost as much as a small request's other work.
+        configuration.urlCache = nil
+        configuration.requestCachePolicy = .reloadIgnoringLocalCacheData
+        // Nor cookies: the package's servers set none, and parsing for them costs every answer.
+        configuration.httpCookieStorage = nil
+        configuration.httpShouldSetCookies = false
+        configuration.httpCookieAcceptPolicy = .never
         session = URLSession(configuration: configuration)
     }
 

@@ -1,51 +1,175 @@
 import AppStoreModels
 import AppStoreSimulator
+import BlockingWork
 import Foundation
 import HTTPClient
 import OpenStoreKit
+import Synchronization
 
 /// Posts the store's App Store Server Notifications V2 to its notification URL as Apple does:
 /// `{"signedPayload": "…"}`, 200–206 is success, anything else is a failed attempt (with Apple's
 /// `sendAttemptResult`) retried 1, 12, 24, 48 and 72 hours later on the store's clock.
 ///
-/// It runs beside the server, never in a purchase's way: notifications are claimed in a short unit
-/// of work, posted outside any lock, and their attempts recorded in another.
-final class NotificationDeliverer: Sendable {
+/// Several posts are in flight at once (``Options/inFlight``, 8 unless set): Apple delivers
+/// concurrently and does not promise an order, but this sender keeps one per original transaction:
+/// of the notifications due together, a later one about the same subscription or purchase is posted
+/// only after the earlier one's attempt has ended. A slow or failing receiver holds only the slots of
+/// its own deliveries; the schedule of retries is Apple's, unchanged.
+///
+/// It runs beside the server, never in a purchase's way: notifications are claimed a page at a time
+/// in a short unit of work (the outbox is never read whole), signed ahead of their posts on a thread
+/// of the sender's own (so posts leave together when slots free up, as a receiver that groups its
+/// commits likes them), and their attempts recorded together in one commit per batch of answers.
+public final class NotificationDeliverer: Sendable {
+    /// How a deliverer sends.
+    public struct Options: Sendable {
+        /// Posts in flight at once to the notification URL.
+        public var inFlight: Int
+        /// How long a receiver has to answer.
+        public var timeout: Duration
+        /// How often the outbox is looked at while nothing is due.
+        public var idlePoll: Duration
+
+        public init(inFlight: Int = 8, timeout: Duration = .seconds(10), idlePoll: Duration = .milliseconds(200)) {
+            self.inFlight = max(1, inFlight)
+            self.timeout = timeout
+            self.idlePoll = idlePoll
+        }
+    }
+
+    /// What a deliverer has done so far.
+    public struct Statistics: Sendable, Hashable {
+        /// Attempts that ended (recorded or about to be).
+        public var attempts = 0
+        /// Of those, the ones the receiver accepted.
+        public var successes = 0
+        /// The most posts that were in flight at once.
+        public var maxInFlight = 0
+    }
+
     let store: SimulatedAppStore
-    /// How long a receiver has to answer.
-    static let timeout: Duration = .seconds(10)
+    let options: Options
+    private let counters = Mutex(Statistics())
+    /// Where claimed pages are signed: a thread of its own, so that long runs of signing never
+    /// hold the cooperative pool's threads from the posts' answers and the loop.
+    private let signing = BlockingQueue(label: "NotificationDeliverer signing")
 
-    init(store: SimulatedAppStore) {
+    public init(store: SimulatedAppStore, options: Options = Options()) {
         self.store = store
+        self.options = options
     }
 
-    /// Delivers until cancelled, looking for due notifications a few times a second.
-    func run() async {
-        while !Task.isCancelled {
-            let delivered = await deliverDue()
-            if delivered == 0 { try? await Task.sleep(for: .milliseconds(200)) }
+    /// What it has done so far.
+    public var statistics: Statistics { counters.withLock { $0 } }
+
+    /// Delivers until cancelled.
+    ///
+    /// One loop owns the bookkeeping; claiming a page, each post, and recording a batch of ended
+    /// attempts are child tasks, so the loop never waits for the store's commits while posts could go.
+    public func run() async {
+        var state = DeliveryState()
+        await withTaskGroup(of: Event.self) { group in
+            var posts = 0
+            var claiming = false
+            var recordings = 0
+            var lastEmptyClaim: ContinuousClock.Instant?
+            while !Task.isCancelled {
+                // Claim a page (signed ahead) while less than a page waits, and not again at once after
+                // finding nothing due. Pages are several times the posts in flight: each claim is a
+                // commit of the store's, and so is each batch of recorded attempts; the next page is
+                // ready before the posts run out.
+                let mayClaim = lastEmptyClaim.map { ContinuousClock.now - $0 >= options.idlePoll } ?? true
+                if !claiming, state.queued < Self.pageFactor * options.inFlight, mayClaim {
+                    claiming = true
+                    let limit = Self.pageFactor * options.inFlight
+                    group.addTask { [store, signing] in
+                        guard let claimed = try? await store.claimDueNotificationRecords(limit: limit) else { return .claimed(url: nil, items: []) }
+                        let records = claimed.records
+                        let items = await signing.run { records.map { ($0, try? store.signedNotification($0).signedPayload) } }
+                        return .claimed(url: claimed.url, items: items)
+                    }
+                }
+                while posts < options.inFlight, let next = state.nextReady() {
+                    posts += 1
+                    let now = posts
+                    counters.withLock { $0.maxInFlight = max($0.maxInFlight, now) }
+                    group.addTask { [self] in .posted(await post(next)) }
+                }
+                if state.results.count >= Self.pageFactor * options.inFlight || (posts == 0 && !state.results.isEmpty) {
+                    recordings += 1
+                    let results = state.takeResults()
+                    group.addTask { [store] in
+                        _ = try? await store.recordDeliveryAttempts(results)
+                        return .recorded
+                    }
+                }
+                if posts == 0, !claiming, recordings == 0 {
+                    // Nothing in flight and nothing due a moment ago: look again a little later.
+                    try? await Task.sleep(for: options.idlePoll)
+                    lastEmptyClaim = nil
+                    continue
+                }
+                guard let event = await group.next() else { continue }
+                switch event {
+                case .posted(let posted):
+                    posts -= 1
+                    // A server that stops cuts its posts short: such an attempt is not the receiver's
+                    // doing. Left unrecorded, its claim lapses and it is tried again.
+                    if Task.isCancelled { break }
+                    counters.withLock {
+                        $0.attempts += 1
+                        if posted.result == "SUCCESS" { $0.successes += 1 }
+                    }
+                    state.finished(posted)
+                case .claimed(let url, let items):
+                    claiming = false
+                    if let url, !items.isEmpty {
+                        state.enqueue(items, url: url)
+                        lastEmptyClaim = nil
+                    } else {
+                        lastEmptyClaim = .now
+                    }
+                case .recorded:
+                    recordings -= 1
+                }
+            }
+            group.cancelAll()
         }
+        // What ended before the stop is recorded; what was cut short is tried again.
+        if !state.results.isEmpty { _ = try? await store.recordDeliveryAttempts(state.takeResults()) }
     }
 
-    /// Posts what is due now; returns how many were attempted.
-    func deliverDue() async -> Int {
-        guard let tasks = try? await store.claimDueNotifications() else { return 0 }
-        // One after another, oldest first, so a receiver gets them in the order they happened.
-        for task in tasks.sorted(by: { $0.notification.sequence < $1.notification.sequence }) {
-            let result = await post(task)
-            // A server that stops cuts its posts short: such an attempt is not the receiver's doing.
-            // Left unrecorded, its claim lapses and it is tried again.
-            if Task.isCancelled { return tasks.count }
-            try? await store.recordDeliveryAttempt(sequence: task.notification.sequence, result: result)
-        }
-        return tasks.count
+    /// Claimed pages and recorded batches hold this many times the posts in flight.
+    static let pageFactor = 4
+
+    /// What the loop's child tasks report.
+    enum Event: Sendable {
+        case posted(Posted)
+        case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)])
+        case recorded
     }
 
-    /// One attempt, as Apple's `sendAttemptResult`.
-    private func post(_ task: NotificationDeliveryTask) async -> String {
-        let body = (try? JSONSerialization.data(withJSONObject: ["signedPayload": task.notification.signedPayload])) ?? Data()
+    /// One attempt: the signed record posted, and its result.
+    private func post(_ item: DeliveryState.Item) async -> Posted {
+        guard let signedPayload = item.signedPayload else { return Posted(item: item, result: "OTHER") }
+        return Posted(item: item, result: await post(signedPayload, to: item.url))
+    }
+
+    /// `{"signedPayload":"…"}`. The store's JWS is base64url and dots, which JSON takes as it is.
+    /// (Foundation's JSON writer costs more than signing the payload.)
+    static func webhookBody(_ signedPayload: String) -> Data {
+        var body = Data(capacity: signedPayload.utf8.count + 20)
+        body.append(contentsOf: #"{"signedPayload":""#.utf8)
+        body.append(contentsOf: signedPayload.utf8)
+        body.append(contentsOf: #""}"#.utf8)
+        return body
+    }
+
+    /// Posts a signed payload; answers Apple's `sendAttemptResult`.
+    func post(_ signedPayload: String, to url: URL) async -> String {
+        let body = Self.webhookBody(signedPayload)
         do {
-            let answer = try await HTTPClient.shared.send(.json("POST", task.url, body: body, timeout: Self.timeout))
+            let answer = try await HTTPClient.shared.send(.json("POST", url, body: body, timeout: options.timeout))
             return (200...206).contains(answer.status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch HTTPClient.Failure.timedOut {
             return "TIMED_OUT"
@@ -60,6 +184,79 @@ final class NotificationDeliverer: Sendable {
             }
         } catch {
             return "OTHER"
+        }
+    }
+
+    struct Posted: Sendable {
+        let item: DeliveryState.Item
+        let result: String
+    }
+}
+
+/// The sender's bookkeeping, owned by its one loop: claimed notifications waiting for a slot, in
+/// order; which original transactions have a post in flight (later notifications about them wait
+/// behind it); and ended attempts not yet recorded.
+struct DeliveryState {
+    struct Item: Sendable {
+        let record: NotificationRecord
+        /// The JWS to post (`nil` when it could not be signed).
+        let signedPayload: String?
+        let url: URL
+        /// Notifications with the same lane are posted one after another, in sequence order.
+        let lane: String
+    }
+
+    private var ready: [Item] = []
+    private var readyStart = 0
+    private var waitingBehind: [String: [Item]] = [:]
+    private var busyLanes: Set<String> = []
+    private(set) var results: [DeliveryAttemptResult] = []
+    /// Claimed notifications not yet posted.
+    private(set) var queued = 0
+
+    /// Claimed records with their signed payloads, oldest first.
+    mutating func enqueue(_ claimed: [(record: NotificationRecord, signedPayload: String?)], url: URL) {
+        for (record, signedPayload) in claimed.sorted(by: { $0.record.sequence < $1.record.sequence }) {
+            let lane = record.transaction.map { "original \($0.originalTransactionId ?? "")" } ?? "sequence \(record.sequence)"
+            let item = Item(record: record, signedPayload: signedPayload, url: url, lane: lane)
+            queued += 1
+            if busyLanes.contains(lane) || waitingBehind[lane] != nil {
+                waitingBehind[lane, default: []].append(item)
+            } else {
+                busyLanes.insert(lane)
+                ready.append(item)
+            }
+        }
+    }
+
+    /// The ended attempts not yet recorded, handed over once.
+    mutating func takeResults() -> [DeliveryAttemptResult] {
+        defer { results.removeAll() }
+        return results
+    }
+
+    /// The next notification that may be posted now.
+    mutating func nextReady() -> Item? {
+        guard readyStart < ready.count else { return nil }
+        let item = ready[readyStart]
+        readyStart += 1
+        if readyStart > 256, readyStart * 2 > ready.count {
+            ready.removeFirst(readyStart)
+            readyStart = 0
+        }
+        queued -= 1
+        return item
+    }
+
+    /// An attempt ended: its result waits to be recorded, and the next of its lane may go.
+    mutating func finished(_ posted: NotificationDeliverer.Posted) {
+        results.append(DeliveryAttemptResult(sequence: posted.item.record.sequence, result: posted.result))
+        let lane = posted.item.lane
+        if var behind = waitingBehind[lane], !behind.isEmpty {
+            ready.append(behind.removeFirst())
+            waitingBehind[lane] = behind.isEmpty ? nil : behind
+        } else {
+            busyLanes.remove(lane)
         }
     }
 }

@@ -29,10 +29,12 @@ public final class StoreServer: Sendable {
     ///   - authority: The store's certificate authority, with its keys: given, the server answers
     ///     OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
     ///   - access: The host names it answers for, and its access token.
+    ///   - delivery: How notifications are posted (how many in flight at once).
     /// - Throws: ``HTTPServerError`` when the port is in use or the address is not this machine's.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
-                            port: UInt16 = 0, access: ServerAccess = ServerAccess()) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: host, access: access) { handler throws(HTTPServerError) in
+                            port: UInt16 = 0, access: ServerAccess = ServerAccess(),
+                            delivery: NotificationDeliverer.Options = .init()) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery) { handler throws(HTTPServerError) in
             try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionsPerAddress: access.connectionsPerAddress,
                            handler: handler)
         }
@@ -42,15 +44,15 @@ public final class StoreServer: Sendable {
     /// when it stops): for a port that must be known before the server starts, such as the OCSP
     /// responder's address in the store's certificates.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32,
-                            access: ServerAccess = ServerAccess()) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access) { handler throws(HTTPServerError) in
+                            access: ServerAccess = ServerAccess(), delivery: NotificationDeliverer.Options = .init()) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery) { handler throws(HTTPServerError) in
             try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline,
                            connectionsPerAddress: access.connectionsPerAddress, handler: handler)
         }
     }
 
     private init(store: SimulatedAppStore, authority: CertificateAuthority?, host: String, access: ServerAccess,
-                 listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
+                 delivery options: NotificationDeliverer.Options, listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
         self.access = access
         let progress = RequestProgress()
@@ -58,7 +60,7 @@ public final class StoreServer: Sendable {
         let server = try listen(router.handler)
         progress.started(server)
         http = server
-        let deliverer = NotificationDeliverer(store: store)
+        let deliverer = NotificationDeliverer(store: store, options: options)
         delivery = Task { await deliverer.run() }
     }
 

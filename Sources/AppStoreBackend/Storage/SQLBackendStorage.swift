@@ -259,6 +259,15 @@ public final class SQLBackendStorage: BackendStorage {
         try await read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
     }
 
+    /// How many notifications of a type were recorded, and about how many original transactions:
+    /// a benchmark's check that each subscription's notification was recorded once.
+    public func notificationTally(type: String) async throws(BackendError) -> (notifications: Int, originalTransactions: Int) {
+        let row = try await read { (database) throws(BackendError) in
+            try database.query("SELECT count(*), count(DISTINCT original_transaction_id) FROM notifications WHERE type = $1", [.text(type)]).first
+        }
+        return (Int(row?[0] ?? "0") ?? 0, Int(row?[1] ?? "0") ?? 0)
+    }
+
     public func latestNotificationDate() async throws(BackendError) -> Date? {
         let newest = try await read { (database) throws(BackendError) in try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] }
         return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))

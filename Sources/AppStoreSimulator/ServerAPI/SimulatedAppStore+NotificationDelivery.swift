@@ -1,6 +1,18 @@
 import AppStoreModels
 import Foundation
 
+/// How one attempt to post a notification ended: Apple's `sendAttemptResult` (`SUCCESS`,
+/// `UNSUCCESSFUL_HTTP_RESPONSE_CODE`, `TIMED_OUT`, …).
+public struct DeliveryAttemptResult: Sendable, Hashable {
+    public let sequence: Int64
+    public let result: String
+
+    public init(sequence: Int64, result: String) {
+        self.sequence = sequence
+        self.result = result
+    }
+}
+
 /// A notification to POST now, claimed for one sender.
 public struct NotificationDeliveryTask: Sendable {
     public let notification: StoredNotification
@@ -18,38 +30,69 @@ extension SimulatedAppStore {
     /// them for a minute so that another sender (a second server) does not post them too.
     /// With nothing due (the usual case for a poll) only a read is made, not a write.
     public func claimDueNotifications(limit: Int = 16) throws(AppStoreError) -> [NotificationDeliveryTask] {
-        guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return [] }
-        return try writing { (change) throws(AppStoreError) -> [NotificationDeliveryTask] in
-            guard let text = settings.notificationURL, let url = URL(string: text) else { return [] }
+        guard let claimed = try claimDueNotificationRecords(limit: limit) else { return [] }
+        return try claimed.records.map { (record) throws(AppStoreError) in NotificationDeliveryTask(notification: try signed(record), url: claimed.url) }
+    }
+
+    /// Claims, as ``claimDueNotifications(limit:)`` does, up to `limit` notifications due now, oldest
+    /// first, and answers them unsigned with the URL to post them to (`nil` when none is due or no URL
+    /// is set): the sender signs each with ``signedNotification(_:)`` off the store's executor, so
+    /// signing never holds up purchases. One page of the outbox is read; never all of it.
+    public func claimDueNotificationRecords(limit: Int) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
+        guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return nil }
+        return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
+            guard let text = settings.notificationURL, let url = URL(string: text) else { return nil }
             let now = clock.now()
-            var tasks: [NotificationDeliveryTask] = []
+            var records: [NotificationRecord] = []
             for record in ledger.notificationsDue(notAfter: now, limit: limit) {
                 var delivery = record.delivery
                 delivery.nextAttemptDate = now.addingTimeInterval(Self.deliveryClaim)
                 change.ledger.notificationDeliveries[record.sequence] = delivery
-                tasks.append(NotificationDeliveryTask(notification: try signed(record), url: url))
+                records.append(record)
             }
-            return tasks
+            return records.isEmpty ? nil : (url, records)
         }
+    }
+
+    /// A claimed notification signed as its receiver gets it (as of the notification's own date).
+    public nonisolated func signedNotification(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
+        try signed(record)
     }
 
     /// Records how an attempt to post a notification ended (Apple's `sendAttemptResult`), scheduling
     /// the next attempt after a failure.
     public func recordDeliveryAttempt(sequence: Int64, result: String) throws(AppStoreError) {
-        try writing { (change) throws(AppStoreError) in
-            guard let record = ledger.notification(sequence: sequence) else {
-                throw .control(.invalidAction, "no notification \(sequence) in the outbox")
-            }
+        guard try recordDeliveryAttempts([DeliveryAttemptResult(sequence: sequence, result: result)]).isEmpty else {
+            throw .control(.invalidAction, "no notification \(sequence) in the outbox")
+        }
+    }
+
+    /// Records several attempts in one commit, as a sender with many posts in flight does. Each
+    /// failure schedules its next attempt by Apple's schedule (1, 12, 24, 48, 72 hours); a success
+    /// or the last failure ends the notification's delivery.
+    ///
+    /// - Returns: The sequences no longer in the outbox (deleted since they were claimed), which are skipped.
+    @discardableResult
+    public func recordDeliveryAttempts(_ attempts: [DeliveryAttemptResult]) throws(AppStoreError) -> [Int64] {
+        guard !attempts.isEmpty else { return [] }
+        return try writing { (change) throws(AppStoreError) -> [Int64] in
             let now = clock.now()
-            var delivery = record.delivery
-            delivery.attempts.append(.init(date: now, result: result))
-            let failures = delivery.attempts.count
-            if result == "SUCCESS" || failures > Self.notificationRetryDelays.count {
-                delivery.nextAttemptDate = nil
-            } else {
-                delivery.nextAttemptDate = now.addingTimeInterval(Self.notificationRetryDelays[failures - 1])
+            var missing: [Int64] = []
+            for attempt in attempts {
+                guard var delivery = change.ledger.notificationDeliveries[attempt.sequence] ?? ledger.notificationDelivery(sequence: attempt.sequence) else {
+                    missing.append(attempt.sequence)
+                    continue
+                }
+                delivery.attempts.append(.init(date: now, result: attempt.result))
+                let failures = delivery.attempts.count
+                if attempt.result == "SUCCESS" || failures > Self.notificationRetryDelays.count {
+                    delivery.nextAttemptDate = nil
+                } else {
+                    delivery.nextAttemptDate = now.addingTimeInterval(Self.notificationRetryDelays[failures - 1])
+                }
+                change.ledger.notificationDeliveries[attempt.sequence] = delivery
             }
-            change.ledger.notificationDeliveries[sequence] = delivery
+            return missing
         }
     }
 

@@ -306,6 +306,10 @@ extension InMemoryLedgerStorage {
             contents.notifications.first { $0.type == .test && $0.notificationUUID == uuid }
         }
 
+        func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
+            notification(sequence: sequence)?.delivery
+        }
+
         func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {
             Array(contents.notifications.filter { $0.delivery.nextAttemptDate.map { $0 <= date } ?? false }.prefix(limit))
         }

@@ -84,6 +84,8 @@ public protocol LedgerReader {
     func waitingUpdates(device: String, channel: LedgerUpdate.Channel, limit: Int) -> [LedgerUpdate]
     /// An outbox notification by sequence number.
     func notification(sequence: Int64) -> NotificationRecord?
+    /// The delivery state of an outbox notification alone (nothing of its content decoded).
+    func notificationDelivery(sequence: Int64) -> NotificationDelivery?
     /// A `TEST` notification by its `notificationUUID` (the App Store Server API's test notification token).
     func testNotification(uuid: String) -> NotificationRecord?
     /// Notifications whose next delivery attempt is due by `date`, oldest first, at most `limit`.

@@ -414,3 +414,74 @@ extension SimulatedAppStore {
         return first.map { $0...last }
     }
 }
+
+extension SimulatedAppStore {
+    /// What ``importSubscribers(productID:accountPrefix:count:commitSize:)`` made.
+    public struct ImportedSubscribers: Sendable {
+        /// How many subscribers were made.
+        public let count: Int
+        /// When the last of them comes up for renewal: advancing the clock to this date renews each once.
+        public let lastRenewalDate: Date
+    }
+
+    /// The span over which imported subscribers' purchases are spread: shorter than the shortest
+    /// month, so that advancing to the last first renewal renews every subscriber exactly once.
+    static let importedSubscriberSpread: TimeInterval = 27 * 86_400
+
+    /// Makes `count` subscribers of an auto-renewable product at once, for benchmarks and load tests:
+    /// new accounts `accountPrefix0`, `accountPrefix1`, …, each with one purchase of the product (its own
+    /// original transaction, an app account token derived from its number) whose purchase dates are
+    /// spread evenly over the 27 days before now, so every subscriber renews once in the coming period.
+    ///
+    /// Like ``importHistory(productID:account:count:spacing:commitSize:)`` this is history: committed
+    /// `commitSize` subscribers at a time, without notifications or feed entries, in memory bounded by
+    /// one commit whatever `count` is.
+    @discardableResult
+    public func importSubscribers(productID: String, accountPrefix: String, count: Int,
+                                  commitSize: Int = 10_000) throws(AppStoreError) -> ImportedSubscribers {
+        guard count > 0 else { throw .control(.invalidAction, "import at least one subscriber") }
+        let now = clock.now()
+        var lastRenewal = now
+        var imported = 0
+        while imported < count {
+            let size = min(commitSize, count - imported)
+            let chunkLast = try writing { (change) throws(AppStoreError) -> Date in
+                guard let product = catalog().product(id: productID), let info = product.subscription, product.kind == .autoRenewable else {
+                    throw .control(.invalidProductIdentifier, "no auto-renewable subscription \(productID) in the catalog")
+                }
+                var last = now
+                for index in imported..<(imported + size) {
+                    let name = "\(accountPrefix)\(index)".ledgerName
+                    guard storedAccount(name, in: change) == nil else {
+                        throw .control(.invalidAction, "account \(name) exists: imported subscribers are new accounts")
+                    }
+                    let (owner, _) = try register(account: name, device: nil, in: &change)
+                    let start = now.addingTimeInterval(-Self.importedSubscriberSpread * Double(count - index) / Double(count))
+                    let expiration = schedule.end(of: info.period, count: 1, from: start)
+                    let id = change.takeTransactionID()
+                    let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", UInt64(index)))
+                    var transaction = LedgerTransaction(
+                        id: id, originalID: id, account: owner.name, device: nil, productID: product.id, productKind: .autoRenewable,
+                        subscriptionGroupID: info.groupID, purchaseDate: start, originalPurchaseDate: start, expirationDate: expiration,
+                        quantity: 1, ownership: .purchased, familySourceID: nil, webOrderLineItemID: change.takeWebOrderLineItemID(),
+                        appAccountToken: token, storefront: storefront(of: owner), price: product.priceInMilliunits, reason: .purchase,
+                        offer: nil, state: .purchased)
+                    transaction.appTransactionID = owner.appTransactionID
+                    transaction.finishedDate = start
+                    change.record(transaction)
+                    change.ledger.subscriptions[id] = SubscriptionRecord(
+                        originalTransactionID: id, account: owner.name, groupID: info.groupID, productID: product.id,
+                        autoRenewProductID: product.id, autoRenewEnabled: true, state: .subscribed, latestTransactionID: id,
+                        expirationDate: expiration, anchorDate: start, anchorPeriod: info.period, periodsSinceAnchor: 1,
+                        gracePeriodExpirationDate: nil, billingRetryEndDate: nil, expirationIntent: nil, priceIncrease: nil,
+                        currentOffer: nil, queuedOffer: nil, recentSubscriptionStartDate: start, appAccountToken: token, familySourceID: nil)
+                    last = max(last, expiration)
+                }
+                return last
+            }
+            lastRenewal = max(lastRenewal, chunkLast)
+            imported += size
+        }
+        return ImportedSubscribers(count: count, lastRenewalDate: lastRenewal)
+    }
+}

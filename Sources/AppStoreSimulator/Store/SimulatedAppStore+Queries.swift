@@ -202,7 +202,7 @@ extension SimulatedAppStore {
     }
 
     /// Signs a notification of the outbox: its transaction into `signedTransactionInfo`, then the whole.
-    func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
+    nonisolated func signed(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
         var payload = record.payload
         // Everything in a notification is signed as of the notification's own date.
         if let transaction = record.transaction { payload.data?.signedTransactionInfo = try sign(transaction, at: record.date) }

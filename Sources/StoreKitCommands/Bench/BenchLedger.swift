@@ -161,13 +161,7 @@ struct BenchLedgerProbe: Command {
     }
 
     /// The process's peak resident set so far (`VmHWM`), in megabytes.
-    static func peakResidentMegabytes() -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
-              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-              let kilobytes = Double(line.split(separator: " ").dropFirst().first ?? "")
-        else { return 0 }
-        return kilobytes / 1024
-    }
+    static func peakResidentMegabytes() -> Double { ProcessMemory.peakResidentMegabytes() }
 }
 
 /// What `bench ledger` sells: the benchmarks' catalog.

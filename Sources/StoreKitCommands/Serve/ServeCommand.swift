@@ -15,21 +15,28 @@ import StoreService
 /// It answers only for its own names (`--allowed-host` adds one) and refuses changes a web page could
 /// make a browser send. Off loopback it requires an access token (`--token-file`, or one it makes and
 /// prints); `--token` requires one on loopback too. See docs/security.md.
+///
+/// Notifications go to the store's notification URL with `--notifications-in-flight N` posts at once
+/// (8 unless given), in order per original transaction, with Apple's retry schedule.
 struct ServeCommand: Command {
     static let name = "serve"
     static let abstract = "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/)."
-    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] " + ServerAccessOptions.usage
+    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] [--notifications-in-flight N] " + ServerAccessOptions.usage
 
     var directory: String
     var host: String
     var port: UInt16
     var clock: StoreDirectory.ClockMode?
     var access: ServerAccessOptions
+    var notificationsInFlight: Int
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         clock = try arguments.value("--clock", expected: "manual or real") { StoreDirectory.ClockMode(rawValue: $0) }
+        notificationsInFlight = try arguments.value("--notifications-in-flight", expected: "a number of posts from 1 to 256") {
+            Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
+        } ?? NotificationDeliverer.Options().inFlight
         access = try ServerAccessOptions(parsing: &arguments)
         directory = try arguments.positional("DIR")
     }
@@ -41,7 +48,8 @@ struct ServeCommand: Command {
         let server: StoreServer
         let authority = try StoreDirectory.authority(at: url)
         let serverAccess = try access.resolve(host: host)
-        do { server = try StoreServer(store: store, authority: authority, host: host, port: port, access: serverAccess) } catch {
+        do { server = try StoreServer(store: store, authority: authority, host: host, port: port, access: serverAccess,
+                                      delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight)) } catch {
             throw CommandFailure(error.description)
         }
         var lifecycle: Task<Void, Never>?

@@ -1,0 +1,269 @@
+import AppStoreBackend
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import HTTPClient
+import HTTPService
+import StoreKitCatalog
+import StoreService
+import Synchronization
+
+/// `storekit bench pipeline`: a month of renewals for N subscribers, delivered over HTTP to the
+/// entitlement backend and recorded there, measured as one pipeline, against the backend's ingestion
+/// rate measured alone in the same run.
+///
+/// 1. A store (SQLite, manual clock) gets N monthly subscribers in bulk, their purchases spread over
+///    27 days, so the next month renews each once.
+/// 2. K `backend serve` processes start on one database (SQLite in the scratch folder, or the
+///    PostgreSQL database `--postgres` names, which must hold no notifications), behind a round-robin
+///    balancer in this process when K > 1.
+/// 3. This process serves as the store's sender (``NotificationDeliverer``, `--in-flight` posts at
+///    once) while the clock advances a day at a time to the last subscriber's renewal; the run ends
+///    when the backend has recorded every `DID_RENEW`, checked by count and by distinct original
+///    transactions.
+/// 4. The limit: more renewals are played with no URL set, signed, and posted by the same number of
+///    workers through the same HTTP client straight to the backend (`backend_ingest_per_second`).
+///
+/// `end_to_end_to_ingest_ratio` is the pipeline's rate over that limit: 1 means delivery and renewals
+/// cost the backend nothing. Peak resident memory is this process's (the store, its sender, the
+/// balancer) and the largest backend process's.
+struct BenchPipeline: Command {
+    static let name = "bench pipeline"
+    static let abstract = "Measure renewals, notification delivery and backend ingestion as one pipeline (build with -c release)."
+    static let usage = "[--subscribers N] [--postgres URL] [--instances K] [--in-flight N] [--json]"
+
+    var json: Bool
+    var subscribers: Int
+    var postgres: String?
+    var instances: Int
+    var inFlight: Int
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        json = arguments.flag("--json")
+        subscribers = try arguments.value("--subscribers", expected: "a number of subscribers from 100 to 10000000") {
+            Int($0).flatMap { (100...10_000_000).contains($0) ? $0 : nil }
+        } ?? 10_000
+        postgres = try arguments.value("--postgres")
+        instances = try arguments.value("--instances", expected: "a number of backend processes from 1 to 8") { Int($0).flatMap { (1...8).contains($0) ? $0 : nil } } ?? 1
+        inFlight = try arguments.value("--in-flight", expected: "a number of posts in flight from 1 to 256") {
+            Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
+        } ?? NotificationDeliverer.Options().inFlight
+    }
+
+    /// How many notifications the limit is measured with, at most.
+    static let ingestSample = 20_000
+    /// How long the backend may record nothing new before the run fails.
+    static let stallLimit: Duration = .seconds(120)
+
+    func run(console: Console) async throws {
+        let executable = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        guard executable.lastPathComponent == "storekit" else { throw CommandFailure("bench pipeline runs from the storekit executable") }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("storekit-bench-pipeline-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: scratch) }
+
+        // 1. The store and its subscribers.
+        let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
+        let storeDirectory = scratch.appendingPathComponent("store")
+        let store = try StoreDirectory.create(at: storeDirectory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+                                              clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
+        var clock = ContinuousClock.now
+        let imported = try await store.importSubscribers(productID: BenchStoreFile.subscription, accountPrefix: "s", count: subscribers)
+        let importSeconds = (ContinuousClock.now - clock).seconds
+
+        // 2. The backend.
+        let rootFile = scratch.appendingPathComponent("root.pem")
+        try Data(store.rootCertificate.pemRepresentation.utf8).write(to: rootFile)
+        let database = postgres ?? "sqlite:\(scratch.appendingPathComponent("backend.sqlite").path)"
+        let storage: SQLBackendStorage
+        if let postgres {
+            storage = try await SQLBackendStorage.postgres(url: postgres)
+        } else {
+            storage = try await SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("backend.sqlite").path)
+        }
+        guard try await storage.notificationCount() == 0 else {
+            throw CommandFailure("the backend database already holds notifications: give bench pipeline an empty database")
+        }
+        var backends: [RunningChild] = []
+        var balancer: HTTPServer?
+        func stopAll() async {
+            if let balancer { await balancer.stop() }
+            for backend in backends { await backend.stop() }
+        }
+        let target: URL
+        do throws(any Error) {
+            var urls: [URL] = []
+            for instance in 0..<instances {
+                let log = scratch.appendingPathComponent("backend-\(instance).err").path
+                let backend = try RunningChild.start(executable.path, ["backend", "serve", "--database", database, "--bundle-id", "com.example.bench",
+                                                                      "--environment", "Xcode", "--root", rootFile.path, "--port", "0"],
+                                                     standardError: log)
+                backends.append(backend)
+                let line: String
+                do { line = try await backend.firstLine() } catch {
+                    throw CommandFailure("backend serve did not start: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+                }
+                guard line.hasPrefix("listening on "), let url = URL(string: String(line.dropFirst("listening on ".count))) else {
+                    throw CommandFailure("backend serve printed \(line)")
+                }
+                urls.append(url.appendingPathComponent("/apple/notifications"))
+            }
+            if urls.count == 1 {
+                target = urls[0]
+            } else {
+                let server = try RoundRobin.serve(urls)
+                balancer = server
+                target = server.url.appendingPathComponent("/apple/notifications")
+            }
+        } catch {
+            await stopAll()
+            throw error
+        }
+
+        do throws(any Error) {
+            // 3. The pipeline: renewals while the sender delivers.
+            try await store.updateSettings { $0.notificationURL = target.absoluteString }
+            let deliverer = NotificationDeliverer(store: store, options: NotificationDeliverer.Options(inFlight: inFlight))
+            let delivery = Task { await deliverer.run() }
+            clock = ContinuousClock.now
+            let cpu0 = Self.cpu(backends)
+            var renewals = 0
+            var now = try await store.currentTime()
+            while now < imported.lastRenewalDate {
+                now = min(now.addingTimeInterval(86_400), imported.lastRenewalDate)
+                renewals += try await store.advanceTime(to: now)
+            }
+            let renewalsSeconds = (ContinuousClock.now - clock).seconds
+            // The sender's count of accepted posts is watched (a backend answers 200 only once it has
+            // committed); the backend's own count is checked once at the end.
+            var accepted = 0
+            var lastProgress = ContinuousClock.now
+            while accepted < renewals {
+                let count = deliverer.statistics.successes
+                if count > accepted { lastProgress = .now }
+                accepted = count
+                guard ContinuousClock.now - lastProgress < Self.stallLimit else {
+                    delivery.cancel()
+                    throw CommandFailure("the backend accepted nothing new for \(Self.stallLimit) (\(accepted) of \(renewals))")
+                }
+                if accepted < renewals { try await Task.sleep(for: .milliseconds(5)) }
+            }
+            let endToEndSeconds = (ContinuousClock.now - clock).seconds
+            let cpu1 = Self.cpu(backends)
+            delivery.cancel()
+            await delivery.value
+            let sent = deliverer.statistics
+            let tally = try await storage.notificationTally(type: "DID_RENEW")
+            guard renewals == subscribers, tally.notifications == subscribers, tally.originalTransactions == subscribers else {
+                throw CommandFailure("expected \(subscribers) renewals recorded once each; \(renewals) renewals, the backend has \(tally.notifications) DID_RENEW about \(tally.originalTransactions) subscriptions")
+            }
+            let storeMemory = ProcessMemory.peakResidentMegabytes()
+            let backendMemory = backends.map(\.peakResidentMegabytes).max() ?? 0
+
+            // 4. The limit: the backend alone, as fast as the same client and workers can post.
+            let sample = min(subscribers, Self.ingestSample)
+            let bodies = try await Self.nextRenewals(of: store, count: sample, imported: imported)
+            clock = ContinuousClock.now
+            let cpu2 = Self.cpu(backends)
+            try await Self.post(bodies, to: target, workers: inFlight)
+            let cpu3 = Self.cpu(backends)
+            let ingestRate = Double(bodies.count) / (ContinuousClock.now - clock).seconds
+            await stopAll()
+
+            let endToEndRate = Double(subscribers) / endToEndSeconds
+            var report = BenchmarkReport(name: "bench pipeline")
+            report.add("subscribers", subscribers)
+            report.add("storage", postgres == nil ? "sqlite" : "postgres")
+            report.add("instances", instances)
+            report.add("in_flight", inFlight)
+            report.add("import_seconds", importSeconds.thousandths)
+            report.add("renewals", renewals)
+            report.add("renewals_seconds", renewalsSeconds.thousandths)
+            report.add("delivery_seconds", (endToEndSeconds - renewalsSeconds).thousandths)
+            report.add("end_to_end_seconds", endToEndSeconds.thousandths)
+            report.add("notifications_per_second", endToEndRate.rounded())
+            report.add("delivery_attempts", sent.attempts)
+            report.add("delivery_in_flight_max", sent.maxInFlight)
+            // Where the CPU went (two cores shared by every process here): this process is the store,
+            // its sender and, for the limit, the client; the backend's figure leaves out PostgreSQL's.
+            report.add("cpu_ms_per_notification_store", ((cpu1.store - cpu0.store) / Double(subscribers) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_backend", ((cpu1.backend - cpu0.backend) / Double(subscribers) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_client_alone", ((cpu3.store - cpu2.store) / Double(bodies.count) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_backend_alone", ((cpu3.backend - cpu2.backend) / Double(bodies.count) * 1000).thousandths)
+            report.add("recorded_once", tally.notifications)
+            report.add("peak_rss_mb_store", (storeMemory * 10).rounded() / 10)
+            report.add("peak_rss_mb_backend", (backendMemory * 10).rounded() / 10)
+            report.add("backend_ingest_sample", bodies.count)
+            report.add("backend_ingest_per_second", ingestRate.rounded())
+            report.add("end_to_end_to_ingest_ratio", (endToEndRate / ingestRate).thousandths)
+            report.add("end_to_end_to_ingest_aim", 0.7)
+            console.print(try report.render(json: json))
+        } catch {
+            await stopAll()
+            throw error
+        }
+    }
+
+    /// The next `count` renewals after the pipeline's month as webhook bodies, signed: fresh
+    /// notifications for the limit, so the backend does a recording's full work. With the sender
+    /// stopped, claiming is how the outbox is read a page at a time.
+    static func nextRenewals(of store: SimulatedAppStore, count: Int, imported: SimulatedAppStore.ImportedSubscribers) async throws -> [Data] {
+        var bodies: [Data] = []
+        var now = try await store.currentTime()
+        let end = imported.lastRenewalDate.addingTimeInterval(40 * 86_400)
+        while bodies.count < count, now < end {
+            now = now.addingTimeInterval(6 * 3_600)
+            try await store.advanceTime(to: now)
+            while bodies.count < count, let claimed = try await store.claimDueNotificationRecords(limit: min(1_000, count - bodies.count)) {
+                for record in claimed.records {
+                    let signed = try store.signedNotification(record)
+                    bodies.append(Data(#"{"signedPayload":"\#(signed.signedPayload)"}"#.utf8))
+                }
+            }
+        }
+        return bodies
+    }
+
+    /// CPU seconds used so far by this process and by the backend processes together.
+    static func cpu(_ backends: [RunningChild]) -> (store: Double, backend: Double) {
+        (ProcessMemory.cpuSeconds(), backends.map { ProcessMemory.cpuSeconds(process: String($0.pid)) }.reduce(0, +))
+    }
+
+    /// Posts every body, `workers` at a time, each worker one after another; each must be accepted.
+    static func post(_ bodies: [Data], to url: URL, workers: Int) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for worker in 0..<workers {
+                group.addTask {
+                    for index in stride(from: worker, to: bodies.count, by: workers) {
+                        let answer = try await HTTPClient.shared.send(.json("POST", url, body: bodies[index], timeout: .seconds(30)))
+                        guard answer.status == 200 else {
+                            throw CommandFailure("the backend answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// A small load balancer for the benchmarks: each request goes to the next of several servers in turn.
+enum RoundRobin {
+    private final class Turn: Sendable {
+        let next = Atomic<Int>(0)
+    }
+
+    static func serve(_ targets: [URL]) throws -> HTTPServer {
+        let turn = Turn()
+        return try HTTPServer(host: "127.0.0.1", port: 0) { request in
+            let target = targets[turn.next.wrappingAdd(1, ordering: .relaxed).oldValue % targets.count]
+            do {
+                let answer = try await HTTPClient.shared.send(.json(request.method, target, body: request.body, timeout: .seconds(30)))
+                return HTTPResponse(status: answer.status, headers: [("Content-Type", answer.headers["content-type"] ?? "application/json")], body: answer.body)
+            } catch {
+                return HTTPResponse(status: 502, headers: [("Content-Type", "text/plain")], body: Data("\(error)".utf8))
+            }
+        }
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `storekit bench pipeline` runs the whole way (store, sender, `backend serve` processes, the
+/// balancer) and reports every renewal recorded once; its speed is for release builds, not tests.
+@Suite(.timeLimit(.minutes(10)))
+struct BenchPipelineTests {
+    static func expectEveryRenewalRecordedOnce(_ run: StoreProcess, subscribers: Int) throws {
+        #expect(run.status == 0, "\(run.standardError)")
+        let report = try #require(try JSONSerialization.jsonObject(with: Data(run.standardOutput.utf8)) as? [String: Any])
+        #expect(report["renewals"] as? Int == subscribers)
+        #expect(report["recorded_once"] as? Int == subscribers)
+        #expect((report["delivery_in_flight_max"] as? Int ?? 0) > 1, "deliveries overlapped")
+        for key in ["renewals_seconds", "end_to_end_seconds", "notifications_per_second", "backend_ingest_per_second",
+                    "end_to_end_to_ingest_ratio", "peak_rss_mb_store", "peak_rss_mb_backend"] {
+            #expect((report[key] as? Double ?? 0) > 0, "\(key)")
+        }
+    }
+
+    @Test("bench pipeline on SQLite: every renewal delivered to backend serve and recorded once")
+    func sqlite() async throws {
+        try Self.expectEveryRenewalRecordedOnce(try await StoreProcess.run(["bench", "pipeline", "--subscribers", "1500", "--json"]), subscribers: 1_500)
+    }
+
+    @Test("bench pipeline on PostgreSQL with two backend processes behind the balancer: every renewal recorded once",
+          .enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.skipReason)))
+    func postgres() async throws {
+        try await PostgresCluster.with { cluster in
+            let run = try await StoreProcess.run(["bench", "pipeline", "--subscribers", "1500", "--instances", "2", "--postgres", cluster.url, "--json"])
+            try Self.expectEveryRenewalRecordedOnce(run, subscribers: 1_500)
+            let again = try await StoreProcess.run(["bench", "pipeline", "--subscribers", "100", "--postgres", cluster.url])
+            #expect(again.status != 0 && again.standardError.contains("empty database"), "a database with notifications is refused: \(again.standardError)")
+        }
+    }
+
+    @Test("bench pipeline refuses meaningless sizes")
+    func arguments() async throws {
+        for arguments in [["--subscribers", "5"], ["--instances", "0"], ["--in-flight", "x"]] {
+            #expect(try await StoreProcess.run(["bench", "pipeline"] + arguments).status != 0, "\(arguments)")
+        }
+    }
+}
