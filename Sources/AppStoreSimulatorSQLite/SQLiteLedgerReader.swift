@@ -246,6 +246,15 @@ extension SQLiteLedgerStorage {
             notificationRows("sequence = ?1", [.integer(sequence)]).first
         }
 
+        func notificationBacklog() -> (count: Int, oldest: Date?) {
+            var found: (count: Int, oldest: Date?) = (0, nil)
+            // Written as the partial index's condition, so SQLite reads only the waiting ones.
+            rows("SELECT count(*), min(created_ms) FROM notifications WHERE next_attempt_ms IS NOT NULL", []) { row in
+                found = (Int(row.integer(0)), row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)))
+            }
+            return found
+        }
+
         func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
             var found: NotificationDelivery?
             rows("SELECT attempts, next_attempt_ms FROM notifications WHERE sequence = ?1", [.integer(sequence)]) { row in

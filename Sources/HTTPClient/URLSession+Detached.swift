@@ -18,9 +18,9 @@ extension URLSession {
                 guard slot.install(continuation) else { return }
                 let task = dataTask(with: request) { data, response, error in
                     if let data, let response {
-                        slot.resume(.success((data, response)))
+                        slot.finished(.success((data, response)))
                     } else {
-                        slot.resume(.failure(error ?? URLError(.badServerResponse)))
+                        slot.finished(.failure(error ?? URLError(.badServerResponse)))
                     }
                 }
                 slot.attach(task)
@@ -80,6 +80,12 @@ private final class ResultSlot: Sendable {
         guard let early else { return true }
         continuation.resume(with: early)
         return false
+    }
+
+    /// The transfer ended: its outcome, and the task let go (it holds the handler that holds this slot).
+    func finished(_ result: Result<(Data, URLResponse), any Error>) {
+        resume(result)
+        transfer.withLock { $0.task = nil }
     }
 
     func resume(_ result: Result<(Data, URLResponse), any Error>) {

@@ -3,6 +3,7 @@ import AppStoreSimulator
 import BlockingWork
 import Foundation
 import HTTPClient
+import HTTPService
 import OpenStoreKit
 import Synchronization
 
@@ -30,10 +31,14 @@ public final class NotificationDeliverer: Sendable {
         /// How often the outbox is looked at while nothing is due.
         public var idlePoll: Duration
 
-        public init(inFlight: Int = 8, timeout: Duration = .seconds(10), idlePoll: Duration = .milliseconds(200)) {
+        /// Where attempts are counted, when the server exports metrics.
+        public var metrics: MetricsRegistry?
+
+        public init(inFlight: Int = 8, timeout: Duration = .seconds(10), idlePoll: Duration = .milliseconds(200), metrics: MetricsRegistry? = nil) {
             self.inFlight = max(1, inFlight)
             self.timeout = timeout
             self.idlePoll = idlePoll
+            self.metrics = metrics
         }
     }
 
@@ -50,6 +55,7 @@ public final class NotificationDeliverer: Sendable {
     let store: SimulatedAppStore
     let options: Options
     private let counters = Mutex(Statistics())
+    private let attempts: Counter?
     /// Where claimed pages are signed: a thread of its own, so that long runs of signing never
     /// hold the cooperative pool's threads from the posts' answers and the loop.
     private let signing = BlockingQueue(label: "NotificationDeliverer signing")
@@ -57,6 +63,9 @@ public final class NotificationDeliverer: Sendable {
     public init(store: SimulatedAppStore, options: Options = Options()) {
         self.store = store
         self.options = options
+        attempts = options.metrics?.counter("openstorekit_notification_attempts_total",
+                                            help: "Attempts to post a notification, by Apple's sendAttemptResult and by whether it was the first attempt or a retry.",
+                                            labels: ["result", "attempt"])
     }
 
     /// What it has done so far.
@@ -120,6 +129,7 @@ public final class NotificationDeliverer: Sendable {
                         $0.attempts += 1
                         if posted.result == "SUCCESS" { $0.successes += 1 }
                     }
+                    attempts?.increment([posted.result, posted.item.record.delivery.attempts.isEmpty ? "first" : "retry"])
                     state.finished(posted)
                 case .claimed(let url, let items):
                     claiming = false

@@ -30,11 +30,13 @@ public final class StoreServer: Sendable {
     ///     OCSP requests about its certificates at `/ocsp` (verifiers with online checks ask there).
     ///   - access: The host names it answers for, and its access token.
     ///   - delivery: How notifications are posted (how many in flight at once).
+    ///   - metrics: Whether `GET /metrics` answers Prometheus' text format (requests, long polls,
+    ///     notification delivery), behind the access token like the rest.
     /// - Throws: ``HTTPServerError`` when the port is in use or the address is not this machine's.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
                             port: UInt16 = 0, access: ServerAccess = ServerAccess(),
-                            delivery: NotificationDeliverer.Options = .init()) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery) { handler throws(HTTPServerError) in
+                            delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery, metrics: metrics) { handler throws(HTTPServerError) in
             try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionsPerAddress: access.connectionsPerAddress,
                            handler: handler)
         }
@@ -44,22 +46,27 @@ public final class StoreServer: Sendable {
     /// when it stops): for a port that must be known before the server starts, such as the OCSP
     /// responder's address in the store's certificates.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32,
-                            access: ServerAccess = ServerAccess(), delivery: NotificationDeliverer.Options = .init()) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery) { handler throws(HTTPServerError) in
+                            access: ServerAccess = ServerAccess(), delivery: NotificationDeliverer.Options = .init(),
+                            metrics: Bool = false) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery, metrics: metrics) { handler throws(HTTPServerError) in
             try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline,
                            connectionsPerAddress: access.connectionsPerAddress, handler: handler)
         }
     }
 
     private init(store: SimulatedAppStore, authority: CertificateAuthority?, host: String, access: ServerAccess,
-                 delivery options: NotificationDeliverer.Options, listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
+                 delivery deliveryOptions: NotificationDeliverer.Options, metrics: Bool, listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
         self.access = access
         let progress = RequestProgress()
-        let router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
+        let registry = metrics ? MetricsRegistry() : nil
+        var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
+        if let registry { StoreMetrics.register(on: &router, registry: registry, store: store) }
         let server = try listen(router.handler)
         progress.started(server)
         http = server
+        var options = deliveryOptions
+        options.metrics = registry
         let deliverer = NotificationDeliverer(store: store, options: options)
         delivery = Task { await deliverer.run() }
     }

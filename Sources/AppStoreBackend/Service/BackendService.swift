@@ -18,6 +18,8 @@ public struct BackendService: Sendable {
     public let ledger: CustomerLedger
     /// Where refusals are reported (stderr for `storekit backend serve`).
     public let log: @Sendable (String) -> Void
+    /// Where ingestion is counted, when the server exports metrics (`backend serve --metrics`).
+    public var metrics: BackendMetrics?
 
     public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
                 log: @escaping @Sendable (String) -> Void = { _ in }) {
@@ -59,8 +61,23 @@ public struct BackendService: Sendable {
             }
         }
         on("POST", "/apple/notifications") { request, _ throws(BackendError) in
-            let recorded = try await service.storage.apply(try service.intake.notification(body: request.body))
+            let change: BackendChange
+            do throws(BackendError) { change = try service.intake.notification(body: request.body) } catch {
+                service.metrics?.refused()
+                throw error
+            }
+            let recorded = try await service.storage.apply(change)
+            service.metrics?.ingested(change, recorded: recorded, at: service.ledger.now())
             return Self.json(["recorded": recorded])
+        }
+        if let metrics = service.metrics {
+            // Behind the same key as /v1: a scraper sends it as a bearer token.
+            router.metrics = HTTPMetrics(registry: metrics.registry)
+            on("GET", "/metrics") { request, _ throws(BackendError) in
+                try await service.authorize(request)
+                return HTTPResponse(status: 200, headers: [("Content-Type", MetricsRegistry.contentType), ("Cache-Control", "no-store")],
+                                    body: Data(await metrics.registry.render().utf8))
+            }
         }
         on("POST", "/v1/transactions") { request, _ throws(BackendError) in
             try await service.authorize(request)

@@ -84,6 +84,13 @@ public final class SQLBackendStorage: BackendStorage {
 
     private let queue = Mutex(Queue())
     private let writer = BlockingQueue(label: "SQLBackendStorage.writer")
+    private let commitObserver = Mutex<(@Sendable (_ seconds: Double, _ changes: Int) -> Void)?>(nil)
+
+    /// Calls `observer` after each commit of the writer with how long it took and how many changes
+    /// it held (a server's metrics).
+    public func observeCommits(_ observer: @escaping @Sendable (_ seconds: Double, _ changes: Int) -> Void) {
+        commitObserver.withLock { $0 = observer }
+    }
 
     public func apply(_ change: BackendChange) async throws(BackendError) -> Bool {
         let transactionJSON = try change.transaction.map { (transaction) throws(BackendError) in try Self.encode(transaction.payload) }
@@ -108,7 +115,12 @@ public final class SQLBackendStorage: BackendStorage {
                 return queue.tickets
             }
             guard !batch.isEmpty else { return }
+            let started = ContinuousClock.now
             let results = writerDatabase.withLock { database in Self.commit(batch, on: database) }
+            if let observe = commitObserver.withLock({ $0 }) {
+                let elapsed = ContinuousClock.now - started
+                observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, batch.count)
+            }
             for (index, ticket) in batch.enumerated() {
                 switch results {
                 case .success(let outcomes): ticket.answer.resume(returning: outcomes[index])

@@ -54,6 +54,15 @@ extension SimulatedAppStore {
         }
     }
 
+    /// How many notifications wait for a delivery attempt, and how long the oldest of them has waited
+    /// on the store's clock (a server's metrics).
+    public func notificationBacklog() throws(AppStoreError) -> (count: Int, oldestAge: TimeInterval?) {
+        try reading {
+            let backlog = ledger.notificationBacklog()
+            return (backlog.count, backlog.oldest.map { max(0, clock.now().timeIntervalSince($0)) })
+        }
+    }
+
     /// A claimed notification signed as its receiver gets it (as of the notification's own date).
     public nonisolated func signedNotification(_ record: NotificationRecord) throws(AppStoreError) -> StoredNotification {
         try signed(record)

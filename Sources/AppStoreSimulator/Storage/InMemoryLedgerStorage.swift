@@ -306,6 +306,11 @@ extension InMemoryLedgerStorage {
             contents.notifications.first { $0.type == .test && $0.notificationUUID == uuid }
         }
 
+        func notificationBacklog() -> (count: Int, oldest: Date?) {
+            let waiting = contents.notifications.filter { $0.delivery.nextAttemptDate != nil }
+            return (waiting.count, waiting.map(\.date).min())
+        }
+
         func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
             notification(sequence: sequence)?.delivery
         }

@@ -86,6 +86,9 @@ public protocol LedgerReader {
     func notification(sequence: Int64) -> NotificationRecord?
     /// The delivery state of an outbox notification alone (nothing of its content decoded).
     func notificationDelivery(sequence: Int64) -> NotificationDelivery?
+    /// How many outbox notifications wait for a delivery attempt (due or scheduled), and when the
+    /// oldest of them was made.
+    func notificationBacklog() -> (count: Int, oldest: Date?)
     /// A `TEST` notification by its `notificationUUID` (the App Store Server API's test notification token).
     func testNotification(uuid: String) -> NotificationRecord?
     /// Notifications whose next delivery attempt is due by `date`, oldest first, at most `limit`.

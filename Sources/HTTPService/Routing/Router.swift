@@ -39,6 +39,9 @@ public struct Router: Sendable {
     /// server that hosts an API with an error format of its own answers those paths in that format.
     public var refusalResponse: @Sendable (RoutingError, HTTPRequest) -> HTTPResponse = { error, _ in error.response }
 
+    /// Where each answer is counted and timed, when the server exports metrics.
+    public var metrics: HTTPMetrics?
+
     public init() {}
 
     /// Registers `responder` for `method` on `pattern`. A pattern is absolute, its segments literal
@@ -62,15 +65,29 @@ public struct Router: Sendable {
 
     /// Answers one request (also the way tests call a router without a socket).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
+        guard let metrics else { return await answer(request, route: nil) }
+        let started = ContinuousClock.now
+        let route = Route.Label()
+        let response = await answer(request, route: route)
+        let elapsed = ContinuousClock.now - started
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        metrics.finished(route: route.pattern ?? HTTPMetrics.unmatched, method: request.method, status: response.status, seconds: seconds)
+        return response
+    }
+
+    private func answer(_ request: HTTPRequest, route label: Route.Label?) async -> HTTPResponse {
         let segments: [String]
         do {
             segments = try PathDecoding.segments(of: request.rawPath)
         } catch {
+            metrics?.started(route: HTTPMetrics.unmatched)
             return refusalResponse(error, request)
         }
         var context = RequestContext(segments: segments)
         var request = request
         let resolved = resolve(request.method, segments, into: &context)
+        label?.pattern = resolved.route?.pattern
+        metrics?.started(route: resolved.route?.pattern ?? HTTPMetrics.unmatched)
         if let route = resolved.route, route.queryDecoding == .strict {
             do { request.query = try PathDecoding.strictly(request.rawQuery) } catch { return refusalResponse(error, request) }
         }
@@ -141,6 +158,11 @@ public struct RequestContext: Sendable {
 
 /// One route: a method, a pattern's segments, and its responder.
 struct Route: Sendable {
+    /// Where the router notes which route a request matched, for its metrics.
+    final class Label {
+        var pattern: String?
+    }
+
     enum Segment: Equatable, Sendable {
         case literal(String)
         case capture(String)

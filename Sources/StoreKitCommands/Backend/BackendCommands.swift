@@ -71,23 +71,31 @@ struct BackendOptions {
 struct BackendServeCommand: Command {
     static let name = "backend serve"
     static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
-    static let usage = "[--host H] [--port P] [--allowed-host NAME…] " + BackendOptions.usage
+    static let usage = "[--host H] [--port P] [--allowed-host NAME…] [--metrics] " + BackendOptions.usage
 
     var options: BackendOptions
     var host: String
     var port: UInt16
     var allowedHosts: [String]
+    /// Whether `GET /metrics` answers Prometheus' text format (behind the backend's key).
+    var metrics: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         allowedHosts = try arguments.values("--allowed-host")
+        metrics = arguments.flag("--metrics")
         options = try BackendOptions(parsing: &arguments)
     }
 
     func run(console: Console) async throws {
-        let service = BackendService(storage: try await BackendDatabase.open(options.database), intake: try options.intake(),
+        var service = BackendService(storage: try await BackendDatabase.open(options.database), intake: try options.intake(),
                                      log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
+        if metrics {
+            let backendMetrics = BackendMetrics()
+            backendMetrics.observeCommits(of: service.storage)
+            service.metrics = backendMetrics
+        }
         let server: HTTPServer
         do { server = try HTTPServer(host: host, port: port, handler: service.router(listeningAddress: host, allowedHosts: allowedHosts).handler) } catch {
             throw CommandFailure(error.description)

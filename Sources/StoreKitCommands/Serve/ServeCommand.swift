@@ -17,11 +17,12 @@ import StoreService
 /// prints); `--token` requires one on loopback too. See docs/security.md.
 ///
 /// Notifications go to the store's notification URL with `--notifications-in-flight N` posts at once
-/// (8 unless given), in order per original transaction, with Apple's retry schedule.
+/// (8 unless given), in order per original transaction, with Apple's retry schedule. `--metrics`
+/// turns on `GET /metrics` (Prometheus' text format), behind the access token like the rest.
 struct ServeCommand: Command {
     static let name = "serve"
     static let abstract = "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/)."
-    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] [--notifications-in-flight N] " + ServerAccessOptions.usage
+    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] [--notifications-in-flight N] [--metrics] " + ServerAccessOptions.usage
 
     var directory: String
     var host: String
@@ -29,6 +30,8 @@ struct ServeCommand: Command {
     var clock: StoreDirectory.ClockMode?
     var access: ServerAccessOptions
     var notificationsInFlight: Int
+    /// Whether `GET /metrics` answers Prometheus' text format.
+    var metrics: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
@@ -37,6 +40,7 @@ struct ServeCommand: Command {
         notificationsInFlight = try arguments.value("--notifications-in-flight", expected: "a number of posts from 1 to 256") {
             Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
         } ?? NotificationDeliverer.Options().inFlight
+        metrics = arguments.flag("--metrics")
         access = try ServerAccessOptions(parsing: &arguments)
         directory = try arguments.positional("DIR")
     }
@@ -49,7 +53,7 @@ struct ServeCommand: Command {
         let authority = try StoreDirectory.authority(at: url)
         let serverAccess = try access.resolve(host: host)
         do { server = try StoreServer(store: store, authority: authority, host: host, port: port, access: serverAccess,
-                                      delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight)) } catch {
+                                      delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics) } catch {
             throw CommandFailure(error.description)
         }
         var lifecycle: Task<Void, Never>?
