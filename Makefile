@@ -43,7 +43,7 @@ bench: bootstrap
 	.build/release/storekit bench ledger
 	.build/release/storekit bench serve
 	.build/release/storekit bench backend
-	.build/release/storekit bench pipeline --subscribers 30000
+	.build/release/storekit bench pipeline --subscribers 20000
 
 bootstrap:
 	scripts/bootstrap
