@@ -109,7 +109,7 @@ public final class NotificationDeliverer: Sendable {
                     let results = state.takeResults()
                     group.addTask { [store] in
                         _ = try? await store.recordDeliveryAttempts(results)
-                        return .recorded
+                        return .recorded(results.map(\.sequence))
                     }
                 }
                 if posts == 0, !claiming, recordings == 0 {
@@ -139,8 +139,9 @@ public final class NotificationDeliverer: Sendable {
                     } else {
                         lastEmptyClaim = .now
                     }
-                case .recorded:
+                case .recorded(let sequences):
                     recordings -= 1
+                    state.released(sequences)
                 }
             }
             group.cancelAll()
@@ -156,7 +157,7 @@ public final class NotificationDeliverer: Sendable {
     enum Event: Sendable {
         case posted(Posted)
         case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)])
-        case recorded
+        case recorded([Int64])
     }
 
     /// One attempt: the signed record posted, and its result.
@@ -167,7 +168,7 @@ public final class NotificationDeliverer: Sendable {
 
     /// `{"signedPayload":"…"}`. The store's JWS is base64url and dots, which JSON takes as it is.
     /// (Foundation's JSON writer costs more than signing the payload.)
-    static func webhookBody(_ signedPayload: String) -> Data {
+    public static func webhookBody(_ signedPayload: String) -> Data {
         var body = Data(capacity: signedPayload.utf8.count + 20)
         body.append(contentsOf: #"{"signedPayload":""#.utf8)
         body.append(contentsOf: signedPayload.utf8)
@@ -220,13 +221,17 @@ struct DeliveryState {
     private var readyStart = 0
     private var waitingBehind: [String: [Item]] = [:]
     private var busyLanes: Set<String> = []
+    /// The sequences this sender holds, from their claim until their attempt is recorded. A claim lasts
+    /// a minute of the store's clock; a manual clock advanced meanwhile makes held notifications due
+    /// again, and a second claim of one must not post it twice.
+    private var held: Set<Int64> = []
     private(set) var results: [DeliveryAttemptResult] = []
     /// Claimed notifications not yet posted.
     private(set) var queued = 0
 
     /// Claimed records with their signed payloads, oldest first.
     mutating func enqueue(_ claimed: [(record: NotificationRecord, signedPayload: String?)], url: URL) {
-        for (record, signedPayload) in claimed.sorted(by: { $0.record.sequence < $1.record.sequence }) {
+        for (record, signedPayload) in claimed.sorted(by: { $0.record.sequence < $1.record.sequence }) where held.insert(record.sequence).inserted {
             let lane = record.transaction.map { "original \($0.originalTransactionId ?? "")" } ?? "sequence \(record.sequence)"
             let item = Item(record: record, signedPayload: signedPayload, url: url, lane: lane)
             queued += 1
@@ -237,6 +242,12 @@ struct DeliveryState {
                 ready.append(item)
             }
         }
+    }
+
+    /// Recorded attempts: their notifications are no longer held, and a later claim may take them (a
+    /// failure, when its retry falls due).
+    mutating func released(_ sequences: [Int64]) {
+        held.subtract(sequences)
     }
 
     /// The ended attempts not yet recorded, handed over once.

@@ -12,17 +12,17 @@ enum StoreMetrics {
         let http = HTTPMetrics(registry: registry)
         router.metrics = http
         http.register(on: &router)
-        registry.gauge("openstorekit_long_polls_open", help: "Long polls waiting for a change (device updates and the admin change feed).") {
-            [([], longPollRoutes.map { registry.value("openstorekit_http_requests_in_progress", [$0]) }.reduce(0, +))]
-        }
-        registry.gauge("openstorekit_notifications_undelivered", help: "Notifications waiting for a delivery attempt, due now or retried later.") {
+        let longPolls = registry.gauge("openstorekit_long_polls_open", help: "Long polls waiting for a change (device updates and the admin change feed).")
+        let undelivered = registry.gauge("openstorekit_notifications_undelivered",
+                                         help: "Notifications waiting for a delivery attempt, due now or retried later.")
+        let oldestAge = registry.gauge("openstorekit_notification_oldest_undelivered_age_seconds",
+                                       help: "How long the oldest undelivered notification has waited, on the store's clock (0 when none waits).")
+        registry.onScrape { [weak registry] in
+            longPolls.set(longPollRoutes.map { registry?.value("openstorekit_http_requests_in_progress", [$0]) ?? 0 }.reduce(0, +))
+            // One read of the outbox for both of its gauges.
             let backlog = try? await store.notificationBacklog()
-            return [([], Double(backlog?.count ?? 0))]
-        }
-        registry.gauge("openstorekit_notification_oldest_undelivered_age_seconds",
-                       help: "How long the oldest undelivered notification has waited, on the store's clock (0 when none waits).") {
-            let backlog = try? await store.notificationBacklog()
-            return [([], backlog?.oldestAge ?? 0)]
+            undelivered.set(Double(backlog?.count ?? 0))
+            oldestAge.set(backlog?.oldestAge ?? 0)
         }
     }
 }

@@ -279,7 +279,7 @@ def accessibility_and_screenshots(browser, base, shots, axe_source, seen):
             browser.set_window(1400, 1000)
             browser.open(url)
             browser.wait_for(ready, step)
-            time.sleep(0.5)
+            browser.settle()
             violations[f"{name}-{scheme}"] = browser.axe(axe_source)
             for width in [1400, 390]:
                 browser.screenshot(os.path.join(shots, f"{name}-{width}-{scheme}.png"), width=width, restore=(1400, 1000))

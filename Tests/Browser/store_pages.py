@@ -79,6 +79,14 @@ class Browser:
         """Runs script that calls its last argument with the result (WebDriver's asynchronous script)."""
         return self.call("POST", self.session + "/execute/async", {"script": source, "args": list(arguments)})
 
+
+    def settle(self):
+        """Waits until the page's animations and transitions have finished and two frames have been
+        drawn since: the page as a person sees it once it stops moving."""
+        self.script_async(
+            "const done = arguments[arguments.length - 1];"
+            "Promise.all(document.getAnimations().map(a => a.finished.catch(() => null)))"
+            ".then(() => requestAnimationFrame(() => requestAnimationFrame(() => done(true))));")
     def wait_for(self, selector, what, seconds=30):
         """The first element matching `selector`, waiting for the page (or its live refresh) to show it."""
         deadline = time.time() + seconds
@@ -114,7 +122,7 @@ class Browser:
         height = self.script("return Math.min(5000, document.documentElement.scrollHeight);")
         self.set_window(width, max(600, int(height) + 120))
         self.script("window.scrollTo(0, 0);")
-        time.sleep(0.3)
+        self.settle()
         with open(path, "wb") as file:
             file.write(base64.b64decode(self.call("GET", self.session + "/screenshot")))
         self.set_window(*restore)

@@ -23,6 +23,18 @@ struct ReadOnlyStoreTests {
         }
     }
 
+    /// Runs `body` with `target` a read-only view of `source`, unmounted afterwards (off the pool,
+    /// as every child process of the tests is waited for) whether `body` throws or not.
+    static func whileMountedReadOnly(_ source: String, at target: String, _ body: () async throws -> Void) async throws {
+        try await readOnlyMount(source, at: target)
+        let umount = { _ = try? await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/umount"), [target]) }
+        do { try await body() } catch {
+            await umount()
+            throw error
+        }
+        await umount()
+    }
+
     @Test("a store on a read-only filesystem: reading commands answer as before, writing commands say read-only and change nothing",
           .enabled(if: canMount, "needs root and /usr/bin/mount to bind-mount a read-only view of a store"))
     func readOnlyFilesystem() async throws {
@@ -42,22 +54,22 @@ struct ReadOnlyStoreTests {
             #expect(run.status == 0, "\(command): \(run.standardError)")
             expected.append(run.standardOutput)
         }
-        try await Self.readOnlyMount(store, at: view)
-        defer { _ = try? Process.run(URL(fileURLWithPath: "/usr/bin/umount"), arguments: [view]).waitUntilExit() }
-        for (command, output) in zip(readingCommands, expected) {
-            let run = await CommandRun.run([command[0], view] + command.dropFirst())
-            #expect(run.status == 0, "\(command) on a read-only store: \(run.standardError)")
-            #expect(run.standardOutput == output, "\(command) reads the same store")
-        }
-        let writingCommands: [[String]] = [
-            ["purchase", view, ExampleShop.potion, "--account", "ana", "--device", "phone"],
-            ["advance", view, "P1D"],
-            ["settings", view, "askToBuyEnabled", "true"],
-        ]
-        for command in writingCommands {
-            let run = await CommandRun.run(command)
-            #expect(run.status == 1, "\(command)")
-            #expect(run.standardError.contains("read-only"), "\(command): \(run.standardError)")
+        try await Self.whileMountedReadOnly(store, at: view) {
+            for (command, output) in zip(readingCommands, expected) {
+                let run = await CommandRun.run([command[0], view] + command.dropFirst())
+                #expect(run.status == 0, "\(command) on a read-only store: \(run.standardError)")
+                #expect(run.standardOutput == output, "\(command) reads the same store")
+            }
+            let writingCommands: [[String]] = [
+                ["purchase", view, ExampleShop.potion, "--account", "ana", "--device", "phone"],
+                ["advance", view, "P1D"],
+                ["settings", view, "askToBuyEnabled", "true"],
+            ]
+            for command in writingCommands {
+                let run = await CommandRun.run(command)
+                #expect(run.status == 1, "\(command)")
+                #expect(run.standardError.contains("read-only"), "\(command): \(run.standardError)")
+            }
         }
         let after = await CommandRun.run(["transactions", store])
         #expect(after.standardOutput == expected[0], "nothing was written")

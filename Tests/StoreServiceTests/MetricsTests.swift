@@ -42,16 +42,20 @@ struct MetricsTests {
                                             json: #"{"productID": "\#(ExampleShop.pro)", "account": "alice"}"#).status == 201)
             #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/devices/phone/storefront")!).status == 200)
             #expect(try await Exchange.send("GET", URL(string: "\(base)/no/such/path")!).status == 404)
-            // A long poll that waits (at the ledger's current version) while the metrics are read.
-            let version = try #require(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes")!).json?["version"] as? Int)
-            let poll = Task { try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(version)&wait=20")!) }
-            try await eventually("the long poll is open") {
-                let samples = try await Self.samples(try await Exchange.send("GET", URL(string: "\(base)/metrics")!))
-                return samples.contains { $0.name == "openstorekit_long_polls_open" && $0.value == 1 }
-            }
             try await eventually("the purchase's notification was attempted") {
                 let samples = try await Self.samples(try await Exchange.send("GET", URL(string: "\(base)/metrics")!))
                 return samples.contains { $0.name == "openstorekit_notification_attempts_total" && $0.labels["result"] == "NO_RESPONSE" && $0.value >= 1 }
+            }
+            // Long polls that wait at the ledger's version, asked again whenever it moves, as the pages do.
+            let poll = Task {
+                while !Task.isCancelled {
+                    guard let version = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes")!).json?["version"] as? Int else { return }
+                    _ = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/changes?since=\(version)&wait=20")!)
+                }
+            }
+            try await eventually("the long poll is open") {
+                let samples = try await Self.samples(try await Exchange.send("GET", URL(string: "\(base)/metrics")!))
+                return samples.contains { $0.name == "openstorekit_long_polls_open" && $0.value == 1 }
             }
             let samples = try await Self.samples(try await Exchange.send("GET", URL(string: "\(base)/metrics")!))
             let requests = samples.filter { $0.name == "openstorekit_http_requests_total" }

@@ -322,15 +322,7 @@ final class HeldConnection: Sendable {
     private let descriptor: Int32
 
     init(port: UInt16) throws {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = port.bigEndian
-        let connected = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard connected == 0 else { throw TestFailure("cannot connect to port \(port)") }
+        guard let descriptor = RawHTTP.connectedSocket(port: port) else { throw TestFailure("cannot connect to port \(port)") }
         let half = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
         _ = half.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         self.descriptor = descriptor

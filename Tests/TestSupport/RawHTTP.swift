@@ -12,24 +12,34 @@ public enum RawHTTP {
         public var text: String
     }
 
+    /// A TCP socket connected to 127.0.0.1:`port` (the caller closes it), or `nil` when nothing
+    /// accepts there. Connecting on loopback does not wait for anyone.
+    public static func connectedSocket(port: UInt16) -> Int32? {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { return nil }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = port.bigEndian
+        let connected = withUnsafePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard connected == 0 else {
+            close(descriptor)
+            return nil
+        }
+        return descriptor
+    }
+
     /// Sends `request` (with its `\r\n`s) to 127.0.0.1:`port` and reads until the server closes the
     /// connection or `limit` passes.
     public static func exchange(port: UInt16, _ request: String, limit: Duration = .seconds(30)) async -> Answer {
         let seconds = Int(limit.components.seconds)
         return await BlockingWork.run("RawHTTP") { () -> Answer in
-            let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            guard descriptor >= 0 else { return Answer(status: 0, text: "") }
+            guard let descriptor = connectedSocket(port: port) else { return Answer(status: 0, text: "") }
             defer { close(descriptor) }
             var timeout = timeval(tv_sec: seconds, tv_usec: 0)
             setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            address.sin_port = port.bigEndian
-            let connected = withUnsafePointer(to: &address) { pointer in
-                pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-            }
-            guard connected == 0 else { return Answer(status: 0, text: "") }
             let bytes = Array(request.utf8)
             _ = bytes.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             var received: [UInt8] = []

@@ -75,8 +75,7 @@ public struct BackendService: Sendable {
             router.metrics = HTTPMetrics(registry: metrics.registry)
             on("GET", "/metrics") { request, _ throws(BackendError) in
                 try await service.authorize(request)
-                return HTTPResponse(status: 200, headers: [("Content-Type", MetricsRegistry.contentType), ("Cache-Control", "no-store")],
-                                    body: Data(await metrics.registry.render().utf8))
+                return await HTTPMetrics.scrape(metrics.registry)
             }
         }
         on("POST", "/v1/transactions") { request, _ throws(BackendError) in

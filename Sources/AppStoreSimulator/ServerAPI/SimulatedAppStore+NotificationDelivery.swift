@@ -13,12 +13,6 @@ public struct DeliveryAttemptResult: Sendable, Hashable {
     }
 }
 
-/// A notification to POST now, claimed for one sender.
-public struct NotificationDeliveryTask: Sendable {
-    public let notification: StoredNotification
-    public let url: URL
-}
-
 extension SimulatedAppStore {
     /// Apple's retry schedule: after a failed attempt, the next comes 1, 12, 24, 48, then 72 hours later.
     public static let notificationRetryDelays: [TimeInterval] = [1, 12, 24, 48, 72].map { $0 * 3_600 }
@@ -26,18 +20,12 @@ extension SimulatedAppStore {
     /// How long a claimed delivery is left to its sender before another may try it.
     static let deliveryClaim: TimeInterval = 60
 
-    /// Takes the notifications whose delivery attempt is due on the store's clock, signed, and claims
-    /// them for a minute so that another sender (a second server) does not post them too.
-    /// With nothing due (the usual case for a poll) only a read is made, not a write.
-    public func claimDueNotifications(limit: Int = 16) throws(AppStoreError) -> [NotificationDeliveryTask] {
-        guard let claimed = try claimDueNotificationRecords(limit: limit) else { return [] }
-        return try claimed.records.map { (record) throws(AppStoreError) in NotificationDeliveryTask(notification: try signed(record), url: claimed.url) }
-    }
-
-    /// Claims, as ``claimDueNotifications(limit:)`` does, up to `limit` notifications due now, oldest
-    /// first, and answers them unsigned with the URL to post them to (`nil` when none is due or no URL
-    /// is set): the sender signs each with ``signedNotification(_:)`` off the store's executor, so
-    /// signing never holds up purchases. One page of the outbox is read; never all of it.
+    /// Claims up to `limit` notifications whose delivery attempt is due on the store's clock, oldest
+    /// first, for a minute, so that another sender (a second server) does not post them too, and
+    /// answers them unsigned with the URL to post them to (`nil` when none is due or no URL is set;
+    /// with nothing due, the usual case for a poll, only a read is made, not a write). The sender signs
+    /// each with ``signedNotification(_:)`` off the store's executor, so signing never holds up
+    /// purchases. One page of the outbox is read; never all of it.
     public func claimDueNotificationRecords(limit: Int) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
         guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return nil }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
@@ -68,17 +56,9 @@ extension SimulatedAppStore {
         try signed(record)
     }
 
-    /// Records how an attempt to post a notification ended (Apple's `sendAttemptResult`), scheduling
-    /// the next attempt after a failure.
-    public func recordDeliveryAttempt(sequence: Int64, result: String) throws(AppStoreError) {
-        guard try recordDeliveryAttempts([DeliveryAttemptResult(sequence: sequence, result: result)]).isEmpty else {
-            throw .control(.invalidAction, "no notification \(sequence) in the outbox")
-        }
-    }
-
-    /// Records several attempts in one commit, as a sender with many posts in flight does. Each
-    /// failure schedules its next attempt by Apple's schedule (1, 12, 24, 48, 72 hours); a success
-    /// or the last failure ends the notification's delivery.
+    /// Records how attempts to post notifications ended (Apple's `sendAttemptResult`), in one commit,
+    /// as a sender with many posts in flight does. Each failure schedules its next attempt by Apple's
+    /// schedule (1, 12, 24, 48, 72 hours); a success or the last failure ends the delivery.
     ///
     /// - Returns: The sequences no longer in the outbox (deleted since they were claimed), which are skipped.
     @discardableResult

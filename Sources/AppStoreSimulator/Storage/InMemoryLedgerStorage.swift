@@ -48,6 +48,8 @@ public final class InMemoryLedgerStorage: LedgerStorage {
     public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
         while !lease.withLock({ held in held ? false : { held = true; return true }() }) {
             guard wait else { return nil }
+            // Only the store's own serial executor asks (never Swift's pool), and the holder is another
+            // store in this process, which lets go within its unit of work.
             usleep(1_000)
         }
         return Lease(storage: self)

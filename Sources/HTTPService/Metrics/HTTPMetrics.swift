@@ -37,12 +37,15 @@ public struct HTTPMetrics: Sendable {
         ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
     }
 
-    /// Registers `GET /metrics`, answering the registry in Prometheus' text format.
+    /// Registers `GET /metrics`, answering ``scrape(_:)``.
     public func register(on router: inout Router) {
         let registry = self.registry
-        router.on("GET", "/metrics") { _, _ in
-            HTTPResponse(status: 200, headers: [("Content-Type", MetricsRegistry.contentType), ("Cache-Control", "no-store")],
-                         body: Data(await registry.render().utf8))
-        }
+        router.on("GET", "/metrics") { _, _ in await HTTPMetrics.scrape(registry) }
+    }
+
+    /// The registry in Prometheus' text format, as `GET /metrics` answers it.
+    public static func scrape(_ registry: MetricsRegistry) async -> HTTPResponse {
+        HTTPResponse(status: 200, headers: [("Content-Type", MetricsRegistry.contentType), ("Cache-Control", "no-store")],
+                     body: Data(await registry.render().utf8))
     }
 }

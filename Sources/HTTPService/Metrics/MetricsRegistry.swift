@@ -7,7 +7,7 @@ import Synchronization
 /// number of series stays bounded.
 ///
 /// Recording is a lock and a dictionary update; gauges that describe state elsewhere (a queue's
-/// length in a database) are read when the metrics are scraped.
+/// length in a database) are set by collectors that run when the metrics are scraped.
 public final class MetricsRegistry: Sendable {
     /// The kind of a metric family.
     public enum Kind: String, Sendable {
@@ -29,12 +29,14 @@ public final class MetricsRegistry: Sendable {
         var count = 0
     }
 
-    /// A gauge read at scrape time: its series as label values and a value.
-    public typealias GaugeReading = @Sendable () async -> [(labels: [String], value: Double)]
+    /// The families by name, in the order they were declared (the order they are written in).
+    private struct State {
+        var families: [String: Family] = [:]
+        var order: [String] = []
+        var collectors: [@Sendable () async -> Void] = []
+    }
 
-    private let families = Mutex<[String: Family]>([:])
-    private let order = Mutex<[String]>([])
-    private let readings = Mutex<[(name: String, read: GaugeReading)]>([])
+    private let state = Mutex(State())
 
     public init() {}
 
@@ -42,15 +44,14 @@ public final class MetricsRegistry: Sendable {
     public static let latencyBuckets: [Double] = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
     private func declare(_ name: String, _ kind: Kind, help: String, labels: [String], buckets: [Double] = []) {
-        let added = families.withLock { families -> Bool in
-            if let existing = families[name] {
+        state.withLock { state in
+            if let existing = state.families[name] {
                 precondition(existing.kind == kind && existing.labelNames == labels, "metric \(name) is declared twice, differently")
-                return false
+                return
             }
-            families[name] = Family(kind: kind, help: help, labelNames: labels, buckets: buckets)
-            return true
+            state.families[name] = Family(kind: kind, help: help, labelNames: labels, buckets: buckets)
+            state.order.append(name)
         }
-        if added { order.withLock { $0.append(name) } }
     }
 
     /// A counter (a name ending in `_total`): a value that only goes up.
@@ -65,10 +66,10 @@ public final class MetricsRegistry: Sendable {
         return Gauge(registry: self, name: name)
     }
 
-    /// A gauge read when the metrics are scraped.
-    public func gauge(_ name: String, help: String, labels: [String] = [], reading: @escaping GaugeReading) {
-        declare(name, .gauge, help: help, labels: labels)
-        readings.withLock { $0.append((name, reading)) }
+    /// Runs `collect` before each scrape, for gauges whose values are read from elsewhere: one
+    /// collector can read a source once and set several gauges from it.
+    public func onScrape(_ collect: @escaping @Sendable () async -> Void) {
+        state.withLock { $0.collectors.append(collect) }
     }
 
     /// A histogram of observations (seconds, sizes) in cumulative buckets.
@@ -79,42 +80,35 @@ public final class MetricsRegistry: Sendable {
 
     /// The current value of a counter's or gauge's series (0 when it has none).
     public func value(_ name: String, _ labels: [String] = []) -> Double {
-        families.withLock { $0[name]?.values[labels] ?? 0 }
+        state.withLock { $0.families[name]?.values[labels] ?? 0 }
     }
 
     fileprivate func add(_ name: String, _ labels: [String], _ amount: Double) {
-        families.withLock { $0[name]?.values[labels, default: 0] += amount }
+        state.withLock { $0.families[name]?.values[labels, default: 0] += amount }
     }
 
     fileprivate func set(_ name: String, _ labels: [String], _ value: Double) {
-        families.withLock { $0[name]?.values[labels] = value }
+        state.withLock { $0.families[name]?.values[labels] = value }
     }
 
     fileprivate func observe(_ name: String, _ labels: [String], _ value: Double) {
-        families.withLock { families in
-            guard var family = families[name] else { return }
-            var series = family.histograms[labels] ?? HistogramSeries(counts: Array(repeating: 0, count: family.buckets.count))
-            for (index, bound) in family.buckets.enumerated() where value <= bound { series.counts[index] += 1 }
+        state.withLock { state in
+            guard let buckets = state.families[name]?.buckets else { return }
+            var series = state.families[name]?.histograms[labels] ?? HistogramSeries(counts: Array(repeating: 0, count: buckets.count))
+            for (index, bound) in buckets.enumerated() where value <= bound { series.counts[index] += 1 }
             series.sum += value
             series.count += 1
-            family.histograms[labels] = series
-            families[name] = family
+            state.families[name]?.histograms[labels] = series
         }
     }
 
-    /// Every family in the text exposition format, gauges read at scrape time read now.
+    /// Every family in the text exposition format, after the collectors have run.
     public func render() async -> String {
-        for (name, read) in readings.withLock({ $0 }) {
-            let series = await read()
-            families.withLock { families in
-                families[name]?.values = Dictionary(series.map { ($0.labels, $0.value) }, uniquingKeysWith: { $1 })
-            }
-        }
-        let names = order.withLock { $0 }
-        let snapshot = families.withLock { $0 }
+        for collect in state.withLock({ $0.collectors }) { await collect() }
+        let snapshot = state.withLock { $0 }
         var text = ""
-        for name in names {
-            guard let family = snapshot[name] else { continue }
+        for name in snapshot.order {
+            guard let family = snapshot.families[name] else { continue }
             text += "# HELP \(name) \(Self.escapeHelp(family.help))\n# TYPE \(name) \(family.kind.rawValue)\n"
             switch family.kind {
             case .counter, .gauge:

@@ -65,33 +65,51 @@ public struct Router: Sendable {
 
     /// Answers one request (also the way tests call a router without a socket).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        guard let metrics else { return await answer(request, route: nil) }
+        let routed = route(request)
+        guard let metrics else { return await run(routed) }
+        let pattern = routed.route?.pattern ?? HTTPMetrics.unmatched
+        metrics.started(route: pattern)
         let started = ContinuousClock.now
-        let route = Route.Label()
-        let response = await answer(request, route: route)
+        let response = await run(routed)
         let elapsed = ContinuousClock.now - started
-        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        metrics.finished(route: route.pattern ?? HTTPMetrics.unmatched, method: request.method, status: response.status, seconds: seconds)
+        metrics.finished(route: pattern, method: request.method, status: response.status,
+                         seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
         return response
     }
 
-    private func answer(_ request: HTTPRequest, route label: Route.Label?) async -> HTTPResponse {
+    /// A request with its decoded path and query, the route that takes it (if any) and what answers
+    /// it; or the refusal of a path or query that cannot be decoded.
+    private struct Routed {
+        var request: HTTPRequest
+        var context: RequestContext
+        var route: Route?
+        var responder: Responder
+        var refusal: HTTPResponse?
+    }
+
+    private func route(_ request: HTTPRequest) -> Routed {
+        var request = request
         let segments: [String]
         do {
             segments = try PathDecoding.segments(of: request.rawPath)
         } catch {
-            metrics?.started(route: HTTPMetrics.unmatched)
-            return refusalResponse(error, request)
+            return Routed(request: request, context: RequestContext(segments: []), route: nil, responder: { _, _ in throw error },
+                          refusal: refusalResponse(error, request))
         }
         var context = RequestContext(segments: segments)
-        var request = request
         let resolved = resolve(request.method, segments, into: &context)
-        label?.pattern = resolved.route?.pattern
-        metrics?.started(route: resolved.route?.pattern ?? HTTPMetrics.unmatched)
+        var refusal: HTTPResponse?
         if let route = resolved.route, route.queryDecoding == .strict {
-            do { request.query = try PathDecoding.strictly(request.rawQuery) } catch { return refusalResponse(error, request) }
+            do { request.query = try PathDecoding.strictly(request.rawQuery) } catch { refusal = refusalResponse(error, request) }
         }
-        let responder = resolved.responder
+        return Routed(request: request, context: context, route: resolved.route, responder: resolved.responder, refusal: refusal)
+    }
+
+    /// The middleware, then the route; what they throw as the answer it stands for.
+    private func run(_ routed: Routed) async -> HTTPResponse {
+        if let refusal = routed.refusal { return refusal }
+        let request = routed.request
+        let responder = routed.responder
         var next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse = { request, context in
             try await responder(request, context)
         }
@@ -100,7 +118,7 @@ public struct Router: Sendable {
             next = { request, context in try await layer.handle(request, context: context, next: inner) }
         }
         do {
-            return try await next(request, context)
+            return try await next(request, routed.context)
         } catch let error as RoutingError {
             return refusalResponse(error, request)
         } catch let error as any HTTPResponseError {
@@ -158,11 +176,6 @@ public struct RequestContext: Sendable {
 
 /// One route: a method, a pattern's segments, and its responder.
 struct Route: Sendable {
-    /// Where the router notes which route a request matched, for its metrics.
-    final class Label {
-        var pattern: String?
-    }
-
     enum Segment: Equatable, Sendable {
         case literal(String)
         case capture(String)

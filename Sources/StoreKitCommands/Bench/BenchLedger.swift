@@ -133,7 +133,7 @@ struct BenchLedgerProbe: Command {
     func run(console: Console) async throws {
         var result: [String: [String: Double]] = [:]
         func record(_ operation: String, _ seconds: Double) {
-            result[operation] = ["seconds": seconds, "rss_mb": Self.peakResidentMegabytes()]
+            result[operation] = ["seconds": seconds, "rss_mb": ProcessMemory.peakResidentMegabytes()]
         }
         let opened = ContinuousClock.now
         let store = try StoreDirectory.open(at: URL(fileURLWithPath: directory))
@@ -160,8 +160,6 @@ struct BenchLedgerProbe: Command {
         return times.sorted()[runs / 2]
     }
 
-    /// The process's peak resident set so far (`VmHWM`), in megabytes.
-    static func peakResidentMegabytes() -> Double { ProcessMemory.peakResidentMegabytes() }
 }
 
 /// What `bench ledger` sells: the benchmarks' catalog.

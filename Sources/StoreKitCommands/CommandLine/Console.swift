@@ -1,3 +1,4 @@
+import BlockingWork
 import Foundation
 import Synchronization
 
@@ -26,8 +27,12 @@ public final class Console: Sendable {
     public func write(_ data: Data) { writeOut(data) }
     /// Writes a line to standard error.
     public func printError(_ text: String) { writeError(Data((text + "\n").utf8)) }
-    /// Reads all of standard input.
-    public func readStandardInput() -> Data { readInput() }
+    /// Reads all of standard input, waiting for its end on a thread of its own, never on Swift's
+    /// cooperative pool (a pipe's writer may take its time).
+    public func readStandardInput() async -> Data {
+        let read = readInput
+        return await BlockingWork.run("Console.readStandardInput") { read() }
+    }
 }
 
 /// A console that keeps what commands write, for tests.

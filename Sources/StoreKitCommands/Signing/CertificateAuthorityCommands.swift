@@ -65,7 +65,7 @@ struct CertificateAuthoritySign: Command {
         let authority = try CertificateAuthorityLocation.load(directory)
         let data: Data
         if payloadPath == "-" {
-            data = console.readStandardInput()
+            data = await console.readStandardInput()
         } else {
             guard let contents = FileManager.default.contents(atPath: payloadPath) else {
                 throw CommandFailure("cannot read \(payloadPath)")

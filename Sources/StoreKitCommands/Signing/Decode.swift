@@ -14,7 +14,7 @@ struct Decode: Command {
     }
 
     func run(console: Console) async throws {
-        let jws = try SignedDataInput.read(input, console: console)
+        let jws = try await SignedDataInput.read(input, console: console)
         let compact: CompactJWS
         do { compact = try CompactJWS(jws) } catch { throw CommandFailure("not a compact JWS: \(error.description)") }
         func object(_ data: Data, _ part: String) throws(CommandFailure) -> Any {

@@ -3,11 +3,11 @@ import Foundation
 /// The `JWS_OR_FILE` argument: a compact JWS given inline, a file holding one, or `-` for standard input.
 enum SignedDataInput {
     /// The JWS text, or a failure naming what is wrong with the argument.
-    static func read(_ argument: String, console: Console) throws(CommandFailure) -> String {
+    static func read(_ argument: String, console: Console) async throws(CommandFailure) -> String {
         let data: Data
         let source: String
         if argument == "-" {
-            data = console.readStandardInput()
+            data = await console.readStandardInput()
             source = "standard input"
         } else if FileManager.default.fileExists(atPath: argument) {
             var isDirectory: ObjCBool = false

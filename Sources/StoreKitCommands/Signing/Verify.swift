@@ -55,7 +55,7 @@ struct Verify: Command {
         } catch {
             throw ValidationError("\(error)")
         }
-        let jws = try SignedDataInput.read(input, console: console)
+        let jws = try await SignedDataInput.read(input, console: console)
         let kind = try self.kind ?? detectKind(jws)
         switch kind {
         case .transaction: _ = try verifier.verifyAndDecodeTransaction(jws)
