@@ -7,7 +7,7 @@ import Foundation
 public enum StoreKitCommand {
     /// Commands by their full name (`ca init` is two words).
     public static let commands: [any Command.Type] = [
-        StoreCreate.self, ServeCommand.self, APIKeyCreateCommand.self, APIKeyRevokeCommand.self, APIKeyListCommand.self, PurchaseCommand.self, TransactionsCommand.self, TransactionViewCommand.self, UnfinishedCommand.self,
+        StoreCreate.self, StoreImport.self, StoreExport.self, ServeCommand.self, APIKeyCreateCommand.self, APIKeyRevokeCommand.self, APIKeyListCommand.self, PurchaseCommand.self, TransactionsCommand.self, TransactionViewCommand.self, UnfinishedCommand.self,
         FinishCommand.self, UpdatesCommand.self, LaunchCommand.self, TransactionControl.self, RequestRefundCommand.self,
         ApproveCommand.self, DeclineCommand.self, ReverseRefundCommand.self, DeleteCommand.self, ResolveCommand.self, AccountCommand.self, PurchaseIntentCommand.self, CustomerResponseCommand.self, SettingsCommand.self,
         NotificationsCommand.self, TestNotificationCommand.self,

@@ -95,6 +95,13 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     public var state: State
     /// When the app finished the transaction, if it did.
     public var finishedDate: Date?
+    /// For a transaction imported from data the App Store signed (``SimulatedAppStore/importSignedHistory(_:options:)``):
+    /// the newest payload imported. It keeps Apple's identifiers and every field as Apple signed it, also
+    /// those this record does not model; `nil` for the store's own transactions.
+    public var imported: JWSTransactionDecodedPayload?
+
+    /// Whether the transaction came from imported signed data rather than from this store.
+    public var isImported: Bool { imported != nil }
 
     public init(id: UInt64, originalID: UInt64, account: String, device: String?, productID: String,
                 productKind: CatalogProduct.Kind, subscriptionGroupID: String?, purchaseDate: Date,
@@ -140,6 +147,7 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     ///   - device: Adds `deviceVerification` and its nonce for this device; `nil` for server payloads.
     public func payload(identity: StoreIdentity, signedDate: Date,
                         device: (verificationID: UUID, nonce: UUID)? = nil) -> JWSTransactionDecodedPayload {
+        if let imported { return importedPayload(imported, identity: identity, signedDate: signedDate, device: device) }
         var payload = JWSTransactionDecodedPayload()
         payload.transactionId = String(id)
         payload.originalTransactionId = String(originalID)
@@ -171,6 +179,31 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         payload.currency = currency
         payload.price = price
         payload.appTransactionId = appTransactionID
+        if let device {
+            payload.deviceVerification = DeviceVerification.value(nonce: device.nonce, deviceVerificationID: device.verificationID)
+            payload.deviceVerificationNonce = device.nonce
+        }
+        return payload
+    }
+
+    /// An imported transaction's payload: what Apple signed, with what this store may have changed
+    /// since (a refund or its reversal, an upgrade, a renewal-date extension, the app account token),
+    /// signed now by this store.
+    private func importedPayload(_ imported: JWSTransactionDecodedPayload, identity: StoreIdentity, signedDate: Date,
+                                 device: (verificationID: UUID, nonce: UUID)?) -> JWSTransactionDecodedPayload {
+        var payload = imported
+        payload.signedDate = signedDate
+        payload.expiresDate = expirationDate
+        payload.appAccountToken = appAccountToken
+        if revocation?.date != imported.revocationDate || revocation?.reason != imported.revocationReason {
+            payload.revocationReason = revocation?.reason
+            payload.revocationDate = revocation?.date
+            payload.revocationType = revocation?.type
+            if revocation == nil { payload.revocationPercentage = nil }
+        }
+        if isUpgraded { payload.isUpgraded = true }
+        payload.deviceVerification = nil
+        payload.deviceVerificationNonce = nil
         if let device {
             payload.deviceVerification = DeviceVerification.value(nonce: device.nonce, deviceVerificationID: device.verificationID)
             payload.deviceVerificationNonce = device.nonce

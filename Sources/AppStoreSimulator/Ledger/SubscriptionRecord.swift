@@ -85,6 +85,10 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
     public var appAccountToken: UUID?
     /// For a family member's copy: the purchaser's subscription it follows.
     public var familySourceID: UInt64?
+    /// For a subscription imported from data the App Store signed: its newest renewal info, as Apple
+    /// signed it. The store hands it out (signed anew) until its own rules change the subscription
+    /// (a renewal, an expiry, a control); from then on the renewal info is the store's own.
+    public var importedRenewalInfo: JWSRenewalInfoDecodedPayload?
 
     public var id: UInt64 { originalTransactionID }
 

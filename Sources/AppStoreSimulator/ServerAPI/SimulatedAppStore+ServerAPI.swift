@@ -21,6 +21,17 @@ extension SimulatedAppStore {
         }
     }
 
+    /// The completed transactions of an account, in Get Transaction History's order (purchase date,
+    /// then identifier); `nil` for an unknown account.
+    public func customerTransactions(account: String) throws(AppStoreError) -> [LedgerTransaction]? {
+        try reading { () -> [LedgerTransaction]? in
+            guard ledger.account(account.ledgerName) != nil else { return nil }
+            return completedTransactions(of: account.ledgerName).sorted {
+                (AppStoreJSON.milliseconds(from: $0.purchaseDate), $0.id) < (AppStoreJSON.milliseconds(from: $1.purchaseDate), $1.id)
+            }
+        }
+    }
+
     /// Signs transactions in server form, as the API hands them out.
     public func signedForServer(_ transactions: [LedgerTransaction]) throws(AppStoreError) -> [String] {
         let now = clock.now()

@@ -331,6 +331,9 @@ public actor SimulatedAppStore {
         var counters: LedgerCounters
         /// Set when the change touches settings.
         var overrides: SettingsOverrides?
+        /// Set by an import: subscriptions it writes keep the renewal info Apple signed. Any other change
+        /// to an imported subscription makes its renewal info the store's own (see ``SubscriptionRecord/importedRenewalInfo``).
+        var keepsImportedRenewalInfo = false
 
         mutating func takeTransactionID() -> UInt64 {
             defer { counters.nextTransactionID += 1 }
@@ -359,6 +362,15 @@ public actor SimulatedAppStore {
     /// The ledger changes of a prepared change, with the meta values it moved.
     private func finalize(_ change: Change) throws(AppStoreError) -> LedgerChanges {
         var ledger = change.ledger
+        // Apple's payload belongs to the transaction it was imported with, never to one the store derives from it (a renewal).
+        for (id, transaction) in ledger.transactions where transaction.imported.map({ $0.transactionId != String(id) }) == true {
+            ledger.transactions[id]?.imported = nil
+        }
+        if !change.keepsImportedRenewalInfo {
+            for (id, record) in ledger.subscriptions where record.importedRenewalInfo != nil && record != self.ledger.subscription(id) {
+                ledger.subscriptions[id]?.importedRenewalInfo = nil
+            }
+        }
         if change.counters != counters { ledger.meta[MetaKey.counters] = try Self.encode(change.counters) }
         if let overrides = change.overrides { ledger.meta[MetaKey.overrides] = try Self.encode(overrides) }
         if clock is ManualStoreClock {

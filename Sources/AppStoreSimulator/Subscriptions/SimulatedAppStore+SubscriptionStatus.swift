@@ -21,6 +21,19 @@ extension SimulatedAppStore {
     /// `isInBillingRetryPeriod` true while retrying (also in grace), false once expired, absent otherwise;
     /// the renewal price, currency and offer only while the subscription will renew.
     func renewalInfo(for record: SubscriptionRecord, device: StoreDevice?, at date: Date, in change: Change? = nil) -> JWSRenewalInfoDecodedPayload {
+        if var info = record.importedRenewalInfo {
+            // What Apple last said of an imported subscription, until the store's own rules move it on.
+            info.signedDate = date
+            info.environment = identity.environment
+            info.deviceVerification = nil
+            info.deviceVerificationNonce = nil
+            if let device {
+                let nonce = identifiers()
+                info.deviceVerificationNonce = nonce
+                info.deviceVerification = DeviceVerificationValue.of(nonce: nonce, device: device)
+            }
+            return info
+        }
         var info = JWSRenewalInfoDecodedPayload()
         info.originalTransactionId = String(record.originalTransactionID)
         info.productId = record.productID

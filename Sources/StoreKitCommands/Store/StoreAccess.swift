@@ -53,6 +53,8 @@ enum StoreAccess {
         if transaction.isUpgraded { parts.append("upgraded") }
         if let offer = transaction.offer { parts.append("offer \(offer.discountType.rawValue)\(offer.id.map { " \($0)" } ?? "")") }
         if transaction.isPurchased { parts.append(transaction.isFinished ? "finished" : "unfinished") }
+        // Which data Apple signed and which this store made: imported transactions keep Apple's identifiers.
+        parts.append(transaction.isImported ? "imported" : "local")
         return parts.joined(separator: "  ")
     }
 

@@ -58,6 +58,7 @@ struct TransactionsCommand: Command {
         case .declined: state = "declined"
         }
         return ["account": transaction.account, "state": state, "finished": transaction.isFinished, "orderId": transaction.orderID,
+                "origin": transaction.isImported ? "imported" : "local",
                 "transaction": StoreAccess.payloadObject(signed.jws)]
     }
 }

@@ -1,0 +1,210 @@
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import Foundation
+import StoreKitCatalog
+
+/// `storekit store import`: a customer's real history, verified, into a new or existing local store.
+struct StoreImport: Command {
+    static let name = "store import"
+    static let abstract = "Import signed App Store data (JWS lines, Server API answers) into the store in DIR, making it if needed."
+    static let usage = "DIR --from FILE [--from FILE…] (--root CERT [--root CERT…] | --unverified) [--config FILE.storekit] [--bundle-id ID] [--account NAME] [--ocsp-url URL|none] [--json]"
+
+    var directory: String
+    var files: [String]
+    var roots: [String]
+    var unverified: Bool
+    var configurationPath: String?
+    var bundleId: String?
+    var account: String?
+    var ocspURL: String?
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        files = try arguments.values("--from")
+        guard !files.isEmpty else { throw ValidationError("missing --from FILE: a file of JWS lines or a saved App Store Server API answer") }
+        roots = try arguments.values("--root")
+        unverified = arguments.flag("--unverified")
+        guard roots.isEmpty == unverified else {
+            throw ValidationError(unverified ? "--unverified and --root exclude each other" : "missing --root CERT (Apple's root, AppleRootCA-G3.cer, for real data), or --unverified to import without checking anything")
+        }
+        configurationPath = try arguments.value("--config")
+        bundleId = try arguments.value("--bundle-id")
+        account = try arguments.value("--account")
+        let ocsp = try arguments.value("--ocsp-url", expected: "an http URL or none") { text -> String? in
+            text == "none" ? "" : (URL(string: text)?.scheme == "http" ? text : nil)
+        } ?? StoreCreate.defaultOCSPURL
+        ocspURL = ocsp.isEmpty ? nil : ocsp
+        json = arguments.flag("--json")
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let trust: SignedHistoryReader.Trust
+        if unverified {
+            console.printError("warning: --unverified: NOTHING WAS CHECKED. Signatures, certificate chains, the app and the environment of every item are taken on trust; never grant anything from data imported this way")
+            trust = .unverified
+        } else {
+            var certificates: [Certificate] = []
+            for path in roots {
+                do { certificates.append(try Certificate(contentsOf: URL(fileURLWithPath: path))) } catch { throw CommandFailure("--root \(path): \(error)") }
+            }
+            trust = .roots(certificates)
+        }
+        var reader = SignedHistoryReader(trust: trust, bundleId: bundleId)
+        let history = try reader.read(files)
+        guard let identity = reader.identity else { throw CommandFailure("the data names no app") }
+
+        let url = URL(fileURLWithPath: directory)
+        let existing = FileManager.default.fileExists(atPath: StoreDirectory.databaseURL(in: url).path)
+        var added: [SignedHistory.InferredProduct] = []
+        let store: SimulatedAppStore
+        if existing {
+            guard configurationPath == nil else {
+                throw ValidationError("--config: \(directory) holds a store, which sells its own configuration; --config is for the store an import makes")
+            }
+            store = try await StoreAccess.open(directory)
+        } else {
+            var base = StoreKitConfiguration()
+            if let configurationPath {
+                let result = try StoreKitConfiguration.load(contentsOf: URL(fileURLWithPath: configurationPath))
+                for warning in result.warnings { console.printError("warning: \((configurationPath as NSString).lastPathComponent): \(warning)") }
+                base = result.configuration
+            }
+            let completed = history.configuration(completing: base)
+            added = completed.added
+            guard identity.environment != .production || identity.appAppleId != nil else {
+                throw CommandFailure("Production data without the app's Apple ID: include a notification or app transaction, which carry it")
+            }
+            let start = history.signedDates.max() ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+            store = try StoreDirectory.create(
+                at: url, configuration: completed.configuration,
+                identity: StoreIdentity(bundleId: identity.bundleId, environment: identity.environment, appAppleId: identity.appAppleId),
+                clockMode: .manual, start: start, ocspURL: ocspURL)
+        }
+        let result: SimulatedAppStore.HistoryImport
+        do {
+            result = try await store.importSignedHistory(history, options: .init(accountName: account))
+        } catch {
+            // A store this command made holds nothing else: it goes with the failed import.
+            if !existing { try? FileManager.default.removeItem(at: url) }
+            throw error
+        }
+        if !added.isEmpty {
+            let generated = url.appendingPathComponent("generated.storekit")
+            try await store.storeKitConfiguration.jsonData().write(to: generated)
+        }
+        if json {
+            let object: [String: Any] = [
+                "accounts": result.accounts, "transactions": result.transactionCount, "subscriptions": result.subscriptionCount,
+                "notifications": result.notificationCount, "mergedCopies": result.mergedCopies, "verified": !unverified,
+                "clock": AppStoreJSON.milliseconds(from: result.clock),
+                "addedProducts": added.map { ["productId": $0.productID, "period": $0.period?.iso8601 as Any, "evidence": $0.periodEvidence as Any] },
+                "contradictions": result.contradictions.map { ["source": $0.source, "message": $0.message] },
+            ]
+            console.print(try PrettyJSON.string(from: object))
+            return
+        }
+        let verb = existing ? "added to the store in" : "made a \(identity.environment.rawValue) store for \(identity.bundleId) in"
+        console.print("\(verb) \(directory): \(result.transactionCount) transactions, \(result.subscriptionCount) subscriptions, \(result.notificationCount) notifications from \(history.itemCount) items (\(result.mergedCopies) copies merged), \(unverified ? "UNVERIFIED" : "every item verified")")
+        console.print("accounts: \(result.accounts.joined(separator: ", "))")
+        for product in added {
+            let period = product.period.map { ", \($0.iso8601) (\(product.periodEvidence ?? ""))" } ?? ""
+            console.print("added \(product.productID): \(product.kind.rawValue)\(product.subscriptionGroupID.map { ", group \($0)" } ?? "")\(period), \(SignedHistory.displayPrice(product.price)) \(product.currency ?? "")")
+        }
+        if !added.isEmpty { console.print("the configuration with the added products: \(url.appendingPathComponent("generated.storekit").path)") }
+        console.print("clock at \(StoreAccess.iso(result.clock))")
+        if result.contradictions.isEmpty {
+            console.print("0 contradictions")
+        } else {
+            console.print("\(result.contradictions.count) contradictions:")
+            for contradiction in result.contradictions { console.print("  \(contradiction.source): \(contradiction.message)") }
+        }
+    }
+}
+
+/// `storekit store export`: an account's history as the App Store Server API answers it.
+struct StoreExport: Command {
+    static let name = "store export"
+    static let abstract = "Write an account's history as App Store Server API answers (transaction history pages, subscription statuses, notification history pages) into OUT."
+    static let usage = "DIR --account NAME --format server-api OUT"
+
+    /// Transactions per history page, as Apple's Get Transaction History.
+    static let pageSize = 20
+
+    var directory: String
+    var account: String
+    var output: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        account = try arguments.requiredValue("--account")
+        let format = try arguments.requiredValue("--format")
+        guard format == "server-api" else { throw ValidationError("--format: the one format is server-api, not \"\(format)\"") }
+        directory = try arguments.positional("DIR")
+        output = try arguments.positional("OUT")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        guard let transactions = try await store.customerTransactions(account: account) else {
+            throw CommandFailure("no account \(account) in \(directory)")
+        }
+        let out = URL(fileURLWithPath: output)
+        if let contents = try? FileManager.default.contentsOfDirectory(atPath: out.path), !contents.isEmpty {
+            throw CommandFailure("\(output) is not empty; export into a new or empty folder")
+        }
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        let identity = store.identity
+        var files: [String] = []
+        func write<Value: Encodable>(_ value: Value, _ name: String) throws {
+            try AppStoreJSON.encode(value, prettyPrinted: true).write(to: out.appendingPathComponent(name))
+            files.append(name)
+        }
+
+        let pages = stride(from: 0, to: max(transactions.count, 1), by: Self.pageSize).map { Array(transactions[$0..<min($0 + Self.pageSize, transactions.count)]) }
+        for (index, page) in pages.enumerated() {
+            let revision = Base64URL.encode(Data("export:\(index + 1)".utf8))
+            try write(HistoryResponse(revision: revision, hasMore: index + 1 < pages.count, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+                                      environment: identity.environment.rawValue, signedTransactions: try await store.signedForServer(page)),
+                      "transaction-history-\(index + 1).json")
+        }
+
+        var groups: [String: [LastTransactionsItem]] = [:]
+        if let first = transactions.first {
+            for status in try await store.serverSubscriptionStatuses(ofTransaction: first.id) ?? [] {
+                groups[status.groupID, default: []].append(LastTransactionsItem(
+                    status: Int32(status.status.rawValue), originalTransactionId: String(status.originalTransactionID),
+                    signedTransactionInfo: status.signedTransaction, signedRenewalInfo: status.signedRenewalInfo))
+            }
+        }
+        try write(StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+                                 data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }),
+                  "subscription-statuses.json")
+
+        // The account's notifications, a page of the outbox at a time.
+        let ids = Set(try await store.ledgerTransactions(account: account).map(\.id))
+        var items: [NotificationHistoryResponseItem] = []
+        var after: Int64 = 0
+        let now = try await store.currentTime()
+        while true {
+            let page = try await store.notificationHistory(from: .distantPast, to: now, after: after, limit: 500)
+            guard let last = page.last else { break }
+            after = last.record.sequence
+            for (record, signed) in page where record.transactionID.map(ids.contains) == true {
+                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: record.delivery.attempts.map {
+                    SendAttemptItem(attemptDate: AppStoreJSON.milliseconds(from: $0.date), sendAttemptResult: $0.result)
+                }))
+            }
+        }
+        let notificationPages = stride(from: 0, to: max(items.count, 1), by: Self.pageSize).map { Array(items[$0..<min($0 + Self.pageSize, items.count)]) }
+        for (index, page) in notificationPages.enumerated() {
+            let more = index + 1 < notificationPages.count
+            try write(NotificationHistoryResponse(paginationToken: more ? Base64URL.encode(Data("export:\(index + 2)".utf8)) : nil, hasMore: more,
+                                                  notificationHistory: page),
+                      "notification-history-\(index + 1).json")
+        }
+        console.print("wrote \(transactions.count) transactions, \(groups.values.map(\.count).reduce(0, +)) subscription statuses and \(items.count) notifications of \(account) to \(output):")
+        for file in files { console.print("  \(file)") }
+    }
+}
