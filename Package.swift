@@ -104,6 +104,7 @@ let package = Package(
         .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
+                                                                "OpenStoreKit", "OpenStoreKitTesting",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -208,6 +208,8 @@
     const st = rowState(t), sub = subscriptionOf(t);
     const badges = [h("span", { class: `badge ${STATE_BADGE[st] || ""}` }, STATE_WORDS[st] || st)];
     if (t.state === "purchased" && !isFinished(t)) badges.push(" ", h("span", { class: "badge pending" }, "unfinished"));
+    // Imported from data Apple signed: it keeps Apple's identifiers (storekit store import).
+    if (t.imported) badges.push(" ", h("span", { class: "badge", title: "imported from data the App Store signed" }, "imported"));
     const lines = subscriptionLines(t, sub);
     return h("tr", { "data-transaction-id": t.id, "data-product-id": t.productID, "data-account": t.account, "data-state": st, "data-reason": t.reason,
       "data-subscription-state": isCurrentPeriod(t, sub) ? sub.state : null,
