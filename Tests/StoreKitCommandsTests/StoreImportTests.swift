@@ -104,6 +104,15 @@ struct StoreImportTests {
 
         let listing = await CommandRun.run(["transactions", store])
         #expect(listing.standardOutput.split(separator: "\n").allSatisfy { $0.hasSuffix("imported") })
+
+        // Importing the same data again adds nothing: no transaction twice, no notification twice.
+        let again = await CommandRun.run(["store", "import", store, "--from", try Self.realLines(in: scratch), "--root", Self.appleRoot, "--json"])
+        #expect(again.status == 0, "\(again.standardError)")
+        #expect(again.jsonObject?["notifications"] as? Int == 0)
+        #expect((again.jsonObject?["contradictions"] as? [Any])?.count == 0)
+        let relisted = await CommandRun.run(["transactions", store])
+        #expect(relisted.standardOutput == listing.standardOutput)
+        #expect(await CommandRun.run(["notifications", store]).standardOutput.split(separator: "\n").count == 15)
     }
 
     /// The imported store, a device of the customer, and the app's client on it.

@@ -20,7 +20,7 @@ extension SimulatedAppStore {
         public var transactionCount: Int
         public var subscriptionCount: Int
         public var notificationCount: Int
-        /// Copies of items that agreed with another and were merged into it.
+        /// Copies of items that agreed with another and were merged into it, notifications the store held already included.
         public var mergedCopies: Int
         /// What in the data disagrees with the rest, item by item.
         public var contradictions: [ImportContradiction]
@@ -59,7 +59,7 @@ extension SimulatedAppStore {
         guard missing.isEmpty else {
             throw .control(.invalidProductIdentifier, "this store does not sell \(missing.sorted().joined(separator: ", ")); add them to its .storekit file, or import into a new store, which adds them")
         }
-        var counts = (transactions: 0, subscriptions: 0, notifications: 0)
+        var counts = (transactions: 0, subscriptions: 0, notifications: 0, alreadyHeld: 0)
         try writing { (change) throws(AppStoreError) in
             change.keepsImportedRenewalInfo = true
             for customer in plan.customers {
@@ -67,7 +67,14 @@ extension SimulatedAppStore {
                 counts.transactions += customer.transactions.count
                 counts.subscriptions += customer.subscriptions.count
             }
+            // A notification the store already holds (an import done before) is not appended again.
+            let dates = plan.notifications.map(\.date)
+            let held = dates.isEmpty ? [] : Set(ledger.notifications(from: dates.min()!, to: dates.max()!, after: 0, limit: .max).map(\.notificationUUID))
             for var record in plan.notifications {
+                if held.contains(record.notificationUUID) {
+                    counts.alreadyHeld += 1
+                    continue
+                }
                 record.sequence = change.counters.nextNotificationSequence
                 change.counters.nextNotificationSequence += 1
                 change.ledger.appendedNotifications.append(record)
@@ -76,7 +83,7 @@ extension SimulatedAppStore {
         }
         if let newest, clock is ManualStoreClock, newest > (try currentTime()) { try advanceTime(to: newest) }
         return HistoryImport(accounts: plan.customers.map(\.name), transactionCount: counts.transactions, subscriptionCount: counts.subscriptions,
-                             notificationCount: counts.notifications, mergedCopies: plan.mergedCopies, contradictions: plan.contradictions,
+                             notificationCount: counts.notifications, mergedCopies: plan.mergedCopies + counts.alreadyHeld, contradictions: plan.contradictions,
                              clock: try currentTime())
     }
 
