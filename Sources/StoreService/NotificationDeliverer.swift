@@ -59,6 +59,10 @@ public final class NotificationDeliverer: Sendable {
     /// Where claimed pages are signed: a thread of its own, so that long runs of signing never
     /// hold the cooperative pool's threads from the posts' answers and the loop.
     private let signing = BlockingQueue(label: "NotificationDeliverer signing")
+    /// Kept-alive connections to the notification URL's origin when it is plain `http` (a backend on
+    /// this machine or network): a post is a write and a read on an open connection. `https` URLs go
+    /// through ``HTTPClient``.
+    private let connections = Mutex<(origin: URL, connections: KeepAliveConnections)?>(nil)
 
     public init(store: SimulatedAppStore, options: Options = Options()) {
         self.store = store
@@ -180,7 +184,8 @@ public final class NotificationDeliverer: Sendable {
     func post(_ signedPayload: String, to url: URL) async -> String {
         let body = Self.webhookBody(signedPayload)
         do {
-            let answer = try await HTTPClient.shared.send(.json("POST", url, body: body, timeout: options.timeout))
+            let request = HTTPClient.Request.json("POST", url, body: body, timeout: options.timeout)
+            let answer = if let kept = keptAliveConnections(to: url) { try await kept.send(request) } else { try await HTTPClient.shared.send(request) }
             return (200...206).contains(answer.status) ? "SUCCESS" : "UNSUCCESSFUL_HTTP_RESPONSE_CODE"
         } catch HTTPClient.Failure.timedOut {
             return "TIMED_OUT"
@@ -195,6 +200,17 @@ public final class NotificationDeliverer: Sendable {
             }
         } catch {
             return "OTHER"
+        }
+    }
+
+    /// The kept-alive connections to `url`'s origin, made for the first post there (and again when the
+    /// notification URL moves to another origin); `nil` for `https`.
+    private func keptAliveConnections(to url: URL) -> KeepAliveConnections? {
+        connections.withLock { current -> KeepAliveConnections? in
+            if let current, current.origin.host == url.host, current.origin.port == url.port, url.scheme == "http" { return current.connections }
+            guard let made = KeepAliveConnections(origin: url, maxIdle: options.inFlight) else { return nil }
+            current = (url, made)
+            return made
         }
     }
 
