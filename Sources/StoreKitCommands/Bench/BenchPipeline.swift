@@ -23,7 +23,8 @@ import Synchronization
 ///    when the backend has recorded every `DID_RENEW`, checked by count and by distinct original
 ///    transactions.
 /// 4. The limit: more renewals are played with no URL set, signed, and posted by the same number of
-///    workers through the same HTTP client straight to the backend (`backend_ingest_per_second`).
+///    workers through the sender's client (kept-alive connections) straight to the backend
+///    (`backend_ingest_per_second`).
 ///
 /// `end_to_end_to_ingest_ratio` is the pipeline's rate over that limit: 1 means delivery and renewals
 /// cost the backend nothing. Peak resident memory is this process's (the store, its sender, the
@@ -233,11 +234,13 @@ struct BenchPipeline: Command {
 
     /// Posts every body, `workers` at a time, each worker one after another; each must be accepted.
     static func post(_ bodies: [Data], to url: URL, workers: Int) async throws {
+        // The sender's own client: kept-alive connections, one per worker.
+        guard let connections = KeepAliveConnections(origin: url, maxIdle: workers) else { throw CommandFailure("\(url) is not a plain http URL") }
         try await withThrowingTaskGroup(of: Void.self) { group in
             for worker in 0..<workers {
                 group.addTask {
                     for index in stride(from: worker, to: bodies.count, by: workers) {
-                        let answer = try await HTTPClient.shared.send(.json("POST", url, body: bodies[index], timeout: .seconds(30)))
+                        let answer = try await connections.send(.json("POST", url, body: bodies[index], timeout: .seconds(30)))
                         guard answer.status == 200 else {
                             throw CommandFailure("the backend answered \(answer.status): \(String(decoding: answer.body, as: UTF8.self))")
                         }
@@ -257,10 +260,14 @@ enum RoundRobin {
 
     static func serve(_ targets: [URL]) throws -> HTTPServer {
         let turn = Turn()
+        // Kept-alive connections to each server, as a load balancer keeps them.
+        let pools = targets.map { KeepAliveConnections(origin: $0, maxIdle: 64) }
         return try HTTPServer(host: "127.0.0.1", port: 0) { request in
-            let target = targets[turn.next.wrappingAdd(1, ordering: .relaxed).oldValue % targets.count]
+            let index = turn.next.wrappingAdd(1, ordering: .relaxed).oldValue % targets.count
+            let target = targets[index]
             do {
-                let answer = try await HTTPClient.shared.send(.json(request.method, target, body: request.body, timeout: .seconds(30)))
+                let forwarded = HTTPClient.Request.json(request.method, target, body: request.body, timeout: .seconds(30))
+                let answer = if let pool = pools[index] { try await pool.send(forwarded) } else { try await HTTPClient.shared.send(forwarded) }
                 return HTTPResponse(status: answer.status, headers: [("Content-Type", answer.headers["content-type"] ?? "application/json")], body: answer.body)
             } catch {
                 return HTTPResponse(status: 502, headers: [("Content-Type", "text/plain")], body: Data("\(error)".utf8))
