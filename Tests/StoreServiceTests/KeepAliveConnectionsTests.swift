@@ -27,7 +27,7 @@ final class ScriptedHTTPServer: Sendable {
     /// - Parameter script: The reply to the server's `n`th request (from 0, over every connection).
     init(script: @escaping @Sendable (Int) -> Reply) throws {
         self.script = script
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         var one: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
@@ -63,6 +63,9 @@ final class ScriptedHTTPServer: Sendable {
         while true {
             let fd = accept(listener, nil, nil)
             guard fd >= 0 else { break }
+            // Close-on-exec: a process another test starts must not keep the connection open. (Closing
+            // shuts the connection down too, which ends it even in a child that forked in between.)
+            _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             let accepted = state.withLock { state -> Bool in
                 guard !state.stopped else { return false }
                 state.accepted += 1
@@ -87,6 +90,7 @@ final class ScriptedHTTPServer: Sendable {
         defer {
             state.withLock { state in
                 state.open.removeAll { $0 == fd }
+                Glibc.shutdown(fd, Int32(SHUT_RDWR))
                 close(fd)
             }
         }

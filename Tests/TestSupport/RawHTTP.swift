@@ -15,7 +15,7 @@ public enum RawHTTP {
     /// A TCP socket connected to 127.0.0.1:`port` (the caller closes it), or `nil` when nothing
     /// accepts there. Connecting on loopback does not wait for anyone.
     public static func connectedSocket(port: UInt16) -> Int32? {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard descriptor >= 0 else { return nil }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
