@@ -147,7 +147,14 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     ///   - device: Adds `deviceVerification` and its nonce for this device; `nil` for server payloads.
     public func payload(identity: StoreIdentity, signedDate: Date,
                         device: (verificationID: UUID, nonce: UUID)? = nil) -> JWSTransactionDecodedPayload {
-        if let imported { return importedPayload(imported, identity: identity, signedDate: signedDate, device: device) }
+        var payload = imported.map { importedPayload($0, signedDate: signedDate) } ?? ownPayload(identity: identity, signedDate: signedDate)
+        payload.deviceVerification = device.map { DeviceVerification.value(nonce: $0.nonce, deviceVerificationID: $0.verificationID) }
+        payload.deviceVerificationNonce = device?.nonce
+        return payload
+    }
+
+    /// The payload of a transaction this store made.
+    private func ownPayload(identity: StoreIdentity, signedDate: Date) -> JWSTransactionDecodedPayload {
         var payload = JWSTransactionDecodedPayload()
         payload.transactionId = String(id)
         payload.originalTransactionId = String(originalID)
@@ -179,18 +186,13 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         payload.currency = currency
         payload.price = price
         payload.appTransactionId = appTransactionID
-        if let device {
-            payload.deviceVerification = DeviceVerification.value(nonce: device.nonce, deviceVerificationID: device.verificationID)
-            payload.deviceVerificationNonce = device.nonce
-        }
         return payload
     }
 
     /// An imported transaction's payload: what Apple signed, with what this store may have changed
     /// since (a refund or its reversal, an upgrade, a renewal-date extension, the app account token),
     /// signed now by this store.
-    private func importedPayload(_ imported: JWSTransactionDecodedPayload, identity: StoreIdentity, signedDate: Date,
-                                 device: (verificationID: UUID, nonce: UUID)?) -> JWSTransactionDecodedPayload {
+    private func importedPayload(_ imported: JWSTransactionDecodedPayload, signedDate: Date) -> JWSTransactionDecodedPayload {
         var payload = imported
         payload.signedDate = signedDate
         payload.expiresDate = expirationDate
@@ -202,12 +204,6 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
             if revocation == nil { payload.revocationPercentage = nil }
         }
         if isUpgraded { payload.isUpgraded = true }
-        payload.deviceVerification = nil
-        payload.deviceVerificationNonce = nil
-        if let device {
-            payload.deviceVerification = DeviceVerification.value(nonce: device.nonce, deviceVerificationID: device.verificationID)
-            payload.deviceVerificationNonce = device.nonce
-        }
         return payload
     }
 }
