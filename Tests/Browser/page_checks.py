@@ -100,11 +100,8 @@ def subscription_states(browser, base, seen):
     seen["priceIncreaseText"] = browser.script("return document.querySelector(arguments[0]).textContent;", row("r-price") + ' [data-detail="price-increase"]')
 
     step = "refund: a second press confirms; the row says refunded, with the reason and date"
-    browser.click(row("r-refund") + ' button[data-action="refund"]', step)
-    browser.wait_for(row("r-refund") + ' button[data-action="refund"][data-confirming]', step)
-    if browser.script("return document.querySelector(arguments[0]).dataset.state;", row("r-refund")) != "purchased":
+    if browser.press_twice(row("r-refund") + ' button[data-action="refund"]', step) != "purchased":
         raise Failure(f"{step}: one press refunded it")
-    browser.click(row("r-refund") + ' button[data-action="refund"][data-confirming]', step)
     browser.wait_for(row("r-refund", '[data-state="refunded"]'), step)
     seen["refundText"] = browser.script("return document.querySelector(arguments[0]).textContent;", row("r-refund") + ' [data-detail="refund"]')
     actions = browser.script("return Array.from(document.querySelectorAll(arguments[0])).map(b => b.dataset.action);", row("r-refund") + " button")

@@ -93,9 +93,36 @@ class Browser:
         while time.time() < deadline:
             found = self.script("return document.querySelector(arguments[0]) !== null;", selector)
             if found:
-                return self.call("POST", self.session + "/element", {"using": "css selector", "value": selector})[ELEMENT]
+                # A live redraw may replace the element between the check and the lookup: look again.
+                element = self.wait_for_element(selector)
+                if element is not None:
+                    return element
             time.sleep(0.2)
         raise Failure(f"{what}: nothing matched {selector} within {seconds} s on {self.script('return location.href;')}")
+
+    def press_twice(self, selector, what):
+        """Presses a button that asks for a second press, and presses it again at once: one script, so
+        a slow machine never lets the confirmation lapse between the presses. Answers the row's state
+        after the first press."""
+        self.wait_for(selector, what)
+        state = self.script(
+            "const b = document.querySelector(arguments[0]); b.click();"
+            "const row = b.closest('tr'); const first = row ? row.dataset.state : null;"
+            "const again = document.querySelector(arguments[0] + '[data-confirming]');"
+            "if (!again) return 'no confirmation asked';"
+            "again.click(); return first;", selector)
+        if state == "no confirmation asked":
+            raise Failure(f"{what}: the first press of {selector} did not ask for confirmation")
+        return state
+
+    def wait_for_element(self, selector):
+        """The WebDriver id of the first match, or None when a redraw removed it since it was seen."""
+        try:
+            return self.call("POST", self.session + "/element", {"using": "css selector", "value": selector})[ELEMENT]
+        except Failure as failure:
+            if "no such element" in str(failure):
+                return None
+            raise
 
     def click(self, selector, what):
         # The Transaction Manager redraws its rows when the store changes: an element found a moment
@@ -213,8 +240,7 @@ def main():
         seen["proTransaction"] = int(browser.attribute(f'tr[data-product-id="{PRO}"]', "data-transaction-id"))
 
         step = run.at("refund it in the Transaction Manager (a second press confirms)")
-        browser.click(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"]', step)
-        browser.click(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"][data-confirming]', step)
+        browser.press_twice(f'tr[data-transaction-id="{seen["proTransaction"]}"] button[data-action="refund"]', step)
         browser.wait_for(f'tr[data-transaction-id="{seen["proTransaction"]}"][data-state="refunded"]', step)
 
         step = run.at("see the refund on the storefront")

@@ -254,6 +254,8 @@
     }
     state.rows = new Map(list.map(t => [String(t.id), t]));
     fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, emptyText())));
+    const confirming = confirmingButton();
+    if (confirming) arm(confirming, state.rows.get(state.confirming.id));
     document.querySelectorAll("#tx-table th[data-sort]").forEach(th => {
       if (th.dataset.sort === key) th.setAttribute("aria-sort", direction); else th.removeAttribute("aria-sort");
     });
@@ -314,7 +316,25 @@
   // Refunds and deletions cannot be undone: the button asks for a second press.
   const CONFIRMED = { refund: "Confirm refund", delete: "Confirm delete" };
 
+  // The row awaiting its second press survives redraws (a live refresh redraws every row).
+  function arm(button, t) {
+    const confirmText = CONFIRMED[button.dataset.action];
+    button.dataset.confirming = "yes";
+    button.dataset.label = button.textContent;
+    button.dataset.spoken = button.getAttribute("aria-label");
+    button.classList.add("confirming");
+    button.textContent = confirmText;
+    button.setAttribute("aria-label", `${confirmText} of transaction ${t.id} (${t.productID})`);
+  }
+
+  function confirmingButton() {
+    const c = state.confirming;
+    return c ? document.querySelector(`#tx-body tr[data-transaction-id="${c.id}"] button[data-action="${c.action}"]`) : null;
+  }
+
   function disarm(button) {
+    const c = state.confirming;
+    if (c && button.closest("tr") && button.closest("tr").dataset.transactionId === c.id && button.dataset.action === c.action) state.confirming = null;
     if (!button.dataset.confirming) return;
     delete button.dataset.confirming;
     button.classList.remove("confirming");
@@ -330,16 +350,19 @@
     if (!t || !make) return;
     const confirmText = CONFIRMED[button.dataset.action];
     if (confirmText && !button.dataset.confirming) {
-      button.dataset.confirming = "yes";
-      button.dataset.label = button.textContent;
-      button.dataset.spoken = button.getAttribute("aria-label");
-      button.classList.add("confirming");
-      button.textContent = confirmText;
-      button.setAttribute("aria-label", `${confirmText} of transaction ${t.id} (${t.productID})`);
+      const confirming = { id: String(t.id), action: button.dataset.action };
+      state.confirming = confirming;
+      arm(button, t);
       say(`Press “${confirmText}” again to ${button.dataset.action} transaction ${t.id}; it cannot be undone.`, "info");
-      setTimeout(() => disarm(button), CONFIRM_MS);
+      setTimeout(() => {
+        if (state.confirming !== confirming) return;
+        const current = confirmingButton();
+        state.confirming = null;
+        if (current) disarm(current);
+      }, CONFIRM_MS);
       return;
     }
+    state.confirming = null;
     const request = make(t);
     if (!request) return;
     const [method, path, body, message] = request;
