@@ -87,7 +87,7 @@ struct ServerAPIRoutes {
             guard let (notification, delivery) = try await store.testNotification(uuid: captured[0].lowercased()) else {
                 throw ServerAPIError.testNotificationNotFound
             }
-            return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: Self.attempts(delivery)))
+            return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: delivery.sendAttempts))
         }
         if route.match("POST", "inApps", "v1", "notifications", "history") != nil {
             return try await notificationHistory(request)
@@ -225,16 +225,8 @@ struct ServerAPIRoutes {
             guard let status = Int32(text), (1...5).contains(status) else { throw .invalidStatus }
             return status
         })
-        guard let statuses = try await store.serverSubscriptionStatuses(ofTransaction: transactionID) else { throw ServerAPIError.transactionIdNotFound }
-        var groups: [String: [LastTransactionsItem]] = [:]
-        for status in statuses where wanted.isEmpty || wanted.contains(Int32(status.status.rawValue)) {
-            groups[status.groupID, default: []].append(LastTransactionsItem(
-                status: Int32(status.status.rawValue), originalTransactionId: String(status.originalTransactionID),
-                signedTransactionInfo: status.signedTransaction, signedRenewalInfo: status.signedRenewalInfo))
-        }
-        let identity = store.identity
-        return try Self.json(StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
-                                            data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }))
+        guard let answer = try await store.statusResponse(ofTransaction: transactionID, statuses: wanted) else { throw ServerAPIError.transactionIdNotFound }
+        return try Self.json(answer)
     }
 
     private func extend(_ request: HTTPRequest, originalTransactionID text: String) async throws -> HTTPResponse {
@@ -334,15 +326,11 @@ struct ServerAPIRoutes {
                 if let subtype = body.notificationSubtype, record.subtype?.rawValue != subtype { continue }
                 if let customer, !(record.transactionID.map(customer.contains) ?? false) { continue }
                 if body.onlyFailures == true, record.delivery.isDelivered { continue }
-                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: Self.attempts(record.delivery)))
+                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: record.delivery.sendAttempts))
             }
         }
         return try Self.json(NotificationHistoryResponse(paginationToken: hasMore ? Base64URL.encode(Data("n:\(last)".utf8)) : nil,
                                                          hasMore: hasMore, notificationHistory: items))
-    }
-
-    static func attempts(_ delivery: NotificationDelivery) -> [SendAttemptItem] {
-        delivery.attempts.map { SendAttemptItem(attemptDate: AppStoreJSON.milliseconds(from: $0.date), sendAttemptResult: $0.result) }
     }
 
     // MARK: Helpers

@@ -222,7 +222,7 @@ struct HistoryReconstruction {
             customers.append(customer)
         }
         for (original, items) in renewalsByOriginal.sorted(by: { $0.key < $1.key }) where !originalsWithTransactions.contains(original) {
-            for item in items where !history.renewalInfos.isEmpty && history.renewalInfos.contains(where: { $0.source == item.source }) {
+            for item in items {
                 contradictions.append(ImportContradiction(
                     source: item.source, message: "renewal info of original transaction \(original), but no transaction of it is here; not imported"))
             }

@@ -155,6 +155,11 @@ public struct NotificationDelivery: Hashable, Sendable, Codable {
 
     /// Whether an attempt succeeded.
     public var isDelivered: Bool { attempts.contains { $0.result == "SUCCESS" } }
+
+    /// The attempts as the App Store Server API reports them (`sendAttempts`).
+    public var sendAttempts: [SendAttemptItem] {
+        attempts.map { SendAttemptItem(attemptDate: AppStoreJSON.milliseconds(from: $0.date), sendAttemptResult: $0.result) }
+    }
 }
 
 /// A notification as the ledger keeps it: everything Apple would post, before signing.

@@ -55,6 +55,21 @@ extension SimulatedAppStore {
         }
     }
 
+    /// Get All Subscription Statuses' answer for the customer a transaction belongs to: their
+    /// subscriptions by group, only those whose status is in `wanted` (every one when it is empty);
+    /// `nil` for an unknown transaction.
+    public func statusResponse(ofTransaction id: UInt64, statuses wanted: Set<Int32> = []) throws(AppStoreError) -> StatusResponse? {
+        guard let statuses = try serverSubscriptionStatuses(ofTransaction: id) else { return nil }
+        var groups: [String: [LastTransactionsItem]] = [:]
+        for status in statuses where wanted.isEmpty || wanted.contains(Int32(status.status.rawValue)) {
+            groups[status.groupID, default: []].append(LastTransactionsItem(
+                status: Int32(status.status.rawValue), originalTransactionId: String(status.originalTransactionID),
+                signedTransactionInfo: status.signedTransaction, signedRenewalInfo: status.signedRenewalInfo))
+        }
+        return StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
+                              data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) })
+    }
+
     /// The app transaction of the customer a transaction belongs to, in server form.
     public func serverAppTransaction(ofTransaction id: UInt64) throws(AppStoreError) -> String? {
         try reading { () throws(AppStoreError) -> String? in

@@ -2,17 +2,30 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
+import BlockingWork
 import Foundation
 import StoreKitCatalog
 
 /// Opening store directories and presenting what they hold, for the store commands.
 enum StoreAccess {
+    /// Makes a store folder (its ledger written and synced) off the cooperative pool.
+    static func create(at url: URL, configuration: StoreKitConfiguration, identity: StoreIdentity, clockMode: StoreDirectory.ClockMode,
+                       start: Date, ocspURL: String?) async throws -> SimulatedAppStore {
+        try await BlockingWork.run("StoreAccess.create") { () throws(AppStoreError) in
+            try StoreDirectory.create(at: url, configuration: configuration, identity: identity, clockMode: clockMode, start: start, ocspURL: ocspURL)
+        }
+    }
+
     /// Opens the store in `path`; a store on the real clock first plays the events that fell due,
     /// unless another process (a server, another command) holds the lifecycle lease and plays them.
     static func open(_ path: String) async throws -> SimulatedAppStore {
         let url = URL(fileURLWithPath: path)
-        let store = try StoreDirectory.open(at: url)
-        if try StoreDirectory.clockMode(at: url) == .real {
+        // Opening reads the ledger and may wait for another process's lock: off the cooperative pool,
+        // which commands run in tests share with every other test.
+        let (store, clockMode) = try await BlockingWork.run("StoreAccess.open") { () throws(AppStoreError) in
+            (try StoreDirectory.open(at: url), try StoreDirectory.clockMode(at: url))
+        }
+        if clockMode == .real {
             // What cannot be played now is played by the next holder of the lease; the command's own
             // work does not depend on it, so it is not failed for it.
             _ = try? await store.processDueEvents()

@@ -62,8 +62,8 @@ struct StoreCreate: Command {
         let start = self.start ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let identity = StoreIdentity(bundleId: bundleId, environment: environment, appAppleId: appAppleId, applicationVersion: appVersion,
                                      originalApplicationVersion: originalAppVersion)
-        let store = try StoreDirectory.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
-                                              clockMode: clock, start: start, ocspURL: ocspURL)
+        let store = try await StoreAccess.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
+                                                 clockMode: clock, start: start, ocspURL: ocspURL)
         let catalog = await store.catalog()
         console.print("created a \(environment.rawValue) store for \(bundleId) in \(directory)")
         console.print("\(catalog.products.count) products, storefront \(catalog.storefront.countryCode), \(clock.rawValue) clock at \(StoreAccess.iso(await store.now))")

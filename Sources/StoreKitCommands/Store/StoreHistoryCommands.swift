@@ -78,7 +78,7 @@ struct StoreImport: Command {
                 throw CommandFailure("Production data without the app's Apple ID: include a notification or app transaction, which carry it")
             }
             let start = history.signedDates.max() ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
-            store = try StoreDirectory.create(
+            store = try await StoreAccess.create(
                 at: url, configuration: completed.configuration,
                 identity: StoreIdentity(bundleId: identity.bundleId, environment: identity.environment, appAppleId: identity.appAppleId),
                 clockMode: .manual, start: start, ocspURL: ocspURL)
@@ -170,17 +170,9 @@ struct StoreExport: Command {
                       "transaction-history-\(index + 1).json")
         }
 
-        var groups: [String: [LastTransactionsItem]] = [:]
-        if let first = transactions.first {
-            for status in try await store.serverSubscriptionStatuses(ofTransaction: first.id) ?? [] {
-                groups[status.groupID, default: []].append(LastTransactionsItem(
-                    status: Int32(status.status.rawValue), originalTransactionId: String(status.originalTransactionID),
-                    signedTransactionInfo: status.signedTransaction, signedRenewalInfo: status.signedRenewalInfo))
-            }
-        }
-        try write(StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId,
-                                 data: groups.keys.sorted().map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0, lastTransactions: groups[$0]) }),
-                  "subscription-statuses.json")
+        var statuses = StatusResponse(environment: identity.environment.rawValue, bundleId: identity.bundleId, appAppleId: identity.appAppleId, data: [])
+        if let first = transactions.first, let answer = try await store.statusResponse(ofTransaction: first.id) { statuses = answer }
+        try write(statuses, "subscription-statuses.json")
 
         // The account's notifications, a page of the outbox at a time.
         let ids = Set(try await store.ledgerTransactions(account: account).map(\.id))
@@ -192,9 +184,7 @@ struct StoreExport: Command {
             guard let last = page.last else { break }
             after = last.record.sequence
             for (record, signed) in page where record.transactionID.map(ids.contains) == true {
-                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: record.delivery.attempts.map {
-                    SendAttemptItem(attemptDate: AppStoreJSON.milliseconds(from: $0.date), sendAttemptResult: $0.result)
-                }))
+                items.append(NotificationHistoryResponseItem(signedPayload: signed.signedPayload, sendAttempts: record.delivery.sendAttempts))
             }
         }
         let notificationPages = stride(from: 0, to: max(items.count, 1), by: Self.pageSize).map { Array(items[$0..<min($0 + Self.pageSize, items.count)]) }
@@ -204,7 +194,7 @@ struct StoreExport: Command {
                                                   notificationHistory: page),
                       "notification-history-\(index + 1).json")
         }
-        console.print("wrote \(transactions.count) transactions, \(groups.values.map(\.count).reduce(0, +)) subscription statuses and \(items.count) notifications of \(account) to \(output):")
+        console.print("wrote \(transactions.count) transactions, \((statuses.data ?? []).reduce(0) { $0 + ($1.lastTransactions?.count ?? 0) }) subscription statuses and \(items.count) notifications of \(account) to \(output):")
         for file in files { console.print("  \(file)") }
     }
 }
