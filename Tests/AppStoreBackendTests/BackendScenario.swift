@@ -105,6 +105,23 @@ struct BackendScenario {
         }
     }
 
+    /// Runs `body` with fresh storage with the tests' service key: a SQLite file, or a throwaway
+    /// PostgreSQL cluster, stopped when `body` returns or throws.
+    static func withStorage<Result>(engine: BackendEngine, _ body: (SQLBackendStorage) async throws -> Result) async throws -> Result {
+        func keyed(_ storage: SQLBackendStorage) async throws -> SQLBackendStorage {
+            try await storage.addKey(hash: ServiceKeys.digest(serviceKey), label: "tests", created: start)
+            return storage
+        }
+        switch engine {
+        case .sqlite:
+            let scratch = Scratch()
+            defer { withExtendedLifetime(scratch) {} }
+            return try await body(try await keyed(try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)))
+        case .postgres:
+            return try await PostgresCluster.with { cluster in try await body(try await keyed(try await SQLBackendStorage.postgres(url: cluster.url))) }
+        }
+    }
+
     /// A backend with the tests' service key, on given storage.
     private func backend(on storage: any BackendStorage) async throws -> BackendService {
         try await storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "tests", created: Self.start)

@@ -106,6 +106,17 @@ public struct BackendService: Sendable {
             guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
             return try Self.encoded(try await service.ledger.explain(customer: context["customer"], productID: product))
         }
+        on("GET", "/v1/metrics") { request, _ throws(BackendError) in
+            try await service.authorize(request)
+            let (from, to) = try Self.dayRange(of: request)
+            let query = MetricsQuery(from: from, to: to, productID: request.queryValue("product_id"), groupID: request.queryValue("group"))
+            return try await Self.encodedJSON { try await service.storage.metrics(query).json() }
+        }
+        on("GET", "/v1/metrics/cohorts") { request, _ throws(BackendError) in
+            try await service.authorize(request)
+            let (from, to) = try Self.dayRange(of: request)
+            return try await Self.encodedJSON { try await service.storage.cohorts(from: from, to: to).json() }
+        }
         on("GET", "/health") { _, _ throws(BackendError) in Self.json(["status": "ok"]) }
     }
 
@@ -133,6 +144,24 @@ public struct BackendService: Sendable {
         let header = request.headers.first { $0.key.lowercased() == "authorization" }?.value ?? ""
         guard header.hasPrefix("Bearer "), try await storage.hasKey(hash: ServiceKeys.digest(String(header.dropFirst(7)))) else {
             throw .unauthorized("this endpoint needs Authorization: Bearer KEY (storekit backend key create)")
+        }
+    }
+
+    /// `?from=YYYY-MM-DD&to=YYYY-MM-DD`, both required.
+    static func dayRange(of request: HTTPRequest) throws(BackendError) -> (CalendarDay, CalendarDay) {
+        func day(_ name: String) throws(BackendError) -> CalendarDay {
+            guard let text = request.queryValue(name) else { throw .badRequest("give ?\(name)=YYYY-MM-DD") }
+            guard let day = CalendarDay(text) else { throw .badRequest("\(name) is not a date YYYY-MM-DD: \(text)") }
+            return day
+        }
+        let (from, to) = (try day("from"), try day("to"))
+        guard from <= to else { throw .badRequest("from (\(from)) is after to (\(to))") }
+        return (from, to)
+    }
+
+    private static func encodedJSON(_ make: () async throws -> Data) async throws(BackendError) -> HTTPResponse {
+        do { return .json(200, try await make()) } catch let error as BackendError { throw error } catch {
+            throw .storage("cannot encode the answer: \(error)")
         }
     }
 

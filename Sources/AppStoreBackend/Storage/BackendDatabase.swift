@@ -17,6 +17,9 @@ enum BackendValue: Sendable {
 protocol BackendDatabase: AnyObject, Sendable {
     /// How a write transaction begins: SQLite takes its write lock at once; PostgreSQL locks rows as it goes.
     var beginWrite: String { get }
+    /// What holds other writers' metric updates off during a rebuild, after `beginWrite` (nothing
+    /// on SQLite, whose write lock is the whole database already).
+    var lockMetrics: String? { get }
     func execute(_ sql: String) throws(BackendError)
     @discardableResult
     func query(_ sql: String, _ values: [BackendValue]) throws(BackendError) -> [[String?]]
@@ -28,6 +31,7 @@ protocol BackendDatabase: AnyObject, Sendable {
 final class SQLiteBackendDatabase: BackendDatabase, @unchecked Sendable {
     private let connection: SQLiteConnection
     let beginWrite = "BEGIN IMMEDIATE"
+    let lockMetrics: String? = nil
 
     init(path: String) throws(BackendError) {
         // The database holds customers' transactions, tokens and user ids: private to its owner from
@@ -81,6 +85,7 @@ final class SQLiteBackendDatabase: BackendDatabase, @unchecked Sendable {
 final class PostgresBackendDatabase: BackendDatabase, @unchecked Sendable {
     private let connection: PostgresConnection
     let beginWrite = "BEGIN"
+    let lockMetrics: String? = "LOCK TABLE metric_subscriptions IN EXCLUSIVE MODE"
     private var lastError: PostgresError?
 
     init(url: String) throws(BackendError) {

@@ -46,8 +46,12 @@ public struct BackendNotification: Hashable, Sendable {
     public var signedDate: Date
     public var transactionID: String?
     public var originalTransactionID: String?
+    /// The end of the billing grace period the notification's renewal info told, if any.
+    public var gracePeriodExpiresDate: Date?
 
-    public init(notificationUUID: String, type: String, subtype: String?, signedDate: Date, transactionID: String?, originalTransactionID: String?) {
+    public init(notificationUUID: String, type: String, subtype: String?, signedDate: Date, transactionID: String?, originalTransactionID: String?,
+                gracePeriodExpiresDate: Date? = nil) {
+        self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.notificationUUID = notificationUUID
         self.type = type
         self.subtype = subtype

@@ -28,6 +28,15 @@ public protocol BackendStorage: Sendable {
     /// When the newest notification recorded was signed (where a reconciliation starts), if any.
     func latestNotificationDate() async throws(BackendError) -> Date?
 
+    /// The subscription figures of each day in a range (see docs/analytics.md), from the daily rollups.
+    func metrics(_ query: MetricsQuery) async throws(BackendError) -> MetricsReport
+
+    /// The cohort table of the months from `from` to `to`.
+    func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport
+
+    /// Recomputes the rollups from the recorded transactions and notifications.
+    func rebuildMetrics() async throws(BackendError)
+
     /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
     func addKey(hash: String, label: String, created: Date) async throws(BackendError)
     func hasKey(hash: String) async throws(BackendError) -> Bool

@@ -44,6 +44,8 @@ public final class SQLBackendStorage: BackendStorage {
         for attempt in 0..<3 {
             do {
                 try writer.execute(Self.schema)
+                try writer.execute(Self.metricsSchema)
+                try Self.migrateMetrics(on: writer)
                 break
             } catch {
                 if attempt == 2 { throw error }
@@ -167,25 +169,31 @@ public final class SQLBackendStorage: BackendStorage {
         try database.execute("SAVEPOINT change")
         if let notification = change.notification {
             let inserted = try database.query("""
-                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id)
-                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
+                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
                 """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
                       .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
-                      .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID)])
+                      .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID),
+                      Self.optionalInteger(notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)))])
             guard inserted.count == 1 else {
                 try database.execute("ROLLBACK TO SAVEPOINT change")
                 try database.execute("RELEASE SAVEPOINT change")
                 return false
             }
         }
+        // The subscriptions' metrics: locked and read before the change, updated after it.
+        let metricsBefore = try lockAndReadSubscriptions(of: change, on: database)
         if let transaction = change.transaction {
+            try recordFacts(TransactionFact(transaction), on: database)
             try database.query("""
                 INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws)
                 VALUES ($1, $2, $3, $4, $5, $6)
                 ON CONFLICT (transaction_id) DO UPDATE SET
                     customer_id = COALESCE(excluded.customer_id, transactions.customer_id),
                     signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws
-                WHERE excluded.signed_ms >= transactions.signed_ms
+                WHERE excluded.signed_ms > transactions.signed_ms
+                   OR (excluded.signed_ms = transactions.signed_ms
+                       AND (excluded.payload LIKE '%"revocationDate"%' OR transactions.payload NOT LIKE '%"revocationDate"%'))
                 """, [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optionalText(transaction.customerID),
                       .integer(AppStoreJSON.milliseconds(from: transaction.signedDate)), .text(ticket.transactionJSON ?? "{}"),
                       .text(transaction.signedTransaction)])
@@ -218,13 +226,41 @@ public final class SQLBackendStorage: BackendStorage {
                 throw .conflict("purchase \(link.originalTransactionID) is linked to another customer; a user id links only a purchase no one has yet")
             }
         }
+        try updateMetrics(after: change, before: metricsBefore, on: database)
         try database.execute("RELEASE SAVEPOINT change")
         return true
     }
 
+    /// Runs `body` as one transaction on the writer connection, after the writes waiting now and
+    /// with other instances' metric updates held off (a rebuild).
+    func writeExclusively(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Void) async throws(BackendError) {
+        try await writer.run { () throws(BackendError) in
+            try self.writerDatabase.withLock { (database) throws(BackendError) in
+                var attempt = 0
+                while true {
+                    do throws(BackendError) {
+                        try database.execute(database.beginWrite)
+                        do throws(BackendError) {
+                            if let lock = database.lockMetrics { try database.execute(lock) }
+                            try body(database)
+                            try database.execute("COMMIT")
+                            return
+                        } catch {
+                            try? database.execute("ROLLBACK")
+                            throw error
+                        }
+                    } catch {
+                        attempt += 1
+                        guard database.isRetryable(error), attempt < 10 else { throw error }
+                    }
+                }
+            }
+        }
+    }
+
     // MARK: Reading
 
-    private func read<Result: Sendable>(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
+    func read<Result: Sendable>(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
         try await reader.run { () throws(BackendError) -> Result in
             try self.readerDatabase.withLock { (database) throws(BackendError) -> Result in try body(database) }
         }
@@ -302,7 +338,7 @@ public final class SQLBackendStorage: BackendStorage {
         }
     }
 
-    private static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws(BackendError) -> Value {
+    static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws(BackendError) -> Value {
         do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
             throw .storage("a stored \(type) cannot be read: \(error)")
         }

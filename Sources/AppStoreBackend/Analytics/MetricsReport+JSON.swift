@@ -1,0 +1,100 @@
+import Foundation
+
+/// How the metrics are answered over HTTP and printed with `--json`: snake_case figures, money in
+/// each currency's units rounded to the cent.
+extension MetricsReport {
+    struct Body: Encodable {
+        var as_of: Date?
+        var days: [Day]
+    }
+
+    struct Day: Encodable {
+        var date: String
+        var active_subscriptions: Int64
+        var trials: Int64
+        var in_introductory_price: Int64
+        var in_grace_period: Int64
+        var new_subscriptions: Int64
+        var trials_started: Int64
+        var trial_conversions: Int64
+        var renewals: Int64
+        var churned_voluntary: Int64
+        var churned_involuntary: Int64
+        var reactivations: Int64
+        var refunds: Int64
+        var refunded: [String: Decimal]
+        var mrr: [String: Decimal]
+    }
+
+    var body: Body {
+        Body(as_of: asOf, days: days.map { day in
+            Day(date: day.day.description, active_subscriptions: day.activeSubscriptions, trials: day.freeTrials,
+                in_introductory_price: day.introductoryPrice, in_grace_period: day.gracePeriod, new_subscriptions: day.newSubscriptions,
+                trials_started: day.trialsStarted, trial_conversions: day.trialConversions, renewals: day.renewals,
+                churned_voluntary: day.churnedVoluntary, churned_involuntary: day.churnedInvoluntary, reactivations: day.reactivations,
+                refunds: day.refunds, refunded: day.refundedMilliunits.mapValues { Money.units(milliunits: $0) },
+                mrr: day.mrrMicros.mapValues { Money.units(micros: $0) })
+        })
+    }
+
+    /// The report as `/v1/metrics` answers it.
+    public func json() throws -> Data { try Money.encoder.encode(body) }
+}
+
+extension CohortReport {
+    struct Body: Encodable {
+        var as_of: Date?
+        var cohorts: [Row]
+    }
+
+    struct Row: Encodable {
+        var month: String
+        var subscriptions: Int64
+        /// How many were active at the end of each following month.
+        var retained: [Int64]
+        /// The same as shares of the cohort, rounded down to a thousandth.
+        var retention: [Decimal]
+    }
+
+    var body: Body {
+        Body(as_of: asOf, cohorts: cohorts.map { cohort in
+            Row(month: cohort.month.monthDescription, subscriptions: cohort.subscriptions, retained: cohort.retained,
+                retention: cohort.retained.map { cohort.subscriptions == 0 ? 0 : Decimal($0 * 1_000 / cohort.subscriptions) / 1_000 })
+        })
+    }
+
+    /// The table as `/v1/metrics/cohorts` answers it.
+    public func json() throws -> Data { try Money.encoder.encode(body) }
+}
+
+/// Money as shown: a currency's units, rounded half up to the cent.
+public enum Money {
+    public static func units(micros: Int64) -> Decimal { Decimal(roundedCents(micros, per: 10_000)) / 100 }
+    public static func units(milliunits: Int64) -> Decimal { Decimal(roundedCents(milliunits, per: 10)) / 100 }
+
+    /// `amount` in cents, where `per` of its units make a cent.
+    static func roundedCents(_ amount: Int64, per: Int64) -> Int64 {
+        amount >= 0 ? (amount + per / 2) / per : -((-amount + per / 2) / per)
+    }
+
+    /// `12.30` for 12,300,000 micros: the amount in cents written with two decimals.
+    public static func text(micros: Int64) -> String { text(cents: roundedCents(micros, per: 10_000)) }
+    public static func text(milliunits: Int64) -> String { text(cents: roundedCents(milliunits, per: 10)) }
+
+    static func text(cents: Int64) -> String {
+        let sign = cents < 0 ? "-" : ""
+        let magnitude = cents.magnitude
+        let fraction = magnitude % 100
+        return "\(sign)\(magnitude / 100).\(fraction < 10 ? "0" : "")\(fraction)"
+    }
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(date.formatted(.iso8601))
+        }
+        return encoder
+    }()
+}

@@ -1,0 +1,276 @@
+import Foundation
+
+/// The figures the daily rollups keep, as stored. Stock figures are kept as changes (+1 on the day a
+/// period starts, −1 on the day it ends), so a day's value is the sum of every change up to it; flow
+/// figures are counts of the day's events.
+public enum SubscriptionMetric: String, CaseIterable, Sendable {
+    // Stock, taken at the end of each day.
+    case active, freeTrials = "trials", introductoryPrice = "intro", gracePeriod = "grace"
+    /// Monthly recurring revenue, in millionths of the currency.
+    case mrr
+    // Flow, counted on the day of their event.
+    case newSubscriptions = "new", trialsStarted = "trials_started", trialConversions = "trial_conversions", renewals
+    case churnedVoluntary = "churned_voluntary", churnedInvoluntary = "churned_involuntary", reactivations
+    case refunds
+    /// What was refunded, in milliunits of the currency.
+    case refunded
+
+    public var isStock: Bool { [.active, .freeTrials, .introductoryPrice, .gracePeriod, .mrr].contains(self) }
+}
+
+/// A row of the daily rollup: a figure's change on one day, in one currency, product and group.
+public struct MetricKey: Hashable, Sendable {
+    public var day: Int64
+    public var metric: SubscriptionMetric
+    public var currency: String
+    public var productID: String
+    public var groupID: String
+}
+
+/// A cell of the cohort table: subscriptions that started in a month (`months` 0: how many started)
+/// and were active at the end of the month `months` later.
+public struct CohortKey: Hashable, Sendable {
+    /// The first day of the cohort's month.
+    public var cohort: Int64
+    public var months: Int64
+}
+
+/// A stretch of time a subscription entitled, with what it was paying then.
+public struct EntitledPeriod: Hashable, Sendable {
+    public enum Kind: String, Sendable {
+        case paid, freeTrial = "trial", introductoryPrice = "intro", gracePeriod = "grace"
+    }
+
+    public var start: Int64
+    public var end: Int64
+    public var kind: Kind
+    public var currency: String
+    public var productID: String
+    public var groupID: String
+    /// Its price normalised to a month, in millionths of ``currency`` (0 in a free trial).
+    public var monthlyMicros: Int64
+
+    /// The period as one line of text (how the backend keeps a subscription's last period).
+    var encoded: String { [kind.rawValue, currency, productID, groupID, String(monthlyMicros)].joined(separator: "\t") }
+
+    init(start: Int64, end: Int64, kind: Kind, currency: String, productID: String, groupID: String, monthlyMicros: Int64) {
+        self.start = start
+        self.end = end
+        self.kind = kind
+        self.currency = currency
+        self.productID = productID
+        self.groupID = groupID
+        self.monthlyMicros = monthlyMicros
+    }
+
+    init?(encoded: String, start: Int64, end: Int64) {
+        let fields = encoded.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
+        guard fields.count == 5, let kind = Kind(rawValue: fields[0]), let micros = Int64(fields[4]) else { return nil }
+        self.init(start: start, end: end, kind: kind, currency: fields[1], productID: fields[2], groupID: fields[3], monthlyMicros: micros)
+    }
+
+    /// The stock figures this period adds to while it lasts.
+    var stock: [(SubscriptionMetric, Int64)] {
+        var figures: [(SubscriptionMetric, Int64)] = [(.active, 1)]
+        switch kind {
+        case .paid: break
+        case .freeTrial: figures.append((.freeTrials, 1))
+        case .introductoryPrice: figures.append((.introductoryPrice, 1))
+        case .gracePeriod: figures.append((.gracePeriod, 1))
+        }
+        if monthlyMicros != 0 { figures.append((.mrr, monthlyMicros)) }
+        return figures
+    }
+}
+
+/// What one subscription (a customer's original transaction: a subscription in one group, or a
+/// single purchase) adds to the rollups, computed from its facts alone. The backend adds the
+/// difference between a subscription's contribution after a change and before it, in the change's
+/// own database transaction, so the rollups always equal the sum over every subscription, which is
+/// what a rebuild computes.
+public struct SubscriptionContribution: Equatable, Sendable {
+    public var days: [MetricKey: Int64] = [:]
+    public var cohorts: [CohortKey: Int64] = [:]
+    /// The entitled periods, oldest first, none overlapping.
+    public var periods: [EntitledPeriod] = []
+
+    /// The period that ends last: the only one that can still be running at the backend's latest
+    /// signed date (the current day's stock figures are taken then).
+    public var lastPeriod: EntitledPeriod? { periods.last }
+
+    public init() {}
+
+    /// The contribution of one subscription's transactions and notifications.
+    public init(transactions: [TransactionFact], notifications: [NotificationFact]) {
+        let owned = transactions.filter { !$0.isFamilyShared }
+        var byID: [String: TransactionFact] = [:]
+        for transaction in owned { byID[transaction.transactionID] = transaction }
+        let renewing = owned.filter { $0.expiresMilliseconds != nil }.sorted(by: TransactionFact.inPurchaseOrder)
+        let notifications = notifications.sorted { ($0.signedMilliseconds, $0.notificationUUID) < ($1.signedMilliseconds, $1.notificationUUID) }
+        periods = Self.periods(renewing, notifications: notifications, byID: byID)
+        for period in periods {
+            let startDay = CalendarDay(milliseconds: period.start).number
+            let endDay = CalendarDay(milliseconds: period.end).number
+            guard endDay > startDay else { continue }
+            for (metric, amount) in period.stock {
+                add(day: startDay, metric, amount, period.currency, period.productID, period.groupID)
+                add(day: endDay, metric, -amount, period.currency, period.productID, period.groupID)
+            }
+        }
+        addEvents(notifications, byID: byID, renewing: renewing)
+        addCohort(firstPurchase: renewing.first?.purchaseMilliseconds)
+    }
+
+    /// Each transaction entitles from its purchase until it expires, is revoked or is followed by the
+    /// next; a failed renewal in a billing grace period entitles from the expiry until the grace ends,
+    /// the subscription renews again, or it is revoked or expired.
+    private static func periods(_ renewing: [TransactionFact], notifications: [NotificationFact],
+                                byID: [String: TransactionFact]) -> [EntitledPeriod] {
+        var periods: [EntitledPeriod] = []
+        for (index, transaction) in renewing.enumerated() {
+            guard let expires = transaction.expiresMilliseconds else { continue }
+            var end = expires
+            if let revoked = transaction.revokedMilliseconds { end = min(end, revoked) }
+            if index + 1 < renewing.count { end = min(end, renewing[index + 1].purchaseMilliseconds) }
+            let kind: EntitledPeriod.Kind
+            switch transaction.offer {
+            case .freeTrial: kind = .freeTrial
+            case .introductoryPrice: kind = .introductoryPrice
+            case .none: kind = .paid
+            }
+            // A renewal charged after a gap (a billing problem fixed late) pays either for the period from
+            // the missed renewal (fixed in the grace period: the cycle is kept) or for a new period from now.
+            let missedRenewal = index > 0 && transaction.isRenewal
+                ? renewing[index - 1].expiresMilliseconds.flatMap { $0 < transaction.purchaseMilliseconds ? $0 : nil } : nil
+            periods.append(EntitledPeriod(start: transaction.purchaseMilliseconds, end: end, kind: kind, currency: transaction.currency,
+                                          productID: transaction.productID, groupID: transaction.groupID,
+                                          monthlyMicros: MonthlyPrice.micros(of: transaction, orFrom: missedRenewal)))
+        }
+        let endings = notifications.filter { ["EXPIRED", "GRACE_PERIOD_EXPIRED", "REVOKE"].contains($0.type) }.map(\.signedMilliseconds)
+        var graced: Set<String> = []
+        for notification in notifications where notification.type == "DID_FAIL_TO_RENEW" {
+            guard let grace = notification.graceExpiresMilliseconds, let failedID = notification.transactionID,
+                  let failed = byID[failedID], let start = failed.expiresMilliseconds, graced.insert(failedID).inserted,
+                  let index = renewing.firstIndex(where: { $0.transactionID == failedID }) else { continue }
+            var end = grace
+            if let revoked = failed.revokedMilliseconds { end = min(end, max(revoked, start)) }
+            if index + 1 < renewing.count { end = min(end, max(renewing[index + 1].purchaseMilliseconds, start)) }
+            if let ending = endings.first(where: { $0 >= start }) { end = min(end, ending) }
+            periods.append(EntitledPeriod(start: start, end: end, kind: .gracePeriod, currency: failed.currency, productID: failed.productID,
+                                          groupID: failed.groupID, monthlyMicros: periods.first { $0.start == failed.purchaseMilliseconds }?.monthlyMicros
+                                            ?? MonthlyPrice.micros(of: failed, orFrom: nil)))
+        }
+        // Oldest first, each cut where the next begins: a subscription is counted once at any moment.
+        periods.sort { ($0.start, $0.end) < ($1.start, $1.end) }
+        var disjoint: [EntitledPeriod] = []
+        for (index, var period) in periods.enumerated() {
+            if index + 1 < periods.count { period.end = min(period.end, periods[index + 1].start) }
+            if period.end > period.start { disjoint.append(period) }
+        }
+        return disjoint
+    }
+
+    /// Flow figures, on the day each notification was signed.
+    private mutating func addEvents(_ notifications: [NotificationFact], byID: [String: TransactionFact], renewing: [TransactionFact]) {
+        for notification in notifications {
+            guard let id = notification.transactionID, let transaction = byID[id] else { continue }
+            let day = CalendarDay(milliseconds: notification.signedMilliseconds).number
+            func count(_ metric: SubscriptionMetric, _ amount: Int64 = 1) {
+                add(day: day, metric, amount, transaction.currency, transaction.productID, transaction.groupID)
+            }
+            switch notification.type {
+            case "SUBSCRIBED":
+                count(notification.subtype == "RESUBSCRIBE" ? .reactivations : .newSubscriptions)
+                if transaction.offer == .freeTrial { count(.trialsStarted) }
+            case "DID_RENEW":
+                count(.renewals)
+                if transaction.offer != .freeTrial, let index = renewing.firstIndex(where: { $0.transactionID == id }), index > 0,
+                   renewing[index - 1].offer == .freeTrial {
+                    count(.trialConversions)
+                }
+            case "EXPIRED":
+                switch notification.subtype {
+                case "VOLUNTARY", "PRICE_INCREASE": count(.churnedVoluntary)
+                case "BILLING_RETRY", "PRODUCT_NOT_FOR_SALE": count(.churnedInvoluntary)
+                default: break
+                }
+            case "REFUND":
+                count(.refunds)
+                count(.refunded, transaction.price)
+            default:
+                break
+            }
+        }
+    }
+
+    /// The cohort of the month of the first purchase: counted as started, and as retained at the end
+    /// of each later month its periods cover.
+    private mutating func addCohort(firstPurchase: Int64?) {
+        guard let firstPurchase, let lastEnd = periods.map(\.end).max() else {
+            if let firstPurchase { cohorts[CohortKey(cohort: CalendarDay(milliseconds: firstPurchase).firstOfMonth.number, months: 0), default: 0] += 1 }
+            return
+        }
+        let month = CalendarDay(milliseconds: firstPurchase).firstOfMonth
+        cohorts[CohortKey(cohort: month.number, months: 0), default: 0] += 1
+        var months: Int64 = 1
+        while months <= 1_200 {
+            let instant = month.firstOfMonth(adding: months + 1).startMilliseconds - 1
+            if instant >= lastEnd { break }
+            if periods.contains(where: { $0.start <= instant && instant < $0.end }) {
+                cohorts[CohortKey(cohort: month.number, months: months), default: 0] += 1
+            }
+            months += 1
+        }
+    }
+
+    private mutating func add(day: Int64, _ metric: SubscriptionMetric, _ amount: Int64, _ currency: String, _ productID: String, _ groupID: String) {
+        days[MetricKey(day: day, metric: metric, currency: currency, productID: productID, groupID: groupID), default: 0] += amount
+    }
+
+    /// What changes in the rollups when `old` is replaced by `self`: only the cells that differ.
+    public func difference(from old: SubscriptionContribution) -> (days: [MetricKey: Int64], cohorts: [CohortKey: Int64]) {
+        var days = self.days
+        for (key, value) in old.days { days[key, default: 0] -= value }
+        var cohorts = self.cohorts
+        for (key, value) in old.cohorts { cohorts[key, default: 0] -= value }
+        return (days.filter { $0.value != 0 }, cohorts.filter { $0.value != 0 })
+    }
+}
+
+/// A subscription price normalised to a month.
+public enum MonthlyPrice {
+    /// Apple's subscription and offer durations, with how many of each make a month (as a fraction).
+    /// Two weeks and three days are offer durations only.
+    static let durations: [(days: Double, numerator: Int64, denominator: Int64, offersOnly: Bool)] = [
+        (3, 365, 36, true), (7, 13, 3, false), (14, 13, 6, true), (30.436875, 1, 1, false), (60.87375, 1, 2, false), (91.310625, 1, 3, false),
+        (182.62125, 1, 6, false), (365.2425, 1, 12, false),
+    ]
+
+    /// A transaction's price per month, in millionths: its price over the time it pays for, taken
+    /// as the nearest of Apple's durations (a week, one, two, three or six months, a year; for an
+    /// introductory price also three days and two weeks), rounded to the nearest millionth. Free
+    /// trials pay nothing.
+    ///
+    /// `missedRenewal`, for a renewal bought after its subscription lapsed for a while, is the
+    /// renewal date it missed: the time paid for is then measured from it or from the purchase,
+    /// whichever is nearer one of Apple's durations (recovery in a grace period keeps the billing
+    /// cycle; recovery later starts a new one).
+    public static func micros(of transaction: TransactionFact, orFrom missedRenewal: Int64?) -> Int64 {
+        guard transaction.offer != .freeTrial, let expires = transaction.expiresMilliseconds, transaction.price > 0 else { return 0 }
+        var best: (distance: Double, numerator: Int64, denominator: Int64)?
+        for start in [transaction.purchaseMilliseconds, missedRenewal].compactMap({ $0 }) {
+            let days = max(Double(expires - start) / 86_400_000, 0.001)
+            for duration in durations where transaction.offer != .none || !duration.offersOnly {
+                let distance = abs(log(days / duration.days))
+                if best.map({ distance < $0.distance }) ?? true { best = (distance, duration.numerator, duration.denominator) }
+            }
+        }
+        guard let best else { return 0 }
+        return micros(price: transaction.price, numerator: best.numerator, denominator: best.denominator)
+    }
+
+    /// `price` (milliunits) × numerator ÷ denominator, in millionths, rounded half up.
+    public static func micros(price: Int64, numerator: Int64, denominator: Int64) -> Int64 {
+        (price * 1_000 * numerator + denominator / 2) / denominator
+    }
+}

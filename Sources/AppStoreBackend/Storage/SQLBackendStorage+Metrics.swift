@@ -1,0 +1,292 @@
+import AppStoreModels
+import Foundation
+
+/// The subscription metrics in the database: each subscription's facts (`metric_transactions`, and
+/// the grace period each notification told), the daily rollup (`metric_days`), the cohort table
+/// (`metric_cohorts`) and each subscription's last entitled period (`metric_subscriptions`, also the
+/// row a change locks before it reads the subscription, so instances sharing PostgreSQL take turns
+/// on one subscription).
+///
+/// A change to a subscription adds the difference between its contribution after and before
+/// (``SubscriptionContribution``), in the change's own transaction: the rollups are committed with
+/// the notification or never, and always equal what ``SQLBackendStorage/rebuildMetrics()`` computes.
+/// Rollup rows carry a shard (this process's), so two instances never wait on each other's counters.
+extension SQLBackendStorage {
+    static let metricsSchema = """
+        CREATE INDEX IF NOT EXISTS notifications_by_original ON notifications(original_transaction_id);
+        CREATE INDEX IF NOT EXISTS notifications_by_signed ON notifications(signed_ms);
+        CREATE TABLE IF NOT EXISTS metric_transactions (transaction_id TEXT PRIMARY KEY, subscription TEXT NOT NULL, signed_ms BIGINT NOT NULL,
+                                                        product_id TEXT NOT NULL, group_id TEXT NOT NULL, currency TEXT NOT NULL,
+                                                        price BIGINT NOT NULL, offer TEXT NOT NULL, purchase_ms BIGINT NOT NULL,
+                                                        expires_ms BIGINT, revoked_ms BIGINT, family_shared INTEGER NOT NULL,
+                                                        renewal INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS metric_transactions_by_subscription ON metric_transactions(subscription);
+        CREATE TABLE IF NOT EXISTS metric_subscriptions (subscription TEXT PRIMARY KEY, last_start_ms BIGINT, last_end_ms BIGINT, last_period TEXT);
+        CREATE INDEX IF NOT EXISTS metric_subscriptions_by_last_end ON metric_subscriptions(last_end_ms);
+        CREATE TABLE IF NOT EXISTS metric_days (day BIGINT NOT NULL, metric TEXT NOT NULL, currency TEXT NOT NULL, product_id TEXT NOT NULL,
+                                                group_id TEXT NOT NULL, shard INTEGER NOT NULL, value BIGINT NOT NULL,
+                                                PRIMARY KEY (day, metric, currency, product_id, group_id, shard));
+        CREATE TABLE IF NOT EXISTS metric_cohorts (cohort BIGINT NOT NULL, months INTEGER NOT NULL, shard INTEGER NOT NULL, subscriptions BIGINT NOT NULL,
+                                                   PRIMARY KEY (cohort, months, shard));
+        """
+
+    /// This process's rollup rows.
+    static let rollupShard = Int64(getpid() % 4_096)
+
+    /// Brings a database made before the metrics up to them: the notifications' grace column, and the
+    /// rollups computed from what is recorded when there are transactions but no rollups yet.
+    static func migrateMetrics(on database: any BackendDatabase) throws(BackendError) {
+        do {
+            try database.query("SELECT grace_expires_ms FROM notifications LIMIT 0", [])
+        } catch {
+            try database.execute("ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT")
+        }
+        let hasTransactions = !(try database.query("SELECT 1 FROM transactions LIMIT 1", [])).isEmpty
+        let hasRollups = !(try database.query("SELECT 1 FROM metric_subscriptions LIMIT 1", [])).isEmpty
+        guard hasTransactions && !hasRollups else { return }
+        try database.execute(database.beginWrite)
+        do throws(BackendError) {
+            if let lock = database.lockMetrics { try database.execute(lock) }
+            try rebuildMetrics(on: database)
+            try database.execute("COMMIT")
+        } catch {
+            try? database.execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    // MARK: Keeping them with each change
+
+    /// A subscription's facts as they stood before a change, read after locking it.
+    struct SubscriptionFacts {
+        var transactions: [TransactionFact]
+        var notifications: [NotificationFact]
+    }
+
+    /// The subscriptions a change touches, locked (in order) and read as they were.
+    static func lockAndReadSubscriptions(of change: BackendChange, on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+        let touched = Set([change.transaction?.originalTransactionID, change.notification?.originalTransactionID].compactMap { $0 }).sorted()
+        var facts: [String: SubscriptionFacts] = [:]
+        for subscription in touched {
+            // Taking the row (an update on conflict) holds its lock in PostgreSQL until the commit.
+            try database.query("""
+                INSERT INTO metric_subscriptions (subscription) VALUES ($1)
+                ON CONFLICT (subscription) DO UPDATE SET subscription = excluded.subscription
+                """, [.text(subscription)])
+            facts[subscription] = try readFacts(of: subscription, on: database, excludingNotification: change.notification?.notificationUUID)
+        }
+        return facts
+    }
+
+    static func readFacts(of subscription: String, on database: any BackendDatabase, excludingNotification uuid: String? = nil) throws(BackendError) -> SubscriptionFacts {
+        let transactions = try database.query("""
+            SELECT transaction_id, signed_ms, product_id, group_id, currency, price, offer, purchase_ms, expires_ms, revoked_ms, family_shared, renewal
+            FROM metric_transactions WHERE subscription = $1
+            """, [.text(subscription)]).map { row in
+            TransactionFact(transactionID: row[0] ?? "", subscription: subscription, signedMilliseconds: integer(row[1]) ?? 0,
+                            productID: row[2] ?? "", groupID: row[3] ?? "", currency: row[4] ?? "", price: integer(row[5]) ?? 0,
+                            offer: TransactionFact.Offer(rawValue: row[6] ?? "") ?? .none, purchaseMilliseconds: integer(row[7]) ?? 0,
+                            expiresMilliseconds: integer(row[8]), revokedMilliseconds: integer(row[9]), isFamilyShared: row[10] == "1", isRenewal: row[11] == "1")
+        }
+        let notifications = try database.query("""
+            SELECT uuid, type, subtype, signed_ms, transaction_id, grace_expires_ms FROM notifications WHERE original_transaction_id = $1
+            """, [.text(subscription)]).compactMap { row -> NotificationFact? in
+            guard let id = row[0], id != uuid else { return nil }
+            return NotificationFact(notificationUUID: id, type: row[1] ?? "", subtype: row[2], signedMilliseconds: integer(row[3]) ?? 0,
+                                    transactionID: row[4], graceExpiresMilliseconds: integer(row[5]))
+        }
+        return SubscriptionFacts(transactions: transactions, notifications: notifications)
+    }
+
+    /// Records a transaction's facts, replacing older ones as the transaction's row is.
+    static func recordFacts(_ fact: TransactionFact, on database: any BackendDatabase) throws(BackendError) {
+        try database.query("""
+            INSERT INTO metric_transactions (transaction_id, subscription, signed_ms, product_id, group_id, currency, price, offer,
+                                             purchase_ms, expires_ms, revoked_ms, family_shared, renewal)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            ON CONFLICT (transaction_id) DO UPDATE SET
+                subscription = excluded.subscription, signed_ms = excluded.signed_ms, product_id = excluded.product_id,
+                group_id = excluded.group_id, currency = excluded.currency, price = excluded.price, offer = excluded.offer,
+                purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms, revoked_ms = excluded.revoked_ms,
+                family_shared = excluded.family_shared, renewal = excluded.renewal
+            WHERE excluded.signed_ms > metric_transactions.signed_ms
+               OR (excluded.signed_ms = metric_transactions.signed_ms AND (excluded.revoked_ms IS NOT NULL OR metric_transactions.revoked_ms IS NULL))
+            """, [.text(fact.transactionID), .text(fact.subscription), .integer(fact.signedMilliseconds), .text(fact.productID),
+                  .text(fact.groupID), .text(fact.currency), .integer(fact.price), .text(fact.offer.rawValue),
+                  .integer(fact.purchaseMilliseconds), optionalInteger(fact.expiresMilliseconds), optionalInteger(fact.revokedMilliseconds),
+                  .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)])
+    }
+
+    /// Adds the change's difference to the rollups, for each subscription it touched.
+    static func updateMetrics(after change: BackendChange, before: [String: SubscriptionFacts], on database: any BackendDatabase) throws(BackendError) {
+        for (subscription, old) in before.sorted(by: { $0.key < $1.key }) {
+            var new = old
+            if let transaction = change.transaction, transaction.originalTransactionID == subscription {
+                let fact = TransactionFact(transaction)
+                if let index = new.transactions.firstIndex(where: { $0.transactionID == fact.transactionID }) {
+                    if fact.supersedes(new.transactions[index]) { new.transactions[index] = fact }
+                } else {
+                    new.transactions.append(fact)
+                }
+            }
+            if let notification = change.notification, notification.originalTransactionID == subscription {
+                new.notifications.append(NotificationFact(notification))
+            }
+            let before = SubscriptionContribution(transactions: old.transactions, notifications: old.notifications)
+            let after = SubscriptionContribution(transactions: new.transactions, notifications: new.notifications)
+            let difference = after.difference(from: before)
+            try addToRollups(days: difference.days, cohorts: difference.cohorts, on: database)
+            if before.lastPeriod != after.lastPeriod {
+                try recordLastPeriod(of: subscription, after.lastPeriod, on: database)
+            }
+        }
+    }
+
+    private static func recordLastPeriod(of subscription: String, _ period: EntitledPeriod?, on database: any BackendDatabase) throws(BackendError) {
+        try database.query("UPDATE metric_subscriptions SET last_start_ms = $2, last_end_ms = $3, last_period = $4 WHERE subscription = $1",
+                           [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)])
+    }
+
+    private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: any BackendDatabase) throws(BackendError) {
+        // In one order everywhere, so two transactions of one process never wait on each other crosswise.
+        for (key, value) in days.sorted(by: { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
+                                                < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }) {
+            try database.query("""
+                INSERT INTO metric_days (day, metric, currency, product_id, group_id, shard, value) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                ON CONFLICT (day, metric, currency, product_id, group_id, shard) DO UPDATE SET value = metric_days.value + excluded.value
+                """, [.integer(key.day), .text(key.metric.rawValue), .text(key.currency), .text(key.productID), .text(key.groupID),
+                      .integer(rollupShard), .integer(value)])
+        }
+        for (key, value) in cohorts.sorted(by: { ($0.key.cohort, $0.key.months) < ($1.key.cohort, $1.key.months) }) {
+            try database.query("""
+                INSERT INTO metric_cohorts (cohort, months, shard, subscriptions) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (cohort, months, shard) DO UPDATE SET subscriptions = metric_cohorts.subscriptions + excluded.subscriptions
+                """, [.integer(key.cohort), .integer(key.months), .integer(rollupShard), .integer(value)])
+        }
+    }
+
+    // MARK: Rebuilding
+
+    /// Recomputes every fact and rollup from the recorded transactions and notifications, in one
+    /// transaction: the rollups a running backend keeps must equal what this computes.
+    static func rebuildMetrics(on database: any BackendDatabase) throws(BackendError) {
+        for table in ["metric_days", "metric_cohorts", "metric_subscriptions", "metric_transactions"] {
+            try database.query("DELETE FROM \(table)", [])
+        }
+        // The facts, from every transaction's stored payload, a page at a time.
+        var after = ""
+        while true {
+            let rows = try database.query("""
+                SELECT transaction_id, original_transaction_id, customer_id, payload FROM transactions
+                WHERE transaction_id > $1 ORDER BY transaction_id LIMIT 1000
+                """, [.text(after)])
+            guard let last = rows.last?[0] ?? nil else { break }
+            for row in rows {
+                let payload = try decode(JWSTransactionDecodedPayload.self, row[3] ?? "")
+                try recordFacts(TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: row[2])), on: database)
+            }
+            after = last
+        }
+        // Each subscription's contribution, summed in memory (the rollups are as small as days × products).
+        var days: [MetricKey: Int64] = [:]
+        var cohorts: [CohortKey: Int64] = [:]
+        after = ""
+        while true {
+            let subscriptions = try database.query("""
+                SELECT DISTINCT subscription FROM metric_transactions WHERE subscription > $1 ORDER BY subscription LIMIT 1000
+                """, [.text(after)]).compactMap { $0[0] }
+            guard let last = subscriptions.last else { break }
+            for subscription in subscriptions {
+                let facts = try readFacts(of: subscription, on: database)
+                let contribution = SubscriptionContribution(transactions: facts.transactions, notifications: facts.notifications)
+                for (key, value) in contribution.days { days[key, default: 0] += value }
+                for (key, value) in contribution.cohorts { cohorts[key, default: 0] += value }
+                let period = contribution.lastPeriod
+                try database.query("INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES ($1, $2, $3, $4)",
+                                   [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)])
+            }
+            after = last
+        }
+        try addToRollups(days: days.filter { $0.value != 0 }, cohorts: cohorts.filter { $0.value != 0 }, on: database)
+    }
+
+    /// Recomputes the rollups from the ledger (`storekit backend metrics rebuild`), after the writes
+    /// waiting now, as one transaction.
+    public func rebuildMetrics() async throws(BackendError) {
+        try await writeExclusively { (database) throws(BackendError) in try Self.rebuildMetrics(on: database) }
+    }
+
+    // MARK: Reading
+
+    public func metrics(_ query: MetricsQuery) async throws(BackendError) -> MetricsReport {
+        guard query.from <= query.to else { throw .badRequest("from (\(query.from)) is after to (\(query.to))") }
+        guard query.to.number - query.from.number < MetricsQuery.longestRange else {
+            throw .badRequest("ask for at most \(MetricsQuery.longestRange) days at once")
+        }
+        return try await read { (database) throws(BackendError) in
+            guard let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil) else {
+                return MetricsReport(asOf: nil, days: [])
+            }
+            // After the two parameters each statement starts with.
+            var filter = ""
+            var values: [BackendValue] = []
+            if let product = query.productID { values.append(.text(product)); filter += " AND product_id = $\(values.count + 2)" }
+            if let group = query.groupID { values.append(.text(group)); filter += " AND group_id = $\(values.count + 2)" }
+            let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
+            let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
+            let before = try database.query("""
+                SELECT metric, currency, sum(value) FROM metric_days WHERE day < $1 AND metric IN (\(stock)) AND day < $2\(filter)
+                GROUP BY metric, currency
+                """, [.integer(query.from.number), .integer(query.from.number)] + values).compactMap { row -> (SubscriptionMetric, String, Int64)? in
+                guard let metric = row[0].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[2]) else { return nil }
+                return (metric, row[1] ?? "", value)
+            }
+            let rows = try database.query("""
+                SELECT day, metric, currency, sum(value) FROM metric_days WHERE day >= $1 AND day <= $2\(filter)
+                GROUP BY day, metric, currency
+                """, [.integer(query.from.number), .integer(lastDay.number)] + values).compactMap {
+                row -> (day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)? in
+                guard let day = Self.integer(row[0]), let metric = row[1].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[3]) else { return nil }
+                return (day, metric, row[2] ?? "", value)
+            }
+            let endOfDay = CalendarDay(milliseconds: asOf).lastMilliseconds
+            let running = try database.query("""
+                SELECT last_start_ms, last_end_ms, last_period FROM metric_subscriptions
+                WHERE last_end_ms > $1 AND last_end_ms <= $2 AND last_start_ms <= $1
+                """, [.integer(asOf), .integer(endOfDay)]).compactMap { row -> EntitledPeriod? in
+                guard let start = Self.integer(row[0]), let end = Self.integer(row[1]), let text = row[2],
+                      let period = EntitledPeriod(encoded: text, start: start, end: end),
+                      query.productID.map({ $0 == period.productID }) ?? true, query.groupID.map({ $0 == period.groupID }) ?? true
+                else { return nil }
+                return period
+            }
+            return MetricsReport.assemble(query: query, asOf: asOf, before: before, rows: rows, running: running)
+        }
+    }
+
+    public func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport {
+        guard from <= to else { throw .badRequest("from (\(from)) is after to (\(to))") }
+        return try await read { (database) throws(BackendError) in
+            let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil)
+            var cells: [CohortKey: Int64] = [:]
+            for row in try database.query("""
+                SELECT cohort, months, sum(subscriptions) FROM metric_cohorts WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
+                """, [.integer(from.firstOfMonth.number), .integer(to.number)]) {
+                guard let cohort = Self.integer(row[0]), let months = Self.integer(row[1]), let value = Self.integer(row[2]) else { continue }
+                cells[CohortKey(cohort: cohort, months: months)] = value
+            }
+            return CohortReport.assemble(from: from, to: to, asOf: asOf, cells: cells)
+        }
+    }
+
+    static func integer(_ text: String?) -> Int64? { text.flatMap { Int64($0) } }
+    static func optionalInteger(_ value: Int64?) -> BackendValue { value.map { .integer($0) } ?? .null }
+}
+
+extension NotificationFact {
+    init(_ notification: BackendNotification) {
+        self.init(notificationUUID: notification.notificationUUID, type: notification.type, subtype: notification.subtype,
+                  signedMilliseconds: AppStoreJSON.milliseconds(from: notification.signedDate), transactionID: notification.transactionID,
+                  graceExpiresMilliseconds: notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)))
+    }
+}

@@ -1,0 +1,280 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+import Testing
+import TestSupport
+
+/// A scripted year of many subscribers in a Sandbox store: random starts, free trials and
+/// introductory prices, cancellations, billing failures with and without recovery (in and out of a
+/// grace period), upgrades, resubscriptions and refunds, in two currencies.
+struct AnalyticsYear {
+    let store: SimulatedAppStore
+    let clock: ManualStoreClock
+    let subscribers: Int
+    static let start = TestStores.start
+
+    init(subscribers: Int) throws {
+        self.subscribers = subscribers
+        clock = ManualStoreClock(startingAt: Self.start)
+        store = try SimulatedAppStore.create(configuration: TestStores.shop,
+                                             identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
+                                             authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(), clock: clock,
+                                             identifiers: .sequential())
+    }
+
+    private enum Action { case buy(String), cancel, refundLatest, upgrade }
+
+    private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.basicWeekly,
+                                ExampleShop.newsPlus, ExampleShop.newsLite]
+
+    /// Plays the year, a day at a time, each day's purchases and changes at noon.
+    func play(seed: UInt64 = 24) async throws {
+        var random = SplitMix64(state: seed)
+        var schedule: [Int: [(account: String, action: Action)]] = [:]
+        for index in 0..<subscribers {
+            let account = "subscriber-\(index)"
+            let plan = Self.plans[Int.random(in: 0..<Self.plans.count, using: &random)]
+            let day = Int.random(in: 0..<300, using: &random)
+            schedule[day, default: []].append((account, .buy(plan)))
+            let roll = Int.random(in: 0..<100, using: &random)
+            if roll < 30 {
+                let cancelDay = day + Int.random(in: 1..<120, using: &random)
+                schedule[cancelDay, default: []].append((account, .cancel))
+                if roll < 10 { schedule[cancelDay + Int.random(in: 40..<90, using: &random), default: []].append((account, .buy(plan))) }
+            } else if roll < 40, plan == ExampleShop.standardMonthly || plan == ExampleShop.basicWeekly {
+                schedule[day + Int.random(in: 5..<60, using: &random), default: []].append((account, .upgrade))
+            } else if roll < 46 {
+                schedule[day + Int.random(in: 1..<200, using: &random), default: []].append((account, .refundLatest))
+            }
+        }
+        for day in 0..<366 {
+            try await store.advanceTime(to: Self.start.addingTimeInterval(Double(day) * 86_400 + 43_200))
+            // Billing fails for renewals in two spells: with a grace period, then without one. Half of
+            // those caught are fixed a few days after each spell.
+            switch day {
+            case 120: try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
+            case 131, 236: try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = false }
+            case 220: try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = false }
+            case 133, 240:
+                for record in try await store.subscriptionRecords() where [.inGracePeriod, .inBillingRetryPeriod].contains(record.state)
+                    && record.originalTransactionID % 2 == 0 {
+                    try await store.resolveBillingIssue(originalTransactionID: record.originalTransactionID)
+                }
+            default: break
+            }
+            for (account, action) in schedule[day] ?? [] {
+                try await perform(action, account: account)
+            }
+        }
+    }
+
+    private func perform(_ action: Action, account: String) async throws {
+        switch action {
+        case .buy(let product):
+            // Every third subscriber buys in the United Kingdom, in pounds.
+            let storefront = (Int(account.split(separator: "-").last ?? "0") ?? 0) % 3 == 0 ? "GBR" : "USA"
+            try await store.updateSettings { $0.storefront = storefront }
+            _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
+                                                         appAccountToken: BackendScenario.token(account)))
+        case .cancel:
+            for record in try await store.subscriptionRecords(account: account)
+                where record.autoRenewEnabled && [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(record.state) {
+                try await store.setAutoRenew(originalTransactionID: record.originalTransactionID, enabled: false)
+            }
+        case .refundLatest:
+            if let latest = try await store.ledgerTransactions(account: account).last(where: { $0.revocation == nil }) {
+                try await store.refundTransaction(latest.id)
+            }
+        case .upgrade:
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }),
+               record.groupID == ExampleShop.plus {
+                _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendScenario.token(account)))
+            }
+        }
+    }
+
+    /// Every notification of the outbox as a webhook body, oldest first.
+    func notificationBodies() async throws -> [Data] {
+        try await store.notifications().map { Data(#"{"signedPayload":"\#($0.signedPayload)"}"#.utf8) }
+    }
+
+    /// A backend service trusting this store, on given storage.
+    func service(on storage: any BackendStorage) throws -> BackendService {
+        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
+        let clock = self.clock
+        return BackendService(storage: storage, intake: SignedDataIntake(verifier: verifier), now: { clock.now() })
+    }
+
+    /// Posts every notification to the backend, eight at a time (so its writes are grouped), and
+    /// checks each was recorded.
+    static func deliver(_ bodies: [Data], to service: BackendService) async throws {
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for lane in 0..<8 {
+                group.addTask {
+                    for index in stride(from: lane, to: bodies.count, by: 8) {
+                        let response = await service.post("/apple/notifications", bodies[index])
+                        guard response.status == 200 else {
+                            throw TestFailure("notification \(index) was answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+    }
+}
+
+/// The figures computed another way: straight from the store's own ledger (its transactions, its
+/// catalog's periods, its outbox), instant by instant, without the backend's periods and rollups.
+struct IndependentMetrics {
+    struct Subscription {
+        var transactions: [LedgerTransaction]
+        var notifications: [NotificationRecord]
+    }
+
+    let subscriptions: [UInt64: Subscription]
+    let transactionsByID: [UInt64: LedgerTransaction]
+    let notifications: [NotificationRecord]
+    let catalog = Catalog(configuration: TestStores.shop)
+    /// The newest notification's date: the current day's stock figures are taken then.
+    let asOf: Date
+
+    init(store: SimulatedAppStore) async throws {
+        let transactions = try await store.ledgerTransactions().filter { $0.ownership != .familyShared }
+        notifications = try await store.notificationRecords()
+        var subscriptions: [UInt64: Subscription] = [:]
+        var byID: [UInt64: LedgerTransaction] = [:]
+        for transaction in transactions {
+            byID[transaction.id] = transaction
+            subscriptions[transaction.originalID, default: Subscription(transactions: [], notifications: [])].transactions.append(transaction)
+        }
+        for notification in notifications {
+            guard let id = notification.transactionID, let transaction = byID[id] else { continue }
+            subscriptions[transaction.originalID]?.notifications.append(notification)
+        }
+        for key in subscriptions.keys { subscriptions[key]!.transactions.sort { ($0.purchaseDate, $0.id) < ($1.purchaseDate, $1.id) } }
+        self.subscriptions = subscriptions
+        transactionsByID = byID
+        asOf = notifications.map(\.date).max() ?? AnalyticsYear.start
+    }
+
+    enum Kind { case paid, trial, intro, grace }
+
+    /// What a subscription was at an instant: entitled by which transaction and how, or not at all.
+    func state(of subscription: Subscription, at instant: Date) -> (LedgerTransaction, Kind)? {
+        let renewing = subscription.transactions.filter { $0.expirationDate != nil }
+        // The transaction in force: the last one bought by then.
+        if let current = renewing.last(where: { $0.purchaseDate <= instant }), instant < current.expirationDate!,
+           current.revocation.map({ instant < $0.date }) ?? true {
+            switch current.offer?.discountType {
+            case .freeTrial?: return (current, .trial)
+            case .some where current.offer?.type == .introductoryOffer: return (current, .intro)
+            default: return (current, .paid)
+            }
+        }
+        // A billing grace period after a failed renewal.
+        for failure in subscription.notifications where failure.type == .didFailToRenew {
+            guard let grace = failure.renewalInfo?.gracePeriodExpiresDate, let failedID = failure.transactionID,
+                  let failed = transactionsByID[failedID], let expiry = failed.expirationDate, expiry <= instant, instant < grace else { continue }
+            let renewedSince = renewing.contains { $0.purchaseDate > failed.purchaseDate && $0.purchaseDate <= instant }
+            let revoked = failed.revocation.map { $0.date <= instant } ?? false
+            let ended = subscription.notifications.contains {
+                [.expired, .gracePeriodExpired, .revoke].contains($0.type) && $0.date >= expiry && $0.date <= instant
+            }
+            if !renewedSince && !revoked && !ended { return (failed, .grace) }
+        }
+        return nil
+    }
+
+    /// A transaction's price per month, in millionths, from the catalog's periods.
+    func monthlyMicros(_ transaction: LedgerTransaction) -> Int64 {
+        guard transaction.offer?.discountType != .freeTrial, let product = catalog.product(id: transaction.productID),
+              let info = product.subscription else { return 0 }
+        var period = info.period
+        if let offer = transaction.offer, offer.type == .introductoryOffer, let intro = info.introductoryOffer { period = intro.period }
+        let (numerator, denominator): (Int64, Int64)
+        switch period.unit {
+        case .day: (numerator, denominator) = (365, 12 * Int64(period.value))
+        case .week: (numerator, denominator) = (13, 3 * Int64(period.value))
+        case .month: (numerator, denominator) = (1, Int64(period.value))
+        case .year: (numerator, denominator) = (1, 12 * Int64(period.value))
+        }
+        return MonthlyPrice.micros(price: transaction.price, numerator: numerator, denominator: denominator)
+    }
+
+    /// Each day's figures from `from` through the day of ``asOf``.
+    func days(from: CalendarDay) -> [DailyMetrics] {
+        let today = CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: asOf))
+        var days: [DailyMetrics] = []
+        var day = from
+        while day <= today {
+            var figures = DailyMetrics(day: day)
+            let instant = min(AppStoreJSON.date(fromMilliseconds: day.lastMilliseconds), asOf)
+            for subscription in subscriptions.values {
+                guard let (transaction, kind) = state(of: subscription, at: instant) else { continue }
+                figures.activeSubscriptions += 1
+                switch kind {
+                case .trial: figures.freeTrials += 1
+                case .intro: figures.introductoryPrice += 1
+                case .grace: figures.gracePeriod += 1
+                case .paid: break
+                }
+                let micros = monthlyMicros(transaction)
+                if micros != 0 { figures.mrrMicros[transaction.currency, default: 0] += micros }
+            }
+            days.append(figures)
+            day = day.adding(days: 1)
+        }
+        for notification in notifications {
+            guard let id = notification.transactionID, let transaction = transactionsByID[id] else { continue }
+            let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: notification.date)).number - from.number)
+            guard days.indices.contains(index) else { continue }
+            let isTrial = transaction.offer?.discountType == .freeTrial
+            switch (notification.type, notification.subtype) {
+            case (.subscribed, let subtype):
+                if subtype == .resubscribe { days[index].reactivations += 1 } else { days[index].newSubscriptions += 1 }
+                if isTrial { days[index].trialsStarted += 1 }
+            case (.didRenew, _):
+                days[index].renewals += 1
+                let renewing = subscriptions[transaction.originalID]!.transactions.filter { $0.expirationDate != nil }
+                if !isTrial, let position = renewing.firstIndex(where: { $0.id == id }), position > 0,
+                   renewing[position - 1].offer?.discountType == .freeTrial {
+                    days[index].trialConversions += 1
+                }
+            case (.expired, .voluntary?), (.expired, .priceIncrease?): days[index].churnedVoluntary += 1
+            case (.expired, .billingRetry?), (.expired, .productNotForSale?): days[index].churnedInvoluntary += 1
+            case (.refund, _):
+                days[index].refunds += 1
+                if transaction.price != 0 { days[index].refundedMilliunits[transaction.currency, default: 0] += transaction.price }
+            default: break
+            }
+        }
+        return days
+    }
+
+    /// Each month's new subscriptions and how many were active at the end of each month after, for
+    /// the months ended by ``asOf``.
+    func cohorts() -> [CohortReport.Cohort] {
+        var byMonth: [CalendarDay: [Subscription]] = [:]
+        for subscription in subscriptions.values {
+            guard let first = subscription.transactions.first(where: { $0.expirationDate != nil }) else { continue }
+            byMonth[CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: first.purchaseDate)).firstOfMonth, default: []].append(subscription)
+        }
+        let asOfMilliseconds = AppStoreJSON.milliseconds(from: asOf)
+        return byMonth.keys.sorted().map { month in
+            var retained: [Int64] = []
+            var months: Int64 = 1
+            while month.firstOfMonth(adding: months + 1).startMilliseconds - 1 <= asOfMilliseconds {
+                let instant = AppStoreJSON.date(fromMilliseconds: month.firstOfMonth(adding: months + 1).startMilliseconds - 1)
+                retained.append(Int64(byMonth[month]!.filter { state(of: $0, at: instant) != nil }.count))
+                months += 1
+            }
+            return CohortReport.Cohort(month: month, subscriptions: Int64(byMonth[month]!.count), retained: retained)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import Testing
+import TestSupport
+
+/// The backend's subscription metrics against the same figures computed independently from the
+/// store's own ledger, for a scripted year of 1,000 subscribers, on SQLite and PostgreSQL, as kept
+/// while notifications arrive and again after a rebuild.
+@Suite(.timeLimit(.minutes(10)))
+struct SubscriptionAnalyticsTests {
+    /// The year is played once and shared by the tests.
+    static let year = Task { () throws -> (AnalyticsYear, IndependentMetrics, [Data]) in
+        let year = try AnalyticsYear(subscribers: 1_000)
+        try await year.play()
+        return (year, try await IndependentMetrics(store: year.store), try await year.notificationBodies())
+    }
+
+    static let firstDay = CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: AnalyticsYear.start))
+
+    @Test("a year of 1,000 subscribers: every day's figures and the cohorts equal the ledger's, kept and rebuilt", arguments: BackendEngine.available)
+    func yearOfSubscribers(engine: BackendEngine) async throws {
+        let (year, expected, bodies) = try await Self.year.value
+        let expectedDays = expected.days(from: Self.firstDay)
+        let expectedCohorts = expected.cohorts()
+        // The scenario has every kind of event, in both currencies.
+        let totals = expectedDays.reduce(into: DailyMetrics(day: Self.firstDay)) { total, day in
+            total.newSubscriptions += day.newSubscriptions; total.trialConversions += day.trialConversions
+            total.churnedVoluntary += day.churnedVoluntary; total.churnedInvoluntary += day.churnedInvoluntary
+            total.reactivations += day.reactivations; total.refunds += day.refunds; total.gracePeriod += day.gracePeriod
+            total.introductoryPrice += day.introductoryPrice; total.freeTrials += day.freeTrials
+        }
+        #expect(totals.newSubscriptions > 900 && totals.trialConversions > 50 && totals.churnedVoluntary > 50 && totals.churnedInvoluntary > 10)
+        #expect(totals.reactivations > 10 && totals.refunds > 20 && totals.gracePeriod > 0 && totals.introductoryPrice > 0 && totals.freeTrials > 0)
+        #expect(Set(expectedDays.flatMap(\.mrrMicros.keys)) == ["USD", "GBP"])
+
+        try await BackendScenario.withStorage(engine: engine) { storage in
+            let service = try year.service(on: storage)
+            try await AnalyticsYear.deliver(bodies, to: service)
+            let query = MetricsQuery(from: Self.firstDay, to: Self.firstDay.adding(days: 400))
+            let kept = try await storage.metrics(query)
+            #expect(kept.asOf == expected.asOf)
+            Self.expectEqual(kept.days, expectedDays, "kept as notifications arrived")
+            let keptCohorts = try await storage.cohorts(from: Self.firstDay, to: Self.firstDay.adding(days: 400)).cohorts
+            #expect(keptCohorts == expectedCohorts)
+
+            try await storage.rebuildMetrics()
+            Self.expectEqual(try await storage.metrics(query).days, expectedDays, "after a rebuild")
+            #expect(try await storage.cohorts(from: Self.firstDay, to: Self.firstDay.adding(days: 400)).cohorts == expectedCohorts)
+
+            // Per product and group: the parts add up to the whole.
+            var active = [Int64](repeating: 0, count: expectedDays.count)
+            for product in [ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.basicWeekly,
+                            ExampleShop.newsPlus, ExampleShop.newsLite] {
+                let part = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, productID: product))
+                for (index, day) in part.days.enumerated() { active[index] += day.activeSubscriptions }
+            }
+            #expect(active == expectedDays.map(\.activeSubscriptions))
+            let news = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.news))
+            let plus = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.plus))
+            #expect(zip(news.days, plus.days).map { $0.renewals + $1.renewals } == expectedDays.map(\.renewals))
+        }
+    }
+
+    /// Compares day by day and reports the first days that differ, field by field.
+    static func expectEqual(_ actual: [DailyMetrics], _ expected: [DailyMetrics], _ when: String,
+                            sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(actual.count == expected.count, "\(when): \(actual.count) days, expected \(expected.count)", sourceLocation: sourceLocation)
+        let differing = zip(actual, expected).filter { $0 != $1 }
+        for (got, want) in differing.prefix(3) {
+            Issue.record("\(when): \(got.day) is\n  \(got)\nexpected\n  \(want)", sourceLocation: sourceLocation)
+        }
+        if differing.count > 3 { Issue.record("\(when): \(differing.count) days differ in all", sourceLocation: sourceLocation) }
+    }
+}
+
