@@ -16,7 +16,8 @@ public enum StoreKitCommand {
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
         CertificateAuthoritySign.self, BenchVerify.self, BenchCatalog.self, BenchPurchase.self, BenchRenewals.self,
         BenchLedger.self, BenchLedgerProbe.self, BenchServe.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
-        BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BenchBackend.self, BenchPipeline.self,
+        BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendMetricsCommand.self,
+        BackendMetricsRebuildCommand.self, BenchBackend.self, BenchPipeline.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

@@ -199,11 +199,13 @@ struct SigningCommandTests {
 
     @Test("bench backend ingests every notification once and reports its rates beside the verification rate")
     func benchBackend() async throws {
-        let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "100"])
+        let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "100", "--subscribers", "300"])
         #expect(run.status == 0, "\(run.standardError)")
         let report = try #require(run.jsonObject)
         #expect(report["notifications"] as? Int == 100)
-        for key in ["verify_per_second", "notifications_per_second_sqlite", "sqlite_to_verify_ratio", "entitlement_reads_per_second_sqlite"] {
+        #expect(report["metrics_subscribers"] as? Int == 300)
+        for key in ["verify_per_second", "notifications_per_second_sqlite", "sqlite_to_verify_ratio", "entitlement_reads_per_second_sqlite",
+                    "metrics_year_query_ms", "metrics_cohorts_query_ms"] {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
         }
         #expect(await CommandRun.run(["bench", "backend", "--notifications", "5"]).status == 64)
@@ -213,10 +215,11 @@ struct SigningCommandTests {
           .enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.skipReason)))
     func benchBackendPostgres() async throws {
         try await PostgresCluster.with { cluster in
-            let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "300", "--postgres", cluster.url])
+            let run = await CommandRun.run(["bench", "backend", "--json", "--notifications", "300", "--subscribers", "300", "--postgres", cluster.url])
             #expect(run.status == 0, "\(run.standardError)")
             let report = try #require(run.jsonObject)
-            for key in ["notifications_per_second_postgres", "notifications_per_second_postgres_2", "postgres_2_to_1_ratio_median"] {
+            for key in ["notifications_per_second_postgres", "notifications_per_second_postgres_2", "postgres_2_to_1_ratio_median",
+                        "metrics_year_query_ms_postgres"] {
                 #expect((report[key] as? Double ?? 0) > 0, "\(key)")
             }
         }

@@ -290,3 +290,25 @@ extension NotificationFact {
                   graceExpiresMilliseconds: notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)))
     }
 }
+
+extension SQLBackendStorage {
+    /// Writes rollups computed elsewhere (a benchmark's synthetic subscribers, summed as a rebuild
+    /// sums them), each subscription's last period, and a notification signed at `asOf` so the
+    /// figures are taken then, in one transaction.
+    package func loadRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], lastPeriods: [(subscription: String, period: EntitledPeriod?)],
+                             asOf: Date) async throws(BackendError) {
+        try await writeExclusively { (database) throws(BackendError) in
+            try Self.addToRollups(days: days.filter { $0.value != 0 }, cohorts: cohorts.filter { $0.value != 0 }, on: database)
+            for (subscription, period) in lastPeriods {
+                try database.query("""
+                    INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES ($1, $2, $3, $4)
+                    ON CONFLICT (subscription) DO UPDATE SET last_start_ms = excluded.last_start_ms, last_end_ms = excluded.last_end_ms,
+                                                             last_period = excluded.last_period
+                    """, [.text(subscription), Self.optionalInteger(period?.start), Self.optionalInteger(period?.end), .optionalText(period?.encoded)])
+            }
+            try database.query("""
+                INSERT INTO notifications (uuid, type, signed_ms) VALUES ($1, 'TEST', $2) ON CONFLICT (uuid) DO NOTHING
+                """, [.text("loaded-rollups-\(AppStoreJSON.milliseconds(from: asOf))"), .integer(AppStoreJSON.milliseconds(from: asOf))])
+        }
+    }
+}

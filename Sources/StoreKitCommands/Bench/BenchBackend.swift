@@ -15,20 +15,52 @@ import StoreKitCatalog
 /// a fresh SQLite backend records the same notifications, 8 deliveries in flight, each committed
 /// (WAL, `synchronous=FULL`) before it is answered. With `--postgres URL` (an empty database), the same
 /// on PostgreSQL with one instance, then with two instances (two connections and writers, as two
-/// `backend serve` processes would have) sharing the stream. Last, customers' entitlement reads.
+/// `backend serve` processes would have) sharing the stream. Then customers' entitlement reads. Last,
+/// the subscription metrics: the rollups of a year of `--subscribers` made-up subscribers are loaded
+/// (summed as a rebuild sums them) and a year of daily figures, and the cohort table, are asked for.
 struct BenchBackend: Command {
     static let name = "bench backend"
     static let abstract = "Measure notification ingestion and entitlement reads of the backend against verification (build with -c release)."
-    static let usage = "[--json] [--notifications N] [--postgres postgres://USER@HOST:PORT/DB]"
+    static let usage = "[--json] [--notifications N] [--subscribers N (the metrics' year, default 100000)] [--postgres postgres://USER@HOST:PORT/DB]"
 
     var json: Bool
     var count: Int
     var postgres: String?
+    var subscribers: Int
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         json = arguments.flag("--json")
         count = try arguments.value("--notifications", expected: "a number from 100 to 100000") { Int($0).flatMap { (100...100_000).contains($0) ? $0 : nil } } ?? 4_000
         postgres = try arguments.value("--postgres")
+        subscribers = try arguments.value("--subscribers", expected: "a number from 10 to 1000000") {
+            Int($0).flatMap { (10...1_000_000).contains($0) ? $0 : nil }
+        } ?? 100_000
+    }
+
+    /// The subscription metrics' limit: a year of daily figures answers within it.
+    static let metricsYearQueryLimitMilliseconds = 50.0
+
+    /// Loads the synthetic year's rollups into `storage` and times the year's figures and the cohort
+    /// table (medians of several asks, in milliseconds).
+    static func timeMetricsQueries(_ storage: SQLBackendStorage, _ year: SyntheticSubscribers) async throws -> (year: Double, cohorts: Double) {
+        let rollups = year.rollups()
+        try await storage.loadRollups(days: rollups.days, cohorts: rollups.cohorts, lastPeriods: rollups.lastPeriods, asOf: rollups.asOf)
+        let first = CalendarDay(milliseconds: Int64(year.start.timeIntervalSince1970 * 1_000))
+        let query = MetricsQuery(from: first, to: first.adding(days: 364))
+        var yearTimes: [Double] = []
+        var cohortTimes: [Double] = []
+        for _ in 0..<15 {
+            var started = ContinuousClock.now
+            let report = try await storage.metrics(query)
+            yearTimes.append((ContinuousClock.now - started).seconds * 1_000)
+            guard report.days.count == 365, report.days.last?.activeSubscriptions ?? 0 > 0 else {
+                throw CommandFailure("the metrics query did not answer the year: \(report.days.count) days")
+            }
+            started = ContinuousClock.now
+            _ = try await storage.cohorts(from: first, to: query.to)
+            cohortTimes.append((ContinuousClock.now - started).seconds * 1_000)
+        }
+        return (yearTimes.median, cohortTimes.median)
     }
 
     static let inFlight = 8
@@ -67,11 +99,17 @@ struct BenchBackend: Command {
         let customerIDs = (0..<customers).map { String(format: "00000000-0000-4000-8000-%012x", $0) }
         let readRate = try await Self.rate(customerIDs) { id in _ = try await service.ledger.entitlements(customer: id) }
 
+        let syntheticYear = SyntheticSubscribers(count: subscribers, start: Date(timeIntervalSince1970: 1_767_225_600))
+        let metricsSQLite = try await Self.timeMetricsQueries(try await SQLBackendStorage.sqlite(path: scratch.appendingPathComponent("metrics.sqlite").path),
+                                                               syntheticYear)
+        var metricsPostgres: (year: Double, cohorts: Double)?
+
         var postgresRounds: [(one: Double, two: Double)] = []
         if let postgres {
             // Rounds of fresh notifications: each round one instance takes a share and two instances the
             // next, in alternating order, so a machine that speeds up or slows down moves both alike.
-            let one = BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake)
+            let oneStorage = try await SQLBackendStorage.postgres(url: postgres)
+            let one = BackendService(storage: oneStorage, intake: intake)
             let pair = [BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake),
                         BackendService(storage: try await SQLBackendStorage.postgres(url: postgres), intake: intake)]
             let share = bodies.count / (2 * Self.postgresRounds)
@@ -93,6 +131,7 @@ struct BenchBackend: Command {
             guard try await one.storage.notificationCount() == 2 * Self.postgresRounds * share else {
                 throw CommandFailure("PostgreSQL did not record every notification once")
             }
+            metricsPostgres = try await Self.timeMetricsQueries(oneStorage, syntheticYear)
         }
 
         var report = BenchmarkReport(name: "bench backend")
@@ -103,6 +142,14 @@ struct BenchBackend: Command {
         report.add("sqlite_to_verify_ratio", (ingestRate / verifyRate).thousandths)
         report.add("sqlite_to_verify_aim", 0.5)
         report.add("entitlement_reads_per_second_sqlite", readRate.rounded())
+        report.add("metrics_subscribers", subscribers)
+        report.add("metrics_year_query_ms", metricsSQLite.year.thousandths)
+        report.add("metrics_cohorts_query_ms", metricsSQLite.cohorts.thousandths)
+        if let metricsPostgres {
+            report.add("metrics_year_query_ms_postgres", metricsPostgres.year.thousandths)
+            report.add("metrics_cohorts_query_ms_postgres", metricsPostgres.cohorts.thousandths)
+        }
+        report.add("metrics_year_query_limit_ms", Self.metricsYearQueryLimitMilliseconds)
         if !postgresRounds.isEmpty {
             let ratios = postgresRounds.map { $0.two / $0.one }
             report.add("rounds", postgresRounds.count)

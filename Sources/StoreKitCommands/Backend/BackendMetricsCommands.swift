@@ -1,0 +1,111 @@
+import AppStoreBackend
+import Foundation
+
+/// `storekit backend metrics`: the subscription figures by day, or the cohort table, from the
+/// backend's rollups (what `GET /v1/metrics` answers).
+struct BackendMetricsCommand: Command {
+    static let name = "backend metrics"
+    static let abstract = "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database."
+    static let usage = """
+        --database sqlite:PATH|postgres://… --from YYYY-MM-DD --to YYYY-MM-DD [--product ID] [--group ID] [--cohorts] [--json]
+          Each figure is defined in docs/analytics.md. --cohorts prints, for each month's new subscriptions, how many were
+          active at the end of each later month.
+        """
+
+    var database: String
+    var from: CalendarDay
+    var to: CalendarDay
+    var productID: String?
+    var groupID: String?
+    var cohorts: Bool
+    var json: Bool
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
+            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
+        }
+        self.database = database
+        guard let from = try arguments.value("--from", expected: "a date YYYY-MM-DD", CalendarDay.init) else {
+            throw ValidationError("give the first day with --from YYYY-MM-DD")
+        }
+        guard let to = try arguments.value("--to", expected: "a date YYYY-MM-DD", CalendarDay.init) else {
+            throw ValidationError("give the last day with --to YYYY-MM-DD")
+        }
+        guard from <= to else { throw ValidationError("--from \(from) is after --to \(to)") }
+        self.from = from
+        self.to = to
+        productID = try arguments.value("--product")
+        groupID = try arguments.value("--group")
+        cohorts = arguments.flag("--cohorts")
+        json = arguments.flag("--json")
+    }
+
+    func run(console: Console) async throws {
+        let storage = try await BackendDatabase.open(database)
+        do {
+            if cohorts {
+                let report = try await storage.cohorts(from: from, to: to)
+                console.print(json ? String(decoding: try report.json(), as: UTF8.self) : Self.table(report))
+            } else {
+                let report = try await storage.metrics(MetricsQuery(from: from, to: to, productID: productID, groupID: groupID))
+                console.print(json ? String(decoding: try report.json(), as: UTF8.self) : Self.table(report))
+            }
+        } catch let error as BackendError {
+            throw CommandFailure(error.description)
+        }
+    }
+
+    static func table(_ report: MetricsReport) -> String {
+        guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
+        let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) }).sorted()
+        var table = TextTable(header: ["DATE", "ACTIVE", "TRIALS", "INTRO", "GRACE", "NEW", "TRIAL STARTS", "CONVERSIONS", "RENEWALS",
+                                       "CHURN VOL", "CHURN INVOL", "REACTIVATED", "REFUNDS"]
+                                  + currencies.map { "MRR \($0)" } + currencies.map { "REFUNDED \($0)" })
+        table.numeric = Set(1..<table.header.count)
+        for day in report.days {
+            let counts = [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions, day.trialsStarted,
+                          day.trialConversions, day.renewals, day.churnedVoluntary, day.churnedInvoluntary, day.reactivations, day.refunds]
+            table.rows.append([day.day.description] + counts.map(String.init)
+                              + currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
+                              + currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) })
+        }
+        return table.text + "\n\nstock figures at the end of each day (UTC); the last day's at the newest notification, \(asOf.formatted(.iso8601))"
+    }
+
+    static func table(_ report: CohortReport) -> String {
+        guard report.asOf != nil else { return "no notifications recorded yet: nothing to count" }
+        let longest = report.cohorts.map(\.retained.count).max() ?? 0
+        var table = TextTable(header: ["COHORT", "STARTED"] + (0..<longest).map { "M+\($0 + 1)" })
+        table.numeric = Set(1..<table.header.count)
+        for cohort in report.cohorts {
+            table.rows.append([cohort.month.monthDescription, String(cohort.subscriptions)] + cohort.retained.map { retained in
+                cohort.subscriptions == 0 ? "-" : "\(retained * 100 / cohort.subscriptions)%"
+            })
+        }
+        return table.text + "\n\nthe share of each month's new subscriptions active at the end of each later month"
+    }
+}
+
+/// `storekit backend metrics rebuild`: recomputes the rollups from the recorded transactions and notifications.
+struct BackendMetricsRebuildCommand: Command {
+    static let name = "backend metrics rebuild"
+    static let abstract = "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction."
+    static let usage = "--database sqlite:PATH|postgres://…"
+
+    var database: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
+            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
+        }
+        self.database = database
+    }
+
+    func run(console: Console) async throws {
+        let storage = try await BackendDatabase.open(database)
+        let started = ContinuousClock.now
+        do { try await storage.rebuildMetrics() } catch { throw CommandFailure(error.description) }
+        let elapsed = ContinuousClock.now - started
+        console.print("rebuilt the subscription rollups in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+    }
+}
