@@ -63,8 +63,10 @@ let package = Package(
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
+        // Its dashboard's HTML and CSS are files in Dashboard/Assets, built into the binary.
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
-                                                       "HTTPService", "BlockingWork"]),
+                                                       "HTTPService", "BlockingWork"],
+                resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",

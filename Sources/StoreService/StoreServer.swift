@@ -134,10 +134,7 @@ public struct ServerAccess: Sendable {
     }
 
     /// A new random token (32 bytes, hexadecimal).
-    public static func makeToken() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
-    }
+    public static func makeToken() -> String { FormToken.make() }
 }
 
 /// The store's routes and the checks in front of them.

@@ -11,6 +11,10 @@ import HTTPService
 /// - `GET /v1/customers/{id}/entitlements`, `…/history` and `…/explain?productId=`: by app account
 ///   token or user id; `explain` says in words why the customer is or is not entitled.
 ///
+/// - `GET /v1/metrics` and `/v1/metrics/cohorts`: the subscription figures by day and the cohort
+///   table (docs/analytics.md).
+/// - `/dashboard`: the same figures as a page, behind a sign-in form that takes a backend key.
+///
 /// The `/v1` endpoints need `Authorization: Bearer KEY` with a key from `storekit backend key create`.
 public struct BackendService: Sendable {
     public let storage: any BackendStorage
@@ -20,9 +24,13 @@ public struct BackendService: Sendable {
     public let log: @Sendable (String) -> Void
     /// Where ingestion is counted, when the server exports metrics (`backend serve --metrics`).
     public var metrics: BackendMetrics?
+    /// The token the dashboard's forms carry (random per service), which the cross-site check asks of
+    /// every form post.
+    public let formToken: String
 
     public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
-                log: @escaping @Sendable (String) -> Void = { _ in }) {
+                log: @escaping @Sendable (String) -> Void = { _ in }, formToken: String = FormToken.make()) {
+        self.formToken = formToken
         self.storage = storage
         self.intake = intake
         self.ledger = CustomerLedger(storage: storage, now: now)
@@ -43,7 +51,7 @@ public struct BackendService: Sendable {
     public func router(listeningAddress: String, allowedHosts: [String] = []) -> Router {
         var router = Router()
         router.add(middleware: HostCheck(listeningAddress: listeningAddress, names: allowedHosts))
-        router.add(middleware: CrossSiteCheck())
+        router.add(middleware: CrossSiteCheck(formToken: formToken))
         register(on: &router)
         return router
     }
@@ -117,6 +125,7 @@ public struct BackendService: Sendable {
             let (from, to) = try Self.dayRange(of: request)
             return try await Self.encodedJSON { try await service.storage.cohorts(from: from, to: to).json() }
         }
+        BackendDashboard(service: service).register(on: &router)
         on("GET", "/health") { _, _ throws(BackendError) in Self.json(["status": "ok"]) }
     }
 

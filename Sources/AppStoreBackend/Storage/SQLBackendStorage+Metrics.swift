@@ -65,6 +65,9 @@ extension SQLBackendStorage {
 
     /// The subscriptions a change touches, locked (in order) and read as they were.
     static func lockAndReadSubscriptions(of change: BackendChange, on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+        // A purchase that is not a subscription adds to the figures only when it is refunded; its facts
+        // are kept all the same (a refund's notification carries the transaction again).
+        guard change.transaction?.payload.type == .autoRenewableSubscription || change.notification?.type == "REFUND" else { return [:] }
         let touched = Set([change.transaction?.originalTransactionID, change.notification?.originalTransactionID].compactMap { $0 }).sorted()
         var facts: [String: SubscriptionFacts] = [:]
         for subscription in touched {
@@ -79,23 +82,32 @@ extension SQLBackendStorage {
     }
 
     static func readFacts(of subscription: String, on database: any BackendDatabase, excludingNotification uuid: String? = nil) throws(BackendError) -> SubscriptionFacts {
-        let transactions = try database.query("""
-            SELECT transaction_id, signed_ms, product_id, group_id, currency, price, offer, purchase_ms, expires_ms, revoked_ms, family_shared, renewal
+        // Both kinds of fact in one statement (one round trip to PostgreSQL): transactions first ('t'),
+        // then notifications ('n'), in the columns each uses.
+        let rows = try database.query("""
+            SELECT 't', transaction_id, signed_ms, product_id, group_id, currency, price, offer, purchase_ms, expires_ms, revoked_ms,
+                   family_shared, renewal
             FROM metric_transactions WHERE subscription = $1
-            """, [.text(subscription)]).map { row in
-            TransactionFact(transactionID: row[0] ?? "", subscription: subscription, signedMilliseconds: integer(row[1]) ?? 0,
-                            productID: row[2] ?? "", groupID: row[3] ?? "", currency: row[4] ?? "", price: integer(row[5]) ?? 0,
-                            offer: TransactionFact.Offer(rawValue: row[6] ?? "") ?? .none, purchaseMilliseconds: integer(row[7]) ?? 0,
-                            expiresMilliseconds: integer(row[8]), revokedMilliseconds: integer(row[9]), isFamilyShared: row[10] == "1", isRenewal: row[11] == "1")
+            UNION ALL
+            SELECT 'n', uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM notifications WHERE original_transaction_id = $1
+            """, [.text(subscription)])
+        var facts = SubscriptionFacts(transactions: [], notifications: [])
+        for row in rows {
+            if row[0] == "t" {
+                facts.transactions.append(TransactionFact(
+                    transactionID: row[1] ?? "", subscription: subscription, signedMilliseconds: integer(row[2]) ?? 0, productID: row[3] ?? "",
+                    groupID: row[4] ?? "", currency: row[5] ?? "", price: integer(row[6]) ?? 0,
+                    offer: TransactionFact.Offer(rawValue: row[7] ?? "") ?? .none, purchaseMilliseconds: integer(row[8]) ?? 0,
+                    expiresMilliseconds: integer(row[9]), revokedMilliseconds: integer(row[10]), isFamilyShared: row[11] == "1",
+                    isRenewal: row[12] == "1"))
+            } else if let id = row[1], id != uuid {
+                facts.notifications.append(NotificationFact(notificationUUID: id, type: row[3] ?? "", subtype: row[4],
+                                                            signedMilliseconds: integer(row[2]) ?? 0, transactionID: row[5],
+                                                            graceExpiresMilliseconds: integer(row[6])))
+            }
         }
-        let notifications = try database.query("""
-            SELECT uuid, type, subtype, signed_ms, transaction_id, grace_expires_ms FROM notifications WHERE original_transaction_id = $1
-            """, [.text(subscription)]).compactMap { row -> NotificationFact? in
-            guard let id = row[0], id != uuid else { return nil }
-            return NotificationFact(notificationUUID: id, type: row[1] ?? "", subtype: row[2], signedMilliseconds: integer(row[3]) ?? 0,
-                                    transactionID: row[4], graceExpiresMilliseconds: integer(row[5]))
-        }
-        return SubscriptionFacts(transactions: transactions, notifications: notifications)
+        return facts
     }
 
     /// Records a transaction's facts, replacing older ones as the transaction's row is.
@@ -148,20 +160,35 @@ extension SQLBackendStorage {
     }
 
     private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: any BackendDatabase) throws(BackendError) {
-        // In one order everywhere, so two transactions of one process never wait on each other crosswise.
-        for (key, value) in days.sorted(by: { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
-                                                < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }) {
+        // In one order everywhere, so two transactions of one process never wait on each other crosswise;
+        // many rows to a statement (one round trip each).
+        let dayRows = days.sorted { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
+                                    < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }
+        for chunk in stride(from: 0, to: dayRows.count, by: 100).map({ dayRows[$0..<min($0 + 100, dayRows.count)] }) {
+            var values: [BackendValue] = []
+            let tuples = chunk.map { key, value -> String in
+                values += [.integer(key.day), .text(key.metric.rawValue), .text(key.currency), .text(key.productID), .text(key.groupID),
+                           .integer(rollupShard), .integer(value)]
+                let first = values.count - 6
+                return "(" + (first...(first + 6)).map { "$\($0)" }.joined(separator: ", ") + ")"
+            }
             try database.query("""
-                INSERT INTO metric_days (day, metric, currency, product_id, group_id, shard, value) VALUES ($1, $2, $3, $4, $5, $6, $7)
+                INSERT INTO metric_days (day, metric, currency, product_id, group_id, shard, value) VALUES \(tuples.joined(separator: ", "))
                 ON CONFLICT (day, metric, currency, product_id, group_id, shard) DO UPDATE SET value = metric_days.value + excluded.value
-                """, [.integer(key.day), .text(key.metric.rawValue), .text(key.currency), .text(key.productID), .text(key.groupID),
-                      .integer(rollupShard), .integer(value)])
+                """, values)
         }
-        for (key, value) in cohorts.sorted(by: { ($0.key.cohort, $0.key.months) < ($1.key.cohort, $1.key.months) }) {
+        let cohortRows = cohorts.sorted { ($0.key.cohort, $0.key.months) < ($1.key.cohort, $1.key.months) }
+        for chunk in stride(from: 0, to: cohortRows.count, by: 200).map({ cohortRows[$0..<min($0 + 200, cohortRows.count)] }) {
+            var values: [BackendValue] = []
+            let tuples = chunk.map { key, value -> String in
+                values += [.integer(key.cohort), .integer(key.months), .integer(rollupShard), .integer(value)]
+                let first = values.count - 3
+                return "(" + (first...(first + 3)).map { "$\($0)" }.joined(separator: ", ") + ")"
+            }
             try database.query("""
-                INSERT INTO metric_cohorts (cohort, months, shard, subscriptions) VALUES ($1, $2, $3, $4)
+                INSERT INTO metric_cohorts (cohort, months, shard, subscriptions) VALUES \(tuples.joined(separator: ", "))
                 ON CONFLICT (cohort, months, shard) DO UPDATE SET subscriptions = metric_cohorts.subscriptions + excluded.subscriptions
-                """, [.integer(key.cohort), .integer(key.months), .integer(rollupShard), .integer(value)])
+                """, values)
         }
     }
 

@@ -58,14 +58,16 @@ public struct CrossSiteCheck: HTTPMiddleware {
     }
 }
 
-/// Reads one field of a form body (`application/x-www-form-urlencoded`).
-enum FormToken {
+/// The token a server's own forms carry, and how a form body is read for it.
+public enum FormToken {
+    /// A new random token (32 bytes, hexadecimal), made once per server.
+    public static func make() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: .min ... .max, using: &generator)) }.joined()
+    }
+
+    /// Reads one field of a form body (`application/x-www-form-urlencoded`).
     static func value(in body: Data, field: String) -> String? {
-        for pair in String(decoding: body, as: UTF8.self).split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == Substring(field) else { continue }
-            return String(parts[1]).replacingOccurrences(of: "+", with: " ").removingPercentEncoding
-        }
-        return nil
+        FormBody(body).fields[field]
     }
 }

@@ -1,45 +1,8 @@
 import Foundation
+import HTTPService
 
-/// Builds HTML text with everything interpolated escaped.
-struct HTML {
-    private(set) var text = ""
-
-    /// Escapes `&`, `<`, `>`, `"` and `'` for text and attribute values.
-    static func escape(_ value: String) -> String {
-        var escaped = ""
-        escaped.reserveCapacity(value.utf8.count)
-        for character in value {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&#39;"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
-    }
-
-    /// Appends markup as written (only for literals of this code).
-    mutating func raw(_ markup: String) { text += markup }
-
-    /// Appends escaped text.
-    mutating func add(_ value: String) { text += Self.escape(value) }
-
-    /// Appends an element with escaped text: `element("p", "hello", attributes: ["class": "muted"])`.
-    mutating func element(_ name: String, _ content: String, attributes: KeyValuePairs<String, String> = [:]) {
-        raw("<\(name)")
-        for (key, value) in attributes {
-            raw(" \(key)=\"")
-            add(value)
-            raw("\"")
-        }
-        raw(">")
-        add(content)
-        raw("</\(name)>")
-    }
-
+/// The store's pages: every one in the same frame.
+extension HTML {
     /// A page of the server in the frame every page shares (`Assets/page.html`): the stylesheet and
     /// icon, a skip link to `main`, the header with the page's name as its one `h1`, a link to the other
     /// page and an optional live-status badge, an (empty) banner for the page's script, then `main`
@@ -83,35 +46,7 @@ struct HTML {
     }
 }
 
-/// The frame of every page (`Assets/page.html`), read once: markup in which `{{name}}` marks a slot. A
-/// page fills the slots in one pass, so markup put into one slot is never read for another.
-struct PageFrame: Sendable {
-    private enum Part: Sendable { case markup(String), slot(String) }
-    private let parts: [Part]
-
-    static let shared = PageFrame(String(decoding: PackageResources.page_html, as: UTF8.self))
-
-    init(_ template: String) {
-        var parts: [Part] = []
-        var rest = Substring(template)
-        while let open = rest.range(of: "{{"), let close = rest.range(of: "}}", range: open.upperBound..<rest.endIndex) {
-            parts.append(.markup(String(rest[..<open.lowerBound])))
-            parts.append(.slot(String(rest[open.upperBound..<close.lowerBound])))
-            rest = rest[close.upperBound...]
-        }
-        parts.append(.markup(String(rest)))
-        self.parts = parts
-    }
-
-    /// The frame with each slot replaced by its markup (an unnamed slot is left empty).
-    func fill(_ slots: [String: String]) -> String {
-        var text = ""
-        for part in parts {
-            switch part {
-            case .markup(let markup): text += markup
-            case .slot(let name): text += slots[name] ?? ""
-            }
-        }
-        return text
-    }
+/// The frame of every page (`Assets/page.html`), read once.
+enum PageFrame {
+    static let shared = PageTemplate(PackageResources.page_html)
 }

@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import HTTPService
 import StoreKitCatalog
 
 /// A subscription's life drawn on a date axis, as an SVG the server makes: every period of every plan

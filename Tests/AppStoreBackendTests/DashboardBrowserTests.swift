@@ -1,0 +1,62 @@
+import AppStoreBackend
+import Foundation
+import HTTPService
+import Testing
+import TestSupport
+
+/// The backend's dashboard in a real headless Chromium (Debian's, driven over WebDriver by
+/// `Tests/Browser/dashboard_checks.py`), served over HTTP after a scripted year: sign-in, the figures
+/// against `/v1/metrics`, the charts, the cohort heat map, phone width and axe-core. Its screenshots
+/// are the README's (`docs/screenshots/dashboard*.png`).
+@Suite(.timeLimit(.minutes(10)))
+struct DashboardBrowserTests {
+    static let chromium = URL(fileURLWithPath: "/usr/bin/chromium")
+    static let chromedriver = URL(fileURLWithPath: "/usr/bin/chromedriver")
+    static let available = FileManager.default.isExecutableFile(atPath: chromium.path)
+        && FileManager.default.isExecutableFile(atPath: chromedriver.path)
+
+    @Test("the dashboard in Chromium: sign-in, figures equal to the API, charts, cohorts, 390 px, no accessibility violation",
+          .enabled(if: available, "Chromium or chromedriver is not installed (scripts/bootstrap installs Debian's chromium and chromium-driver)"))
+    func dashboard() async throws {
+        let axe: URL
+        switch await AxeCore.script() {
+        case .success(let script): axe = script
+        case .failure(let reason):
+            print("skipping the dashboard's browser check: \(reason)")
+            withKnownIssue("axe-core could not be installed here") { throw reason }
+            return
+        }
+        let year = try AnalyticsYear(subscribers: 200)
+        try await year.play(seed: 390)
+        let bodies = try await year.notificationBodies()
+        try await BackendScenario.withStorage(engine: .sqlite) { storage in
+            let service = try year.service(on: storage)
+            try await AnalyticsYear.deliver(bodies, to: service)
+            let server = try HTTPServer(host: "127.0.0.1", port: 0, handler: service.router(listeningAddress: "127.0.0.1").handler)
+            let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
+            let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/dashboard_checks.py")
+            let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
+                                                 ["python3", "-u", script.path, server.url.absoluteString, BackendScenario.serviceKey, screenshots.path,
+                                                  Self.chromium.path, Self.chromedriver.path, axe.path])
+            await server.stop()
+            let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+            let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
+            let report = try #require(parsed, "the browser script (exit \(run.status)) said: \(run.standardOutput)\n\(run.standardError)")
+            #expect(report["ok"] as? Bool == true, "\(report)")
+            #expect((report["refusal"] as? String ?? "").contains("not one of this backend's keys"))
+            let charts = report["charts"] as? [String] ?? []
+            #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "active", "trials", "churn"], "\(charts)")
+            #expect((report["cohorts"] as? Int ?? 0) >= 6)
+            #expect(report["signedOut"] as? Bool == true)
+            let axeReport = report["axe"] as? [String: [[String: Any]]] ?? [:]
+            #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone"])
+            for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
+                #expect(violations.isEmpty, "axe on \(page): \(violations)")
+            }
+            for name in ["dashboard.png", "dashboard-phone.png"] {
+                let attributes = try FileManager.default.attributesOfItem(atPath: screenshots.appendingPathComponent(name).path)
+                #expect((attributes[.size] as? NSNumber)?.intValue ?? 0 > 10_000, "\(name) was written")
+            }
+        }
+    }
+}

@@ -1,0 +1,151 @@
+"""Checks the backend's subscription dashboard in headless Chromium: the sign-in form (a wrong key is
+refused, a right one opens the page), the figures against the backend's own /v1/metrics answers,
+the charts and the cohort heat map, the range form, signing out, axe-core at desktop and phone width
+in light and dark, no sideways scrolling at 390 px, and the screenshots in docs/.
+
+usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS
+
+Prints one JSON object with what it saw; exits non-zero, naming the step, when a step fails.
+"""
+import json
+import os
+import sys
+import urllib.request
+
+from store_pages import Browser, Failure, run_and_report
+
+
+def api(base, key, path):
+    request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {key}"})
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.loads(response.read())
+
+
+def grouped(number):
+    return f"{number:,}"
+
+
+def money(amount):
+    return f"{amount:.2f}"
+
+
+def unscroll(browser):
+    """axe scrolls what it checks into view: the cohort table goes back to its first column."""
+    browser.script("document.querySelectorAll('.scroll').forEach(e => e.scrollLeft = 0); window.scrollTo(0, 0);")
+
+
+def sign_in(browser, key):
+    browser.script("document.getElementById('key').value = arguments[0];"
+                   "document.querySelector('form[action=\"/dashboard/login\"] button').click();", key)
+
+
+def main():
+    base, key, shots, chromium, chromedriver, axe_path = sys.argv[1:7]
+    os.makedirs(shots, exist_ok=True)
+    with open(axe_path, encoding="utf-8") as file:
+        axe_source = file.read()
+    browser = Browser(chromium, chromedriver)
+
+    def work(run):
+        seen = run.seen
+        seen["axe"] = {}
+
+        step = run.at("open the dashboard signed out: the sign-in form")
+        browser.open(f"{base}/dashboard")
+        browser.wait_for("#key", step)
+        seen["axe"]["sign-in"] = browser.axe(axe_source)
+
+        step = run.at("a wrong key is refused")
+        sign_in(browser, "osk_not-a-key")
+        alert = browser.wait_for("[role=alert]", step)
+        seen["refusal"] = browser.script("return document.querySelector('[role=alert]').textContent.trim();")
+
+        step = run.at("the right key opens the figures")
+        sign_in(browser, key)
+        browser.wait_for('[data-figure="active_subscriptions"]', step)
+        figures = browser.script(
+            "const out = {}; document.querySelectorAll('[data-figure]').forEach(e => out[e.dataset.figure] = e.querySelector('.value').textContent.trim());"
+            "return out;")
+        first = browser.script("return document.getElementById('from').value;")
+        last = browser.script("return document.getElementById('to').value;")
+        seen["range"] = [first, last]
+
+        step = run.at("the figures equal the backend's answers")
+        report = api(base, key, f"/v1/metrics?from={first}&to={last}")
+        days = report["days"]
+        today = days[-1]
+        expected = {
+            "active_subscriptions": grouped(today["active_subscriptions"]),
+            "trials": grouped(today["trials"]),
+            "in_grace_period": grouped(today["in_grace_period"]),
+        }
+        for currency, amount in today["mrr"].items():
+            expected[f"mrr.{currency}"] = money(amount)
+        for name in ["new_subscriptions", "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "refunds"]:
+            expected[name] = grouped(sum(day[name] for day in days))
+        mismatched = {name: (figures.get(name), value) for name, value in expected.items() if figures.get(name) != value}
+        if mismatched:
+            raise Failure(f"the page's figures differ from /v1/metrics (page, API): {mismatched}")
+        seen["figures"] = figures
+
+        step = run.at("the charts are drawn")
+        charts = browser.script(
+            "return Array.from(document.querySelectorAll('figure[data-chart]')).map(f => ({id: f.dataset.chart,"
+            " marks: f.querySelectorAll('svg polyline, svg rect').length, label: f.querySelector('svg desc').textContent}));")
+        seen["charts"] = [chart["id"] for chart in charts]
+        empty = [chart["id"] for chart in charts if chart["marks"] == 0]
+        if empty:
+            raise Failure(f"charts without marks: {empty}")
+
+        step = run.at("the cohort heat map equals the backend's cohort table")
+        rows = browser.script(
+            "return Array.from(document.querySelectorAll('tr[data-cohort]')).map(r => ({month: r.dataset.cohort,"
+            " started: Number(r.querySelector('td').textContent), retained: Array.from(r.querySelectorAll('td[data-retained]')).map(c => Number(c.dataset.retained))}));")
+        if not rows:
+            raise Failure("the cohort table is empty")
+        cohorts = api(base, key, f"/v1/metrics/cohorts?from={rows[0]['month']}-01&to={last}")["cohorts"]
+        answered = [{"month": c["month"], "started": c["subscriptions"], "retained": c["retained"]} for c in cohorts]
+        if answered != rows:
+            raise Failure(f"the heat map differs from /v1/metrics/cohorts: page {rows[:2]}…, API {answered[:2]}…")
+        seen["cohorts"] = len(rows)
+
+        step = run.at("axe in light and dark at desktop width; the screenshot")
+        browser.color_scheme("light")
+        seen["axe"]["dashboard-light"] = browser.axe(axe_source)
+        unscroll(browser)
+        browser.screenshot(os.path.join(shots, "dashboard.png"))
+        browser.color_scheme("dark")
+        seen["axe"]["dashboard-dark"] = browser.axe(axe_source)
+        browser.color_scheme("light")
+
+        step = run.at("readable at 390 px: no sideways scrolling, axe, the screenshot")
+        browser.set_window(390, 900)
+        browser.settle()
+        widths = browser.script(
+            "return {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth,"
+            " charts: Array.from(document.querySelectorAll('figure[data-chart] svg')).map(s => Math.round(s.getBoundingClientRect().right))};")
+        seen["phoneWidths"] = widths
+        if widths["page"] > widths["view"] or any(right > widths["view"] for right in widths["charts"]):
+            raise Failure(f"at 390 px the page scrolls sideways or a chart overflows: {widths}")
+        seen["axe"]["dashboard-phone"] = browser.axe(axe_source)
+        unscroll(browser)
+        browser.screenshot(os.path.join(shots, "dashboard-phone.png"), width=390)
+
+        step = run.at("the range form shows the days asked for")
+        browser.set_window(1200, 1500)
+        browser.script("document.getElementById('from').value = arguments[0]; document.getElementById('to').value = arguments[1];"
+                       "document.querySelector('form.range button').click();", days[-14]["date"], last)
+        browser.wait_for(f'input#from[value="{days[-14]["date"]}"]', step)
+        seen["rangeDays"] = browser.script(
+            "const d = document.querySelector('figure[data-chart=\"active\"] desc'); return d ? d.textContent : '';")
+
+        step = run.at("sign out")
+        browser.script("document.querySelector('form[action=\"/dashboard/logout\"] button').click();")
+        browser.wait_for("#key", step)
+        seen["signedOut"] = True
+
+    return run_and_report(browser, work)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
