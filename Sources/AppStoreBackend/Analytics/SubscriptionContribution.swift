@@ -146,12 +146,13 @@ public struct SubscriptionContribution: Equatable, Sendable {
                                           productID: transaction.productID, groupID: transaction.groupID,
                                           monthlyMicros: MonthlyPrice.micros(of: transaction, orFrom: missedRenewal)))
         }
+        let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let endings = notifications.filter { ["EXPIRED", "GRACE_PERIOD_EXPIRED", "REVOKE"].contains($0.type) }.map(\.signedMilliseconds)
         var graced: Set<String> = []
         for notification in notifications where notification.type == "DID_FAIL_TO_RENEW" {
             guard let grace = notification.graceExpiresMilliseconds, let failedID = notification.transactionID,
                   let failed = byID[failedID], let start = failed.expiresMilliseconds, graced.insert(failedID).inserted,
-                  let index = renewing.firstIndex(where: { $0.transactionID == failedID }) else { continue }
+                  let index = position[failedID] else { continue }
             var end = grace
             if let revoked = failed.revokedMilliseconds { end = min(end, max(revoked, start)) }
             if index + 1 < renewing.count { end = min(end, max(renewing[index + 1].purchaseMilliseconds, start)) }
@@ -172,6 +173,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
 
     /// Flow figures, on the day each notification was signed.
     private mutating func addEvents(_ notifications: [NotificationFact], byID: [String: TransactionFact], renewing: [TransactionFact]) {
+        let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = byID[id] else { continue }
             let day = CalendarDay(milliseconds: notification.signedMilliseconds).number
@@ -184,7 +186,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
                 if transaction.offer == .freeTrial { count(.trialsStarted) }
             case "DID_RENEW":
                 count(.renewals)
-                if transaction.offer != .freeTrial, let index = renewing.firstIndex(where: { $0.transactionID == id }), index > 0,
+                if transaction.offer != .freeTrial, let index = position[id], index > 0,
                    renewing[index - 1].offer == .freeTrial {
                     count(.trialConversions)
                 }

@@ -262,15 +262,16 @@ extension SQLBackendStorage {
             let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
             let before = try database.query("""
-                SELECT metric, currency, sum(value) FROM metric_days WHERE day < $1 AND metric IN (\(stock)) AND day < $2\(filter)
-                GROUP BY metric, currency
+                SELECT metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
+                WHERE day < $1 AND metric IN (\(stock)) AND day < $2\(filter)
+                GROUP BY metric, \(Self.moneyCurrency)
                 """, [.integer(query.from.number), .integer(query.from.number)] + values).compactMap { row -> (SubscriptionMetric, String, Int64)? in
                 guard let metric = row[0].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[2]) else { return nil }
                 return (metric, row[1] ?? "", value)
             }
             let rows = try database.query("""
-                SELECT day, metric, currency, sum(value) FROM metric_days WHERE day >= $1 AND day <= $2\(filter)
-                GROUP BY day, metric, currency
+                SELECT day, metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days WHERE day >= $1 AND day <= $2\(filter)
+                GROUP BY day, metric, \(Self.moneyCurrency)
                 """, [.integer(query.from.number), .integer(lastDay.number)] + values).compactMap {
                 row -> (day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)? in
                 guard let day = Self.integer(row[0]), let metric = row[1].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[3]) else { return nil }
@@ -297,7 +298,7 @@ extension SQLBackendStorage {
             let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil)
             var cells: [CohortKey: Int64] = [:]
             for row in try database.query("""
-                SELECT cohort, months, sum(subscriptions) FROM metric_cohorts WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
+                SELECT cohort, months, CAST(sum(subscriptions) AS BIGINT) FROM metric_cohorts WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
                 """, [.integer(from.firstOfMonth.number), .integer(to.number)]) {
                 guard let cohort = Self.integer(row[0]), let months = Self.integer(row[1]), let value = Self.integer(row[2]) else { continue }
                 cells[CohortKey(cohort: cohort, months: months)] = value
@@ -305,6 +306,10 @@ extension SQLBackendStorage {
             return CohortReport.assemble(from: from, to: to, asOf: asOf, cells: cells)
         }
     }
+
+    /// The currency where it matters (money), nothing for counts: a range's rows are then one per
+    /// day and count, and one per day, amount and currency.
+    static let moneyCurrency = "CASE WHEN metric IN ('\(SubscriptionMetric.mrr.rawValue)', '\(SubscriptionMetric.refunded.rawValue)') THEN currency ELSE '' END"
 
     static func integer(_ text: String?) -> Int64? { text.flatMap { Int64($0) } }
     static func optionalInteger(_ value: Int64?) -> BackendValue { value.map { .integer($0) } ?? .null }
