@@ -28,7 +28,16 @@ extension SQLBackendStorage {
                                                 PRIMARY KEY (day, metric, currency, product_id, group_id, shard));
         CREATE TABLE IF NOT EXISTS metric_cohorts (cohort BIGINT NOT NULL, months INTEGER NOT NULL, shard INTEGER NOT NULL, subscriptions BIGINT NOT NULL,
                                                    PRIMARY KEY (cohort, months, shard));
+        CREATE TABLE IF NOT EXISTS metric_layout (id INTEGER PRIMARY KEY, version INTEGER NOT NULL);
         """
+
+    /// How the rollup rows are laid out; a database whose rollups were written another way (or not at
+    /// all: made before the analytics) is rebuilt when opened. 2: counts without currency, and each
+    /// row also summed into its group's (product `*`) and the whole app's (product and group `*`).
+    static let metricsLayout: Int64 = 2
+
+    /// The product and group of the rows that add up every product (of a group, or of the app).
+    static let allRows = "*"
 
     /// This process's rollup rows.
     static let rollupShard = Int64(getpid() % 4_096)
@@ -41,13 +50,17 @@ extension SQLBackendStorage {
         } catch {
             try database.execute("ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT")
         }
-        let hasTransactions = !(try database.query("SELECT 1 FROM transactions LIMIT 1", [])).isEmpty
-        let hasRollups = !(try database.query("SELECT 1 FROM metric_subscriptions LIMIT 1", [])).isEmpty
-        guard hasTransactions && !hasRollups else { return }
+        let layout = "SELECT version FROM metric_layout WHERE id = 1"
+        guard integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout else { return }
         try database.execute(database.beginWrite)
         do throws(BackendError) {
             if let lock = database.lockMetrics { try database.execute(lock) }
-            try rebuildMetrics(on: database)
+            // Another instance may have done it while this one waited for the lock.
+            if integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout {
+                try rebuildMetrics(on: database)
+                try database.query("INSERT INTO metric_layout (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                                   [.integer(metricsLayout)])
+            }
             try database.execute("COMMIT")
         } catch {
             try? database.execute("ROLLBACK")
@@ -159,10 +172,28 @@ extension SQLBackendStorage {
                            [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)])
     }
 
+    /// The rollup rows a contribution's cells add to (layout 2): counts without their currency (no
+    /// answer splits them by it), each cell also in its group's row and the app's.
+    static func rollupRows(_ days: [MetricKey: Int64]) -> [MetricKey: Int64] {
+        var rows: [MetricKey: Int64] = [:]
+        for (key, value) in days {
+            var cell = key
+            if cell.metric != .mrr && cell.metric != .refunded { cell.currency = "" }
+            rows[cell, default: 0] += value
+            var group = cell
+            group.productID = allRows
+            rows[group, default: 0] += value
+            var app = group
+            app.groupID = allRows
+            rows[app, default: 0] += value
+        }
+        return rows.filter { $0.value != 0 }
+    }
+
     private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: any BackendDatabase) throws(BackendError) {
         // In one order everywhere, so two transactions of one process never wait on each other crosswise;
         // many rows to a statement (one round trip each).
-        let dayRows = days.sorted { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
+        let dayRows = rollupRows(days).sorted { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
                                     < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }
         for chunk in stride(from: 0, to: dayRows.count, by: 100).map({ dayRows[$0..<min($0 + 100, dayRows.count)] }) {
             var values: [BackendValue] = []
@@ -254,11 +285,10 @@ extension SQLBackendStorage {
             guard let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil) else {
                 return MetricsReport(asOf: nil, days: [])
             }
-            // After the two parameters each statement starts with.
-            var filter = ""
-            var values: [BackendValue] = []
-            if let product = query.productID { values.append(.text(product)); filter += " AND product_id = $\(values.count + 2)" }
-            if let group = query.groupID { values.append(.text(group)); filter += " AND group_id = $\(values.count + 2)" }
+            // The rows of one product, of a group's products summed, or of the whole app (after the two
+            // parameters each statement starts with).
+            let values: [BackendValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
+            let filter = query.productID != nil && query.groupID == nil ? " AND product_id = $3 AND group_id <> $4" : " AND product_id = $3 AND group_id = $4"
             let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
             let before = try database.query("""
