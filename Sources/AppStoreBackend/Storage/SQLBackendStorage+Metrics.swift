@@ -1,8 +1,8 @@
 import AppStoreModels
 import Foundation
 
-/// The subscription metrics in the database: each subscription's facts (`metric_transactions`, and
-/// the grace period each notification told), the daily rollup (`metric_days`), the cohort table
+/// The subscription metrics in the database: each subscription's facts (columns of its transactions'
+/// rows, and the grace period each notification told), the daily rollup (`metric_days`), the cohort table
 /// (`metric_cohorts`) and each subscription's last entitled period (`metric_subscriptions`, also the
 /// row a change locks before it reads the subscription, so instances sharing PostgreSQL take turns
 /// on one subscription).
@@ -15,12 +15,6 @@ extension SQLBackendStorage {
     static let metricsSchema = """
         CREATE INDEX IF NOT EXISTS notifications_by_original ON notifications(original_transaction_id);
         CREATE INDEX IF NOT EXISTS notifications_by_signed ON notifications(signed_ms);
-        CREATE TABLE IF NOT EXISTS metric_transactions (transaction_id TEXT PRIMARY KEY, subscription TEXT NOT NULL, signed_ms BIGINT NOT NULL,
-                                                        product_id TEXT NOT NULL, group_id TEXT NOT NULL, currency TEXT NOT NULL,
-                                                        price BIGINT NOT NULL, offer TEXT NOT NULL, purchase_ms BIGINT NOT NULL,
-                                                        expires_ms BIGINT, revoked_ms BIGINT, family_shared INTEGER NOT NULL,
-                                                        renewal INTEGER NOT NULL);
-        CREATE INDEX IF NOT EXISTS metric_transactions_by_subscription ON metric_transactions(subscription);
         CREATE TABLE IF NOT EXISTS metric_subscriptions (subscription TEXT PRIMARY KEY, last_start_ms BIGINT, last_end_ms BIGINT, last_period TEXT);
         CREATE INDEX IF NOT EXISTS metric_subscriptions_by_last_end ON metric_subscriptions(last_end_ms);
         CREATE TABLE IF NOT EXISTS metric_days (day BIGINT NOT NULL, metric TEXT NOT NULL, currency TEXT NOT NULL, product_id TEXT NOT NULL,
@@ -32,9 +26,10 @@ extension SQLBackendStorage {
         """
 
     /// How the rollup rows are laid out; a database whose rollups were written another way (or not at
-    /// all: made before the analytics) is rebuilt when opened. 2: counts without currency, and each
-    /// row also summed into its group's (product `*`) and the whole app's (product and group `*`).
-    static let metricsLayout: Int64 = 2
+    /// all: made before the analytics) is rebuilt when opened. 3: the facts in the transactions' rows;
+    /// counts without currency, and each row also summed into its group's (product `*`) and the whole
+    /// app's (product and group `*`).
+    static let metricsLayout: Int64 = 3
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"
@@ -50,6 +45,13 @@ extension SQLBackendStorage {
         } catch {
             try database.execute("ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT")
         }
+        do {
+            try database.query("SELECT renewal FROM transactions LIMIT 0", [])
+        } catch {
+            for (column, type) in factColumnTypes { try database.execute("ALTER TABLE transactions ADD COLUMN \(column) \(type)") }
+        }
+        // Layout 2 kept the facts in a table of their own.
+        try database.execute("DROP TABLE IF EXISTS metric_transactions")
         let layout = "SELECT version FROM metric_layout WHERE id = 1"
         guard integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout else { return }
         try database.execute(database.beginWrite)
@@ -94,13 +96,26 @@ extension SQLBackendStorage {
         return facts
     }
 
+    /// The facts' columns of a transaction's row, in the order ``factValues(_:)`` gives them.
+    static let factColumnTypes: KeyValuePairs<String, String> = [
+        "product_id": "TEXT", "group_id": "TEXT", "currency": "TEXT", "price": "BIGINT", "offer": "TEXT", "purchase_ms": "BIGINT",
+        "expires_ms": "BIGINT", "revoked_ms": "BIGINT", "family_shared": "INTEGER", "renewal": "INTEGER",
+    ]
+    static let factColumns = factColumnTypes.map(\.key).joined(separator: ", ")
+    static let factUpdates = factColumnTypes.map { "\($0.key) = excluded.\($0.key)" }.joined(separator: ", ")
+
+    static func factValues(_ fact: TransactionFact) -> [BackendValue] {
+        [.text(fact.productID), .text(fact.groupID), .text(fact.currency), .integer(fact.price), .text(fact.offer.rawValue),
+         .integer(fact.purchaseMilliseconds), optionalInteger(fact.expiresMilliseconds), optionalInteger(fact.revokedMilliseconds),
+         .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)]
+    }
+
     static func readFacts(of subscription: String, on database: any BackendDatabase, excludingNotification uuid: String? = nil) throws(BackendError) -> SubscriptionFacts {
-        // Both kinds of fact in one statement (one round trip to PostgreSQL): transactions first ('t'),
-        // then notifications ('n'), in the columns each uses.
+        // Both kinds of fact in one statement (one round trip to PostgreSQL): transactions ('t'), then
+        // notifications ('n'), in the columns each uses.
         let rows = try database.query("""
-            SELECT 't', transaction_id, signed_ms, product_id, group_id, currency, price, offer, purchase_ms, expires_ms, revoked_ms,
-                   family_shared, renewal
-            FROM metric_transactions WHERE subscription = $1
+            SELECT 't', transaction_id, signed_ms, \(factColumns)
+            FROM transactions WHERE original_transaction_id = $1
             UNION ALL
             SELECT 'n', uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, NULL, NULL, NULL, NULL, NULL, NULL
             FROM notifications WHERE original_transaction_id = $1
@@ -121,25 +136,6 @@ extension SQLBackendStorage {
             }
         }
         return facts
-    }
-
-    /// Records a transaction's facts, replacing older ones as the transaction's row is.
-    static func recordFacts(_ fact: TransactionFact, on database: any BackendDatabase) throws(BackendError) {
-        try database.query("""
-            INSERT INTO metric_transactions (transaction_id, subscription, signed_ms, product_id, group_id, currency, price, offer,
-                                             purchase_ms, expires_ms, revoked_ms, family_shared, renewal)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            ON CONFLICT (transaction_id) DO UPDATE SET
-                subscription = excluded.subscription, signed_ms = excluded.signed_ms, product_id = excluded.product_id,
-                group_id = excluded.group_id, currency = excluded.currency, price = excluded.price, offer = excluded.offer,
-                purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms, revoked_ms = excluded.revoked_ms,
-                family_shared = excluded.family_shared, renewal = excluded.renewal
-            WHERE excluded.signed_ms > metric_transactions.signed_ms
-               OR (excluded.signed_ms = metric_transactions.signed_ms AND (excluded.revoked_ms IS NOT NULL OR metric_transactions.revoked_ms IS NULL))
-            """, [.text(fact.transactionID), .text(fact.subscription), .integer(fact.signedMilliseconds), .text(fact.productID),
-                  .text(fact.groupID), .text(fact.currency), .integer(fact.price), .text(fact.offer.rawValue),
-                  .integer(fact.purchaseMilliseconds), optionalInteger(fact.expiresMilliseconds), optionalInteger(fact.revokedMilliseconds),
-                  .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)])
     }
 
     /// Adds the change's difference to the rollups, for each subscription it touched.
@@ -228,7 +224,7 @@ extension SQLBackendStorage {
     /// Recomputes every fact and rollup from the recorded transactions and notifications, in one
     /// transaction: the rollups a running backend keeps must equal what this computes.
     static func rebuildMetrics(on database: any BackendDatabase) throws(BackendError) {
-        for table in ["metric_days", "metric_cohorts", "metric_subscriptions", "metric_transactions"] {
+        for table in ["metric_days", "metric_cohorts", "metric_subscriptions"] {
             try database.query("DELETE FROM \(table)", [])
         }
         // The facts, from every transaction's stored payload, a page at a time.
@@ -241,7 +237,9 @@ extension SQLBackendStorage {
             guard let last = rows.last?[0] ?? nil else { break }
             for row in rows {
                 let payload = try decode(JWSTransactionDecodedPayload.self, row[3] ?? "")
-                try recordFacts(TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: row[2])), on: database)
+                let fact = TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: row[2]))
+                try database.query("UPDATE transactions SET (\(factColumns)) = ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11) WHERE transaction_id = $1",
+                                   [.text(fact.transactionID)] + factValues(fact))
             }
             after = last
         }
@@ -251,7 +249,7 @@ extension SQLBackendStorage {
         after = ""
         while true {
             let subscriptions = try database.query("""
-                SELECT DISTINCT subscription FROM metric_transactions WHERE subscription > $1 ORDER BY subscription LIMIT 1000
+                SELECT DISTINCT original_transaction_id FROM transactions WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT 1000
                 """, [.text(after)]).compactMap { $0[0] }
             guard let last = subscriptions.last else { break }
             for subscription in subscriptions {

@@ -9,7 +9,8 @@ import Synchronization
 /// Every change is one database transaction that re-reads what it changes: the notification's UUID
 /// is unique (a second delivery, from this process or another, inserts nothing and the change is
 /// skipped), and a transaction or status row is replaced only by data signed at the same time or later
-/// (`ON CONFLICT … DO UPDATE … WHERE`), so instances racing on the same rows cannot roll them back.
+/// (`ON CONFLICT … DO UPDATE … WHERE`; of two views of a transaction signed at one millisecond, the
+/// revoked one), so instances racing on the same rows cannot roll them back.
 /// Writes are grouped: callers queue their change and suspend; a writer commits everything waiting in
 /// one transaction, each change in a savepoint of its own, and resumes each caller after the commit.
 /// A transaction that PostgreSQL aborts as a deadlock between instances is run again.
@@ -184,19 +185,18 @@ public final class SQLBackendStorage: BackendStorage {
         // The subscriptions' metrics: locked and read before the change, updated after it.
         let metricsBefore = try lockAndReadSubscriptions(of: change, on: database)
         if let transaction = change.transaction {
-            try recordFacts(TransactionFact(transaction), on: database)
+            // The row keeps the metrics' facts of the transaction beside its payload (see `Self.factColumns`).
             try database.query("""
-                INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws)
-                VALUES ($1, $2, $3, $4, $5, $6)
+                INSERT INTO transactions (transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws, \(Self.factColumns))
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
                 ON CONFLICT (transaction_id) DO UPDATE SET
                     customer_id = COALESCE(excluded.customer_id, transactions.customer_id),
-                    signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws
+                    signed_ms = excluded.signed_ms, payload = excluded.payload, jws = excluded.jws, \(Self.factUpdates)
                 WHERE excluded.signed_ms > transactions.signed_ms
-                   OR (excluded.signed_ms = transactions.signed_ms
-                       AND (excluded.payload LIKE '%"revocationDate"%' OR transactions.payload NOT LIKE '%"revocationDate"%'))
+                   OR (excluded.signed_ms = transactions.signed_ms AND (excluded.revoked_ms IS NOT NULL OR transactions.revoked_ms IS NULL))
                 """, [.text(transaction.transactionID), .text(transaction.originalTransactionID), .optionalText(transaction.customerID),
                       .integer(AppStoreJSON.milliseconds(from: transaction.signedDate)), .text(ticket.transactionJSON ?? "{}"),
-                      .text(transaction.signedTransaction)])
+                      .text(transaction.signedTransaction)] + Self.factValues(TransactionFact(transaction)))
             if let customer = transaction.customerID {
                 // A newer view of the transaction stored earlier may lack the customer: keep the one learnt now.
                 try database.query("UPDATE transactions SET customer_id = $2 WHERE transaction_id = $1 AND customer_id IS NULL",
