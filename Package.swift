@@ -103,7 +103,7 @@ let package = Package(
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService",
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "OpenStoreKit", "OpenStoreKitTesting",

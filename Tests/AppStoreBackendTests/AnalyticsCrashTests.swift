@@ -2,6 +2,8 @@ import AppStoreBackend
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
+import BlockingWork
+import SQLiteDatabase
 import Foundation
 import Synchronization
 import Testing
@@ -91,5 +93,64 @@ private final class Acknowledgements: Sendable {
             state.round += 1
             return state.round
         }
+    }
+}
+
+/// A backend database made before the analytics existed is brought up to them when opened.
+struct AnalyticsMigrationTests {
+    /// The tables as the backend made them before the analytics (no facts, no grace column, no rollups).
+    static let schemaBeforeAnalytics = """
+        CREATE TABLE notifications (uuid TEXT PRIMARY KEY, type TEXT NOT NULL, subtype TEXT, signed_ms BIGINT NOT NULL,
+                                    transaction_id TEXT, original_transaction_id TEXT);
+        CREATE TABLE transactions (transaction_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL,
+                                   customer_id TEXT, signed_ms BIGINT NOT NULL, payload TEXT NOT NULL, jws TEXT NOT NULL);
+        CREATE INDEX transactions_by_customer ON transactions(customer_id) WHERE customer_id IS NOT NULL;
+        CREATE INDEX transactions_by_original ON transactions(original_transaction_id);
+        CREATE TABLE statuses (original_transaction_id TEXT PRIMARY KEY, status INTEGER, renewal_info TEXT, signed_ms BIGINT NOT NULL);
+        CREATE TABLE links (original_transaction_id TEXT PRIMARY KEY, customer_id TEXT NOT NULL);
+        CREATE INDEX links_by_customer ON links(customer_id);
+        CREATE TABLE keys (hash TEXT PRIMARY KEY, label TEXT NOT NULL, created_ms BIGINT NOT NULL);
+        """
+
+    @Test("a database from before the analytics gets its facts and rollups when opened: the figures equal a current backend's, but for grace periods it never kept")
+    func databaseFromBeforeTheAnalytics() async throws {
+        let year = try AnalyticsYear(subscribers: 120)
+        try await year.play(seed: 11)
+        let bodies = try await year.notificationBodies()
+        let scratch = Scratch()
+        let current = scratch.url.appendingPathComponent("current.sqlite").path
+        let old = scratch.url.appendingPathComponent("old.sqlite").path
+        let currentStorage = try await SQLBackendStorage.sqlite(path: current)
+        try await AnalyticsYear.deliver(bodies, to: try year.service(on: currentStorage))
+        // The same ledger in the old tables, as an older backend would have left it.
+        try await BlockingWork.run { () throws in
+            let connection = try SQLiteConnection(path: old, mode: .create)
+            try connection.execute(Self.schemaBeforeAnalytics)
+            try connection.execute("""
+                ATTACH DATABASE '\(current)' AS current;
+                INSERT INTO notifications SELECT uuid, type, subtype, signed_ms, transaction_id, original_transaction_id FROM current.notifications;
+                INSERT INTO transactions SELECT transaction_id, original_transaction_id, customer_id, signed_ms, payload, jws FROM current.transactions;
+                INSERT INTO statuses SELECT * FROM current.statuses;
+                DETACH DATABASE current;
+                """)
+        }
+        let migrated = try await SQLBackendStorage.sqlite(path: old)
+        let first = CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: AnalyticsYear.start))
+        let query = MetricsQuery(from: first, to: first.adding(days: 400))
+        let want = try await currentStorage.metrics(query).days
+        let got = try await migrated.metrics(query).days
+        #expect(got.count == want.count && !want.isEmpty)
+        #expect(want.contains { $0.gracePeriod > 0 }, "the year has grace periods")
+        for (before, after) in zip(want, got) {
+            if before.gracePeriod == 0 {
+                #expect(after == before, "\(before.day)")
+            } else {
+                // The old notifications never kept when a grace period would end: those days count the subscription lapsed.
+                #expect(after.gracePeriod == 0 && after.activeSubscriptions == before.activeSubscriptions - before.gracePeriod, "\(before.day)")
+            }
+        }
+        // It keeps them from now on like any backend: a rebuild changes nothing.
+        try await migrated.rebuildMetrics()
+        #expect(try await migrated.metrics(query).days == got)
     }
 }

@@ -34,6 +34,9 @@ struct SubscriptionAnalyticsTests {
         #expect(totals.newSubscriptions > 900 && totals.trialConversions > 50 && totals.churnedVoluntary > 50 && totals.churnedInvoluntary > 10)
         #expect(totals.reactivations > 10 && totals.refunds > 20 && totals.gracePeriod > 0 && totals.introductoryPrice > 0 && totals.freeTrials > 0)
         #expect(Set(expectedDays.flatMap(\.mrrMicros.keys)) == ["USD", "GBP"])
+        // The last day's figures are taken at its newest notification, before periods that end later that day.
+        let endOfLastDay = AppStoreJSON.date(fromMilliseconds: CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: expected.asOf)).lastMilliseconds)
+        #expect(expected.subscriptions.values.contains { expected.state(of: $0, at: expected.asOf) != nil && expected.state(of: $0, at: endOfLastDay) == nil })
 
         try await BackendScenario.withStorage(engine: engine) { storage in
             let service = try year.service(on: storage)

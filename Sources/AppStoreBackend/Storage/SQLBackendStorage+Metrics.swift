@@ -164,8 +164,9 @@ extension SQLBackendStorage {
     }
 
     private static func recordLastPeriod(of subscription: String, _ period: EntitledPeriod?, on database: any BackendDatabase) throws(BackendError) {
-        try database.query("UPDATE metric_subscriptions SET last_start_ms = $2, last_end_ms = $3, last_period = $4 WHERE subscription = $1",
-                           [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)])
+        // Parameters are numbered in the order they first appear (SQLite binds them that way).
+        try database.query("UPDATE metric_subscriptions SET last_start_ms = $1, last_end_ms = $2, last_period = $3 WHERE subscription = $4",
+                           [optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded), .text(subscription)])
     }
 
     /// The rollup rows a contribution's cells add to (layout 2): counts without their currency (no
@@ -238,8 +239,8 @@ extension SQLBackendStorage {
             for row in rows {
                 let payload = try decode(JWSTransactionDecodedPayload.self, row[3] ?? "")
                 let fact = TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: row[2]))
-                try database.query("UPDATE transactions SET (\(factColumns)) = ($2, $3, $4, $5, $6, $7, $8, $9, $10, $11) WHERE transaction_id = $1",
-                                   [.text(fact.transactionID)] + factValues(fact))
+                try database.query("UPDATE transactions SET (\(factColumns)) = ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) WHERE transaction_id = $11",
+                                   factValues(fact) + [.text(fact.transactionID)])
             }
             after = last
         }
