@@ -28,8 +28,10 @@ struct AnalyticsYear {
 
     private enum Action { case buy(String), cancel, refundLatest, upgrade }
 
-    private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.basicWeekly,
-                                ExampleShop.newsPlus, ExampleShop.newsLite]
+    /// The plans bought, each as often as it appears: weekly plans are few (each renews fifty times a year).
+    private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.premiumMonthly,
+                                ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.standardMonthly, ExampleShop.standardMonthly,
+                                ExampleShop.basicWeekly, ExampleShop.newsPlus, ExampleShop.newsPlus, ExampleShop.newsLite]
 
     /// Plays the year, a day at a time, each day's purchases and changes at noon.
     func play(seed: UInt64 = 24) async throws {
@@ -79,9 +81,8 @@ struct AnalyticsYear {
     private func perform(_ action: Action, account: String) async throws {
         switch action {
         case .buy(let product):
-            // Every third subscriber buys in the United Kingdom, in pounds.
-            let storefront = (Int(account.split(separator: "-").last ?? "0") ?? 0) % 3 == 0 ? "GBR" : "USA"
-            try await store.updateSettings { $0.storefront = storefront }
+            // Every third subscriber's account is in the United Kingdom: they pay in pounds.
+            if (Int(account.split(separator: "-").last ?? "0") ?? 0) % 3 == 0 { try await store.configureAccount(account, storefront: "GBR") }
             _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
                                                          appAccountToken: BackendScenario.token(account)))
         case .cancel:

@@ -42,6 +42,54 @@ struct BackendSecurityTests {
         }
     }
 
+    @Test("the dashboard and the metrics need a key: a page of another site can neither sign a browser in nor read the figures")
+    func dashboardNeedsAKey() async throws {
+        let scenario = try BackendScenario()
+        _ = try await scenario.buy(ExampleShop.standardMonthly, "alice")
+        try await scenario.withBackend { backend in
+            for body in try await scenario.notificationBodies() { _ = await backend.post("/apple/notifications", body, key: nil) }
+            let router = backend.router(listeningAddress: "127.0.0.1")
+            func send(_ method: String, _ path: String, headers: [String: String] = [:], body: String = "") async -> HTTPResponse {
+                let parts = path.split(separator: "?", maxSplits: 1)
+                let query = parts.count > 1 ? parts[1].split(separator: "&").map { pair -> (name: String, value: String) in
+                    let nameValue = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    return (nameValue[0], nameValue.count > 1 ? nameValue[1] : "")
+                } : []
+                return await router.respond(to: HTTPRequest(method: method, rawPath: String(parts[0]), rawQuery: query,
+                                                            headers: ["Host": "127.0.0.1:9"].merging(headers) { $1 }.reduce(into: [:]) { $0[$1.key.lowercased()] = $1.value },
+                                                            body: Data(body.utf8)))
+            }
+            let form = ["Content-Type": "application/x-www-form-urlencoded"]
+            let key = BackendScenario.serviceKey
+            // Without a key: the figures are not answered, and the page is the sign-in form.
+            #expect(await send("GET", "/v1/metrics?from=2026-01-01&to=2026-01-31").status == 401)
+            #expect(await send("GET", "/v1/metrics/cohorts?from=2026-01-01&to=2026-01-31").status == 401)
+            let signedOut = String(decoding: await send("GET", "/dashboard").body, as: UTF8.self)
+            #expect(signedOut.contains(#"id="key""#) && !signedOut.contains("data-figure"))
+            let forged = String(decoding: await send("GET", "/dashboard", headers: ["Cookie": "osk_backend_key=osk_guess"]).body, as: UTF8.self)
+            #expect(forged.contains(#"id="key""#) && !forged.contains("data-figure"), "a cookie with a key the backend does not know opens nothing")
+            // Another site's form: refused without the page's token, and when the browser says where it comes from.
+            #expect(await send("POST", "/dashboard/login", headers: form, body: "key=\(key)").status == 403)
+            #expect(await send("POST", "/dashboard/login", headers: form.merging(["Origin": "http://evil.example"]) { $1 },
+                               body: "form_token=\(backend.formToken)&key=\(key)").status == 403)
+            #expect(await send("POST", "/dashboard/login", headers: form.merging(["Sec-Fetch-Site": "cross-site"]) { $1 },
+                               body: "form_token=\(backend.formToken)&key=\(key)").status == 403)
+            // A wrong key is refused; the right one sets a cookie only the dashboard gets, which opens it.
+            #expect(await send("POST", "/dashboard/login", headers: form, body: "form_token=\(backend.formToken)&key=osk_guess").status == 401)
+            let signIn = await send("POST", "/dashboard/login", headers: form, body: "form_token=\(backend.formToken)&key=\(key)")
+            #expect(signIn.status == 303, "\(String(decoding: signIn.body, as: UTF8.self))")
+            let cookie = try #require(signIn.headers.first { $0.name == "Set-Cookie" }?.value)
+            #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/dashboard"))
+            let page = await send("GET", "/dashboard", headers: ["Cookie": String(cookie.prefix { $0 != ";" })])
+            #expect(page.headers.contains { $0.name == "Content-Security-Policy" && $0.value.contains("frame-ancestors 'none'") })
+            #expect(String(decoding: page.body, as: UTF8.self).contains(#"data-figure="active_subscriptions""#))
+            #expect(await send("GET", "/v1/metrics?from=2026-01-01&to=2026-01-31", headers: ["Authorization": "Bearer \(key)"]).status == 200)
+            // Bad ranges are told apart from missing keys.
+            #expect(await send("GET", "/v1/metrics?from=2026-02-30&to=2026-03-01", headers: ["Authorization": "Bearer \(key)"]).status == 400)
+            #expect(await send("GET", "/v1/metrics?from=2026-03-01&to=2026-02-01", headers: ["Authorization": "Bearer \(key)"]).status == 400)
+        }
+    }
+
     @Test("the backend's SQLite database and its -wal and -shm files are private to their owner from creation")
     func databaseIsPrivate() async throws {
         let scenario = try BackendScenario()

@@ -93,6 +93,8 @@ extension InMemoryLedgerStorage {
         var meta: [String: String] = [:]
         var accounts: [String: StoreAccount] = [:]
         var devices: [String: StoreDevice] = [:]
+        /// Device names per account (a device never changes account).
+        var devicesByAccount: [String: Set<String>] = [:]
         var transactions: [UInt64: LedgerTransaction] = [:]
         var subscriptions: [UInt64: SubscriptionRecord] = [:]
         var updates: [Int64: LedgerUpdate] = [:]
@@ -120,7 +122,11 @@ extension InMemoryLedgerStorage {
             version += 1
             meta.merge(changes.meta) { $1 }
             accounts.merge(changes.accounts) { $1 }
-            devices.merge(changes.devices) { $1 }
+            for (name, device) in changes.devices {
+                if let previous = devices[name], previous.account != device.account { devicesByAccount[previous.account]?.remove(name) }
+                devices[name] = device
+                devicesByAccount[device.account, default: []].insert(name)
+            }
             if changes.deletesEveryTransaction {
                 for id in transactions.keys.sorted() { removeTransaction(id) }
                 for id in subscriptions.keys.sorted() { removeSubscription(id) }
@@ -235,7 +241,7 @@ extension InMemoryLedgerStorage {
         func device(_ name: String) -> StoreDevice? { contents.devices[name] }
 
         func devices(account: String) -> [StoreDevice] {
-            contents.devices.values.filter { $0.account == account }.sorted { $0.name < $1.name }
+            (contents.devicesByAccount[account] ?? []).sorted().compactMap { contents.devices[$0] }
         }
 
         func devices(after name: String?, limit: Int) -> [StoreDevice] {
