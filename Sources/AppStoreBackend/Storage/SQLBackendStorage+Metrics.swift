@@ -78,20 +78,28 @@ extension SQLBackendStorage {
         var notifications: [NotificationFact]
     }
 
-    /// The subscriptions a change touches, locked (in order) and read as they were.
-    static func lockAndReadSubscriptions(of change: BackendChange, on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
-        // A purchase that is not a subscription adds to the figures only when it is refunded; its facts
-        // are kept all the same (a refund's notification carries the transaction again).
-        guard change.transaction?.payload.type == .autoRenewableSubscription || change.notification?.type == "REFUND" else { return [:] }
-        let touched = Set([change.transaction?.originalTransactionID, change.notification?.originalTransactionID].compactMap { $0 }).sorted()
+    /// The subscriptions a change adds to the figures through: a subscription's, or any purchase's
+    /// refund (a purchase that is not a subscription counts only when refunded; its facts are kept all
+    /// the same, and a refund's notification carries the transaction again).
+    static func subscriptions(touchedBy change: BackendChange) -> Set<String> {
+        guard change.transaction?.payload.type == .autoRenewableSubscription || change.notification?.type == "REFUND" else { return [] }
+        return Set([change.transaction?.originalTransactionID, change.notification?.originalTransactionID].compactMap { $0 })
+    }
+
+    /// The subscriptions a batch of changes touches, locked in one order (so instances sharing
+    /// PostgreSQL take turns on each, and never wait on each other crosswise) and read as they were,
+    /// in two statements however many there are.
+    static func lockAndReadSubscriptions(of changes: [BackendChange], on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+        let touched = changes.reduce(into: Set<String>()) { $0.formUnion(subscriptions(touchedBy: $1)) }.sorted()
         var facts: [String: SubscriptionFacts] = [:]
-        for subscription in touched {
-            // Taking the row (an update on conflict) holds its lock in PostgreSQL until the commit.
+        for chunk in stride(from: 0, to: touched.count, by: 500).map({ Array(touched[$0..<min($0 + 500, touched.count)]) }) {
+            // Taking each row (an update on conflict) holds its lock in PostgreSQL until the commit.
+            let placeholders = chunk.indices.map { "($\($0 + 1))" }.joined(separator: ", ")
             try database.query("""
-                INSERT INTO metric_subscriptions (subscription) VALUES ($1)
+                INSERT INTO metric_subscriptions (subscription) VALUES \(placeholders)
                 ON CONFLICT (subscription) DO UPDATE SET subscription = excluded.subscription
-                """, [.text(subscription)])
-            facts[subscription] = try readFacts(of: subscription, on: database, excludingNotification: change.notification?.notificationUUID)
+                """, chunk.map { .text($0) })
+            for (subscription, read) in try readFacts(of: chunk, on: database) { facts[subscription] = read }
         }
         return facts
     }
@@ -110,63 +118,90 @@ extension SQLBackendStorage {
          .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)]
     }
 
-    static func readFacts(of subscription: String, on database: any BackendDatabase, excludingNotification uuid: String? = nil) throws(BackendError) -> SubscriptionFacts {
-        // Both kinds of fact in one statement (one round trip to PostgreSQL): transactions ('t'), then
-        // notifications ('n'), in the columns each uses.
+    /// The facts of each of `subscriptions` (every one present, with no facts when it has none), in
+    /// one statement: transactions ('t'), then notifications ('n'), in the columns each uses.
+    static func readFacts(of subscriptions: [String], on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+        var facts = Dictionary(uniqueKeysWithValues: subscriptions.map { ($0, SubscriptionFacts(transactions: [], notifications: [])) })
+        guard !subscriptions.isEmpty else { return facts }
+        let list = subscriptions.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
         let rows = try database.query("""
-            SELECT 't', transaction_id, signed_ms, \(factColumns)
-            FROM transactions WHERE original_transaction_id = $1
+            SELECT 't', original_transaction_id, transaction_id, signed_ms, \(factColumns)
+            FROM transactions WHERE original_transaction_id IN (\(list))
             UNION ALL
-            SELECT 'n', uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, NULL, NULL, NULL, NULL, NULL, NULL
-            FROM notifications WHERE original_transaction_id = $1
-            """, [.text(subscription)])
-        var facts = SubscriptionFacts(transactions: [], notifications: [])
+            SELECT 'n', original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, NULL, NULL, NULL, NULL, NULL, NULL
+            FROM notifications WHERE original_transaction_id IN (\(list))
+            """, subscriptions.map { .text($0) })
         for row in rows {
+            guard let subscription = row[1], facts[subscription] != nil else { continue }
             if row[0] == "t" {
-                facts.transactions.append(TransactionFact(
-                    transactionID: row[1] ?? "", subscription: subscription, signedMilliseconds: integer(row[2]) ?? 0, productID: row[3] ?? "",
-                    groupID: row[4] ?? "", currency: row[5] ?? "", price: integer(row[6]) ?? 0,
-                    offer: TransactionFact.Offer(rawValue: row[7] ?? "") ?? .none, purchaseMilliseconds: integer(row[8]) ?? 0,
-                    expiresMilliseconds: integer(row[9]), revokedMilliseconds: integer(row[10]), isFamilyShared: row[11] == "1",
-                    isRenewal: row[12] == "1"))
-            } else if let id = row[1], id != uuid {
-                facts.notifications.append(NotificationFact(notificationUUID: id, type: row[3] ?? "", subtype: row[4],
-                                                            signedMilliseconds: integer(row[2]) ?? 0, transactionID: row[5],
-                                                            graceExpiresMilliseconds: integer(row[6])))
+                facts[subscription]!.transactions.append(TransactionFact(
+                    transactionID: row[2] ?? "", subscription: subscription, signedMilliseconds: integer(row[3]) ?? 0, productID: row[4] ?? "",
+                    groupID: row[5] ?? "", currency: row[6] ?? "", price: integer(row[7]) ?? 0,
+                    offer: TransactionFact.Offer(rawValue: row[8] ?? "") ?? .none, purchaseMilliseconds: integer(row[9]) ?? 0,
+                    expiresMilliseconds: integer(row[10]), revokedMilliseconds: integer(row[11]), isFamilyShared: row[12] == "1",
+                    isRenewal: row[13] == "1"))
+            } else if let id = row[2] {
+                facts[subscription]!.notifications.append(NotificationFact(notificationUUID: id, type: row[4] ?? "", subtype: row[5],
+                                                                           signedMilliseconds: integer(row[3]) ?? 0, transactionID: row[6],
+                                                                           graceExpiresMilliseconds: integer(row[7])))
             }
         }
         return facts
     }
 
-    /// Adds the change's difference to the rollups, for each subscription it touched.
-    static func updateMetrics(after change: BackendChange, before: [String: SubscriptionFacts], on database: any BackendDatabase) throws(BackendError) {
-        for (subscription, old) in before.sorted(by: { $0.key < $1.key }) {
-            var new = old
-            if let transaction = change.transaction, transaction.originalTransactionID == subscription {
-                let fact = TransactionFact(transaction)
-                if let index = new.transactions.firstIndex(where: { $0.transactionID == fact.transactionID }) {
-                    if fact.supersedes(new.transactions[index]) { new.transactions[index] = fact }
-                } else {
-                    new.transactions.append(fact)
+    /// Adds the difference the recorded changes of a batch make to each subscription they touched,
+    /// in three statements at most (rollup rows, cohort cells, last periods).
+    static func updateMetrics(after changes: [BackendChange], before: [String: SubscriptionFacts], on database: any BackendDatabase) throws(BackendError) {
+        var after = before
+        for change in changes {
+            for subscription in subscriptions(touchedBy: change) {
+                guard var facts = after[subscription] else { continue }
+                if let transaction = change.transaction, transaction.originalTransactionID == subscription {
+                    let fact = TransactionFact(transaction)
+                    if let index = facts.transactions.firstIndex(where: { $0.transactionID == fact.transactionID }) {
+                        // As the row itself is replaced (see `SQLBackendStorage.write`).
+                        if fact.supersedes(facts.transactions[index]) { facts.transactions[index] = fact }
+                    } else {
+                        facts.transactions.append(fact)
+                    }
                 }
-            }
-            if let notification = change.notification, notification.originalTransactionID == subscription {
-                new.notifications.append(NotificationFact(notification))
-            }
-            let before = SubscriptionContribution(transactions: old.transactions, notifications: old.notifications)
-            let after = SubscriptionContribution(transactions: new.transactions, notifications: new.notifications)
-            let difference = after.difference(from: before)
-            try addToRollups(days: difference.days, cohorts: difference.cohorts, on: database)
-            if before.lastPeriod != after.lastPeriod {
-                try recordLastPeriod(of: subscription, after.lastPeriod, on: database)
+                if let notification = change.notification, notification.originalTransactionID == subscription {
+                    facts.notifications.append(NotificationFact(notification))
+                }
+                after[subscription] = facts
             }
         }
+        var days: [MetricKey: Int64] = [:]
+        var cohorts: [CohortKey: Int64] = [:]
+        var lastPeriods: [(subscription: String, period: EntitledPeriod?)] = []
+        for (subscription, old) in before.sorted(by: { $0.key < $1.key }) {
+            guard let new = after[subscription], new.transactions != old.transactions || new.notifications != old.notifications else { continue }
+            let was = SubscriptionContribution(transactions: old.transactions, notifications: old.notifications)
+            let now = SubscriptionContribution(transactions: new.transactions, notifications: new.notifications)
+            let difference = now.difference(from: was)
+            for (key, value) in difference.days { days[key, default: 0] += value }
+            for (key, value) in difference.cohorts { cohorts[key, default: 0] += value }
+            if was.lastPeriod != now.lastPeriod { lastPeriods.append((subscription, now.lastPeriod)) }
+        }
+        try addToRollups(days: days.filter { $0.value != 0 }, cohorts: cohorts.filter { $0.value != 0 }, on: database)
+        try recordLastPeriods(lastPeriods, on: database)
     }
 
-    private static func recordLastPeriod(of subscription: String, _ period: EntitledPeriod?, on database: any BackendDatabase) throws(BackendError) {
-        // Parameters are numbered in the order they first appear (SQLite binds them that way).
-        try database.query("UPDATE metric_subscriptions SET last_start_ms = $1, last_end_ms = $2, last_period = $3 WHERE subscription = $4",
-                           [optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded), .text(subscription)])
+    /// Each subscription's last period, many to a statement.
+    static func recordLastPeriods(_ periods: [(subscription: String, period: EntitledPeriod?)], on database: any BackendDatabase) throws(BackendError) {
+        for chunk in stride(from: 0, to: periods.count, by: 200).map({ periods[$0..<min($0 + 200, periods.count)] }) {
+            var values: [BackendValue] = []
+            let tuples = chunk.map { subscription, period -> String in
+                values += [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)]
+                let first = values.count - 3
+                return "(" + (first...(first + 3)).map { "$\($0)" }.joined(separator: ", ") + ")"
+            }
+            try database.query("""
+                INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES \(tuples.joined(separator: ", "))
+                ON CONFLICT (subscription) DO UPDATE SET last_start_ms = excluded.last_start_ms, last_end_ms = excluded.last_end_ms,
+                                                         last_period = excluded.last_period
+                """, values)
+        }
     }
 
     /// The rollup rows a contribution's cells add to (layout 2): counts without their currency (no
@@ -250,18 +285,17 @@ extension SQLBackendStorage {
         after = ""
         while true {
             let subscriptions = try database.query("""
-                SELECT DISTINCT original_transaction_id FROM transactions WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT 1000
+                SELECT DISTINCT original_transaction_id FROM transactions WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT 500
                 """, [.text(after)]).compactMap { $0[0] }
             guard let last = subscriptions.last else { break }
-            for subscription in subscriptions {
-                let facts = try readFacts(of: subscription, on: database)
+            var lastPeriods: [(subscription: String, period: EntitledPeriod?)] = []
+            for (subscription, facts) in try readFacts(of: subscriptions, on: database).sorted(by: { $0.key < $1.key }) {
                 let contribution = SubscriptionContribution(transactions: facts.transactions, notifications: facts.notifications)
                 for (key, value) in contribution.days { days[key, default: 0] += value }
                 for (key, value) in contribution.cohorts { cohorts[key, default: 0] += value }
-                let period = contribution.lastPeriod
-                try database.query("INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES ($1, $2, $3, $4)",
-                                   [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)])
+                lastPeriods.append((subscription, contribution.lastPeriod))
             }
+            try recordLastPeriods(lastPeriods, on: database)
             after = last
         }
         try addToRollups(days: days.filter { $0.value != 0 }, cohorts: cohorts.filter { $0.value != 0 }, on: database)
@@ -360,13 +394,7 @@ extension SQLBackendStorage {
                              asOf: Date) async throws(BackendError) {
         try await writeExclusively { (database) throws(BackendError) in
             try Self.addToRollups(days: days.filter { $0.value != 0 }, cohorts: cohorts.filter { $0.value != 0 }, on: database)
-            for (subscription, period) in lastPeriods {
-                try database.query("""
-                    INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES ($1, $2, $3, $4)
-                    ON CONFLICT (subscription) DO UPDATE SET last_start_ms = excluded.last_start_ms, last_end_ms = excluded.last_end_ms,
-                                                             last_period = excluded.last_period
-                    """, [.text(subscription), Self.optionalInteger(period?.start), Self.optionalInteger(period?.end), .optionalText(period?.encoded)])
-            }
+            try Self.recordLastPeriods(lastPeriods, on: database)
             try database.query("""
                 INSERT INTO notifications (uuid, type, signed_ms) VALUES ($1, 'TEST', $2) ON CONFLICT (uuid) DO NOTHING
                 """, [.text("loaded-rollups-\(AppStoreJSON.milliseconds(from: asOf))"), .integer(AppStoreJSON.milliseconds(from: asOf))])

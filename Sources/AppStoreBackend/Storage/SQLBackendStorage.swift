@@ -141,6 +141,9 @@ public final class SQLBackendStorage: BackendStorage {
             do throws(BackendError) {
                 try database.execute(database.beginWrite)
                 do throws(BackendError) {
+                    // The subscriptions' metrics: every subscription the batch touches locked and read
+                    // before its changes, then updated once for the changes that were recorded.
+                    let metricsBefore = try lockAndReadSubscriptions(of: batch.map(\.change), on: database)
                     var results: [Result<Bool, BackendError>] = []
                     for ticket in batch {
                         do throws(BackendError) {
@@ -150,6 +153,8 @@ public final class SQLBackendStorage: BackendStorage {
                             results.append(.failure(.conflict(message)))
                         }
                     }
+                    let recorded = zip(batch, results).compactMap { ticket, result in (try? result.get()) == true ? ticket.change : nil }
+                    try updateMetrics(after: recorded, before: metricsBefore, on: database)
                     try database.execute("COMMIT")
                     return .success(results)
                 } catch {
@@ -182,8 +187,6 @@ public final class SQLBackendStorage: BackendStorage {
                 return false
             }
         }
-        // The subscriptions' metrics: locked and read before the change, updated after it.
-        let metricsBefore = try lockAndReadSubscriptions(of: change, on: database)
         if let transaction = change.transaction {
             // The row keeps the metrics' facts of the transaction beside its payload (see `Self.factColumns`).
             try database.query("""
@@ -226,7 +229,6 @@ public final class SQLBackendStorage: BackendStorage {
                 throw .conflict("purchase \(link.originalTransactionID) is linked to another customer; a user id links only a purchase no one has yet")
             }
         }
-        try updateMetrics(after: change, before: metricsBefore, on: database)
         try database.execute("RELEASE SAVEPOINT change")
         return true
     }
