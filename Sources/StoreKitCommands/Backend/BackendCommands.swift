@@ -8,6 +8,14 @@ import StoreService
 
 /// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
+    /// `--database URL`, or `STOREKIT_BACKEND_DATABASE` when the flag is not given.
+    static func url(parsing arguments: inout ArgumentScanner) throws(ValidationError) -> String {
+        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
+            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
+        }
+        return database
+    }
+
     static func open(_ url: String) async throws -> any BackendStorage {
         if url.hasPrefix("sqlite:") {
             let path = String(url.dropFirst("sqlite:".count))
@@ -37,10 +45,7 @@ struct BackendOptions {
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         let environmentVariables = ProcessInfo.processInfo.environment
-        guard let database = try arguments.value("--database") ?? environmentVariables["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
-        }
-        self.database = database
+        database = try BackendDatabase.url(parsing: &arguments)
         guard let bundleID = try arguments.value("--bundle-id") ?? environmentVariables["STOREKIT_BACKEND_BUNDLE_ID"] else {
             throw ValidationError("name the app with --bundle-id")
         }
@@ -159,10 +164,7 @@ struct BackendKeyCreateCommand: Command {
     var label: String
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH")
-        }
-        self.database = database
+        database = try BackendDatabase.url(parsing: &arguments)
         label = try arguments.value("--label") ?? "service"
     }
 

@@ -21,10 +21,7 @@ struct BackendMetricsCommand: Command {
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
-        }
-        self.database = database
+        database = try BackendDatabase.url(parsing: &arguments)
         guard let from = try arguments.value("--from", expected: "a date YYYY-MM-DD", CalendarDay.init) else {
             throw ValidationError("give the first day with --from YYYY-MM-DD")
         }
@@ -95,10 +92,7 @@ struct BackendMetricsRebuildCommand: Command {
     var database: String
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
-        }
-        self.database = database
+        database = try BackendDatabase.url(parsing: &arguments)
     }
 
     func run(console: Console) async throws {

@@ -1,0 +1,79 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+import Testing
+import TestSupport
+
+/// `storekit backend metrics` and `metrics rebuild` over a backend that recorded a store's notifications.
+struct BackendMetricsCommandTests {
+    /// A backend database that recorded two subscribers' first two months (one in pounds, one refunded).
+    static func recordedBackend(in scratch: Scratch) async throws -> String {
+        let clock = ManualStoreClock(startingAt: TestStores.start)
+        let store = try SimulatedAppStore.create(configuration: TestStores.shop, identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
+                                                 authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(), clock: clock)
+        try await store.configureAccount("bob", storefront: "GBR")
+        for account in ["alice", "bob"] {
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.newsLite, account: account, device: "\(account)-phone"))
+        }
+        _ = try await store.advanceTime(by: 40 * 86_400)
+        if let bobs = try await store.ledgerTransactions(account: "bob").last { try await store.refundTransaction(bobs.id) }
+        _ = try await store.advanceTime(by: 30 * 86_400)
+        let path = scratch.url.appendingPathComponent("backend.sqlite").path
+        let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .sandbox)
+        let backend = BackendService(storage: try await SQLBackendStorage.sqlite(path: path), intake: SignedDataIntake(verifier: verifier))
+        for notification in try await store.notifications() {
+            let answer = await backend.handle(HTTPRequest(method: "POST", path: "/apple/notifications",
+                                                          body: Data(#"{"signedPayload":"\#(notification.signedPayload)"}"#.utf8)))
+            #expect(answer.status == 200)
+        }
+        return path
+    }
+
+    @Test("backend metrics prints the days as a table and as JSON, the cohorts, and rebuild changes nothing")
+    func metricsCommand() async throws {
+        let scratch = Scratch()
+        let database = "sqlite:" + (try await Self.recordedBackend(in: scratch))
+        let table = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-31", "--to", "2026-02-02"])
+        #expect(table.status == 0, "\(table.standardError)")
+        let lines = table.standardOutput.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("DATE") == true && lines.first?.contains("MRR GBP") == true && lines.first?.contains("MRR USD") == true)
+        // News Lite, 0.99 a month, in dollars and pounds; both renewed on February 1.
+        #expect(lines.contains { $0.hasPrefix("2026-02-01") && $0.contains(" 2 ") && $0.contains("0.99") }, "\(table.standardOutput)")
+
+        let json = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-02-01", "--to", "2026-03-31", "--json"])
+        let days = try #require(json.jsonObject?["days"] as? [[String: Any]])
+        let february = try #require(days.first)
+        #expect(february["date"] as? String == "2026-02-01" && february["renewals"] as? Int == 2 && february["active_subscriptions"] as? Int == 2)
+        #expect((february["mrr"] as? [String: Double]) == ["USD": 0.99, "GBP": 0.99])
+        // Bob's February period was refunded on February 10: one refund of 0.99 pounds, one subscription left.
+        #expect(days.contains { ($0["refunds"] as? Int) == 1 && ($0["refunded"] as? [String: Double]) == ["GBP": 0.99] })
+        #expect(days.last?["active_subscriptions"] as? Int == 1)
+
+        let cohorts = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-03-31", "--cohorts"])
+        // Two started in January; at the end of February only alice was active.
+        #expect(cohorts.standardOutput.split(separator: "\n").contains { $0.hasPrefix("2026-01") && $0.contains(" 2 ") && $0.hasSuffix("50%") },
+                "\(cohorts.standardOutput)")
+
+        let rebuild = await CommandRun.run(["backend", "metrics", "rebuild", "--database", database])
+        #expect(rebuild.status == 0 && rebuild.standardOutput.hasPrefix("rebuilt the subscription rollups"), "\(rebuild.standardError)")
+        let again = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-02-01", "--to", "2026-03-31", "--json"])
+        #expect(again.standardOutput == json.standardOutput)
+    }
+
+    @Test("backend metrics refuses dates that are not days, a range backwards, and a missing --from, naming what is wrong")
+    func badArguments() async throws {
+        let scratch = Scratch()
+        let database = "sqlite:" + scratch.url.appendingPathComponent("empty.sqlite").path
+        for (arguments, words) in [(["--from", "2026-02-30", "--to", "2026-03-01"], "--from"), (["--from", "2026-03-01", "--to", "2026-02-01"], "after"),
+                                   (["--to", "2026-03-01"], "--from")] {
+            let run = await CommandRun.run(["backend", "metrics", "--database", database] + arguments)
+            #expect(run.status == 64 && run.standardError.contains(words), "\(arguments): \(run.standardError)")
+        }
+        let empty = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-31"])
+        #expect(empty.status == 0 && empty.standardOutput.contains("no notifications recorded yet"))
+    }
+}
