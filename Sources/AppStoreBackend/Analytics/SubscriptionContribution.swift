@@ -98,8 +98,6 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// signed date (the current day's stock figures are taken then).
     public var lastPeriod: EntitledPeriod? { periods.last }
 
-    public init() {}
-
     /// The contribution of one subscription's transactions and notifications.
     public init(transactions: [TransactionFact], notifications: [NotificationFact]) {
         let owned = transactions.filter { !$0.isFamilyShared }
@@ -208,12 +206,10 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// The cohort of the month of the first purchase: counted as started, and as retained at the end
     /// of each later month its periods cover.
     private mutating func addCohort(firstPurchase: Int64?) {
-        guard let firstPurchase, let lastEnd = periods.map(\.end).max() else {
-            if let firstPurchase { cohorts[CohortKey(cohort: CalendarDay(milliseconds: firstPurchase).firstOfMonth.number, months: 0), default: 0] += 1 }
-            return
-        }
+        guard let firstPurchase else { return }
         let month = CalendarDay(milliseconds: firstPurchase).firstOfMonth
         cohorts[CohortKey(cohort: month.number, months: 0), default: 0] += 1
+        guard let lastEnd = lastPeriod?.end else { return }
         var months: Int64 = 1
         while months <= 1_200 {
             let instant = month.firstOfMonth(adding: months + 1).startMilliseconds - 1

@@ -79,13 +79,7 @@ struct BackendDashboard: Sendable {
     }
 
     func loginPage(problem: String?) -> String {
-        var problemMarkup = HTML()
-        if let problem {
-            problemMarkup.raw(#"<p class="card problem" role="alert">"#)
-            problemMarkup.add(problem)
-            problemMarkup.raw("</p>")
-        }
-        let main = Self.login.fill(["form-token": HTML.escape(service.formToken), "problem": problemMarkup.text])
+        let main = Self.login.fill(["form-token": HTML.escape(service.formToken), "problem": problem.map(Self.problemMarkup) ?? ""])
         return Self.frame.fill(["title": "Sign in — subscriptions — OpenStoreKit", "main": main])
     }
 

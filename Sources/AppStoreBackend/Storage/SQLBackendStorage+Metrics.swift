@@ -7,10 +7,11 @@ import Foundation
 /// row a change locks before it reads the subscription, so instances sharing PostgreSQL take turns
 /// on one subscription).
 ///
-/// A change to a subscription adds the difference between its contribution after and before
-/// (``SubscriptionContribution``), in the change's own transaction: the rollups are committed with
-/// the notification or never, and always equal what ``SQLBackendStorage/rebuildMetrics()`` computes.
-/// Rollup rows carry a shard (this process's), so two instances never wait on each other's counters.
+/// Each grouped commit adds, for every subscription its recorded changes touched, the difference
+/// between the subscription's contribution after them and before (``SubscriptionContribution``), in
+/// the same transaction: the rollups are committed with the notifications or never, and always equal
+/// what ``SQLBackendStorage/rebuildMetrics()`` computes. Rollup rows carry a shard (this process's),
+/// so two instances never wait on each other's counters.
 extension SQLBackendStorage {
     static let metricsSchema = """
         CREATE INDEX IF NOT EXISTS notifications_by_original ON notifications(original_transaction_id);
@@ -37,8 +38,9 @@ extension SQLBackendStorage {
     /// This process's rollup rows.
     static let rollupShard = Int64(getpid() % 4_096)
 
-    /// Brings a database made before the metrics up to them: the notifications' grace column, and the
-    /// rollups computed from what is recorded when there are transactions but no rollups yet.
+    /// Brings a database made before the metrics up to them: the notifications' grace column, the
+    /// transactions' fact columns, and the facts and rollups recomputed from what is recorded when
+    /// its rollup layout is not ``metricsLayout``.
     static func migrateMetrics(on database: any BackendDatabase) throws(BackendError) {
         do {
             try database.query("SELECT grace_expires_ms FROM notifications LIMIT 0", [])
@@ -50,8 +52,6 @@ extension SQLBackendStorage {
         } catch {
             for (column, type) in factColumnTypes { try database.execute("ALTER TABLE transactions ADD COLUMN \(column) \(type)") }
         }
-        // Layout 2 kept the facts in a table of their own.
-        try database.execute("DROP TABLE IF EXISTS metric_transactions")
         let layout = "SELECT version FROM metric_layout WHERE id = 1"
         guard integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout else { return }
         try database.execute(database.beginWrite)
@@ -72,7 +72,7 @@ extension SQLBackendStorage {
 
     // MARK: Keeping them with each change
 
-    /// A subscription's facts as they stood before a change, read after locking it.
+    /// A subscription's facts: as read (after locking it) before a batch's changes, or with them.
     struct SubscriptionFacts {
         var transactions: [TransactionFact]
         var notifications: [NotificationFact]
@@ -94,11 +94,8 @@ extension SQLBackendStorage {
         var facts: [String: SubscriptionFacts] = [:]
         for chunk in stride(from: 0, to: touched.count, by: 500).map({ Array(touched[$0..<min($0 + 500, touched.count)]) }) {
             // Taking each row (an update on conflict) holds its lock in PostgreSQL until the commit.
-            let placeholders = chunk.indices.map { "($\($0 + 1))" }.joined(separator: ", ")
-            try database.query("""
-                INSERT INTO metric_subscriptions (subscription) VALUES \(placeholders)
-                ON CONFLICT (subscription) DO UPDATE SET subscription = excluded.subscription
-                """, chunk.map { .text($0) })
+            try insertRows("INSERT INTO metric_subscriptions (subscription)", chunk.map { [.text($0)] },
+                           "ON CONFLICT (subscription) DO UPDATE SET subscription = excluded.subscription", on: database)
             for (subscription, read) in try readFacts(of: chunk, on: database) { facts[subscription] = read }
         }
         return facts
@@ -189,22 +186,29 @@ extension SQLBackendStorage {
 
     /// Each subscription's last period, many to a statement.
     static func recordLastPeriods(_ periods: [(subscription: String, period: EntitledPeriod?)], on database: any BackendDatabase) throws(BackendError) {
-        for chunk in stride(from: 0, to: periods.count, by: 200).map({ periods[$0..<min($0 + 200, periods.count)] }) {
-            var values: [BackendValue] = []
-            let tuples = chunk.map { subscription, period -> String in
-                values += [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)]
-                let first = values.count - 3
-                return "(" + (first...(first + 3)).map { "$\($0)" }.joined(separator: ", ") + ")"
+        try insertRows("INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period)", periods.map { subscription, period in
+            [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)]
+        }, """
+            ON CONFLICT (subscription) DO UPDATE SET last_start_ms = excluded.last_start_ms, last_end_ms = excluded.last_end_ms,
+                                                     last_period = excluded.last_period
+            """, on: database)
+    }
+
+    /// Runs `head VALUES (…), (…) tail` for `rows`, as many rows to a statement as keep it under 1,000
+    /// parameters (one round trip each, and within SQLite's and PostgreSQL's limits).
+    static func insertRows(_ head: String, _ rows: [[BackendValue]], _ tail: String, on database: any BackendDatabase) throws(BackendError) {
+        guard let width = rows.first?.count, width > 0 else { return }
+        let perStatement = max(1, 999 / width)
+        for start in stride(from: 0, to: rows.count, by: perStatement) {
+            let chunk = rows[start..<min(start + perStatement, rows.count)]
+            let tuples = chunk.indices.map { row in
+                "(" + (0..<width).map { "$\((row - start) * width + $0 + 1)" }.joined(separator: ", ") + ")"
             }
-            try database.query("""
-                INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT (subscription) DO UPDATE SET last_start_ms = excluded.last_start_ms, last_end_ms = excluded.last_end_ms,
-                                                         last_period = excluded.last_period
-                """, values)
+            try database.query("\(head) VALUES \(tuples.joined(separator: ", ")) \(tail)", chunk.flatMap { $0 })
         }
     }
 
-    /// The rollup rows a contribution's cells add to (layout 2): counts without their currency (no
+    /// The rollup rows a contribution's cells add to (see ``metricsLayout``): counts without their currency (no
     /// answer splits them by it), each cell also in its group's row and the app's.
     static func rollupRows(_ days: [MetricKey: Int64]) -> [MetricKey: Int64] {
         var rows: [MetricKey: Int64] = [:]
@@ -223,36 +227,16 @@ extension SQLBackendStorage {
     }
 
     private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: any BackendDatabase) throws(BackendError) {
-        // In one order everywhere, so two transactions of one process never wait on each other crosswise;
-        // many rows to a statement (one round trip each).
+        // In one order everywhere, so two transactions of one process never wait on each other crosswise.
         let dayRows = rollupRows(days).sorted { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
                                     < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }
-        for chunk in stride(from: 0, to: dayRows.count, by: 100).map({ dayRows[$0..<min($0 + 100, dayRows.count)] }) {
-            var values: [BackendValue] = []
-            let tuples = chunk.map { key, value -> String in
-                values += [.integer(key.day), .text(key.metric.rawValue), .text(key.currency), .text(key.productID), .text(key.groupID),
-                           .integer(rollupShard), .integer(value)]
-                let first = values.count - 6
-                return "(" + (first...(first + 6)).map { "$\($0)" }.joined(separator: ", ") + ")"
-            }
-            try database.query("""
-                INSERT INTO metric_days (day, metric, currency, product_id, group_id, shard, value) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT (day, metric, currency, product_id, group_id, shard) DO UPDATE SET value = metric_days.value + excluded.value
-                """, values)
-        }
+        try insertRows("INSERT INTO metric_days (day, metric, currency, product_id, group_id, shard, value)", dayRows.map { key, value in
+            [.integer(key.day), .text(key.metric.rawValue), .text(key.currency), .text(key.productID), .text(key.groupID), .integer(rollupShard), .integer(value)]
+        }, "ON CONFLICT (day, metric, currency, product_id, group_id, shard) DO UPDATE SET value = metric_days.value + excluded.value", on: database)
         let cohortRows = cohorts.sorted { ($0.key.cohort, $0.key.months) < ($1.key.cohort, $1.key.months) }
-        for chunk in stride(from: 0, to: cohortRows.count, by: 200).map({ cohortRows[$0..<min($0 + 200, cohortRows.count)] }) {
-            var values: [BackendValue] = []
-            let tuples = chunk.map { key, value -> String in
-                values += [.integer(key.cohort), .integer(key.months), .integer(rollupShard), .integer(value)]
-                let first = values.count - 3
-                return "(" + (first...(first + 3)).map { "$\($0)" }.joined(separator: ", ") + ")"
-            }
-            try database.query("""
-                INSERT INTO metric_cohorts (cohort, months, shard, subscriptions) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT (cohort, months, shard) DO UPDATE SET subscriptions = metric_cohorts.subscriptions + excluded.subscriptions
-                """, values)
-        }
+        try insertRows("INSERT INTO metric_cohorts (cohort, months, shard, subscriptions)", cohortRows.map { key, value in
+            [.integer(key.cohort), .integer(key.months), .integer(rollupShard), .integer(value)]
+        }, "ON CONFLICT (cohort, months, shard) DO UPDATE SET subscriptions = metric_cohorts.subscriptions + excluded.subscriptions", on: database)
     }
 
     // MARK: Rebuilding
@@ -315,27 +299,27 @@ extension SQLBackendStorage {
             throw .badRequest("ask for at most \(MetricsQuery.longestRange) days at once")
         }
         return try await read { (database) throws(BackendError) in
-            guard let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil) else {
+            guard let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil) else {
                 return MetricsReport(asOf: nil, days: [])
             }
-            // The rows of one product, of a group's products summed, or of the whole app (after the two
-            // parameters each statement starts with).
-            let values: [BackendValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
-            let filter = query.productID != nil && query.groupID == nil ? " AND product_id = $3 AND group_id <> $4" : " AND product_id = $3 AND group_id = $4"
+            // The rows of one product, of a group's products summed, or of the whole app.
+            let rowsOf: [BackendValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
+            let filter = "product_id = $1 AND group_id \(query.productID != nil && query.groupID == nil ? "<>" : "=") $2"
             let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
             let before = try database.query("""
                 SELECT metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
-                WHERE day < $1 AND metric IN (\(stock)) AND day < $2\(filter)
+                WHERE \(filter) AND day < $3 AND metric IN (\(stock))
                 GROUP BY metric, \(Self.moneyCurrency)
-                """, [.integer(query.from.number), .integer(query.from.number)] + values).compactMap { row -> (SubscriptionMetric, String, Int64)? in
+                """, rowsOf + [.integer(query.from.number)]).compactMap { row -> (SubscriptionMetric, String, Int64)? in
                 guard let metric = row[0].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[2]) else { return nil }
                 return (metric, row[1] ?? "", value)
             }
             let rows = try database.query("""
-                SELECT day, metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days WHERE day >= $1 AND day <= $2\(filter)
+                SELECT day, metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
+                WHERE \(filter) AND day >= $3 AND day <= $4
                 GROUP BY day, metric, \(Self.moneyCurrency)
-                """, [.integer(query.from.number), .integer(lastDay.number)] + values).compactMap {
+                """, rowsOf + [.integer(query.from.number), .integer(lastDay.number)]).compactMap {
                 row -> (day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)? in
                 guard let day = Self.integer(row[0]), let metric = row[1].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[3]) else { return nil }
                 return (day, metric, row[2] ?? "", value)
@@ -358,7 +342,7 @@ extension SQLBackendStorage {
     public func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport {
         guard from <= to else { throw .badRequest("from (\(from)) is after to (\(to))") }
         return try await read { (database) throws(BackendError) in
-            let asOf = Self.integer(try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] ?? nil)
+            let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil)
             var cells: [CohortKey: Int64] = [:]
             for row in try database.query("""
                 SELECT cohort, months, CAST(sum(subscriptions) AS BIGINT) FROM metric_cohorts WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
@@ -373,6 +357,9 @@ extension SQLBackendStorage {
     /// The currency where it matters (money), nothing for counts: a range's rows are then one per
     /// day and count, and one per day, amount and currency.
     static let moneyCurrency = "CASE WHEN metric IN ('\(SubscriptionMetric.mrr.rawValue)', '\(SubscriptionMetric.refunded.rawValue)') THEN currency ELSE '' END"
+
+    /// The backend's latest signed date: when its newest notification was signed (indexed).
+    static let newestSignedDate = "SELECT max(signed_ms) FROM notifications"
 
     static func integer(_ text: String?) -> Int64? { text.flatMap { Int64($0) } }
     static func optionalInteger(_ value: Int64?) -> BackendValue { value.map { .integer($0) } ?? .null }

@@ -319,7 +319,7 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     public func latestNotificationDate() async throws(BackendError) -> Date? {
-        let newest = try await read { (database) throws(BackendError) in try database.query("SELECT max(signed_ms) FROM notifications", []).first?[0] }
+        let newest = try await read { (database) throws(BackendError) in try database.query(Self.newestSignedDate, []).first?[0] }
         return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
     }
 
