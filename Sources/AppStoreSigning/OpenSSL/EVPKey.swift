@@ -8,18 +8,21 @@ import Synchronization
 /// changes it, and nothing here does after creation; that is why it is `@unchecked Sendable`.
 package final class EVPKey: @unchecked Sendable {
     package let pointer: OpaquePointer
-    /// Verification contexts already initialised for this key, reused across calls: setting one up
-    /// (`EVP_PKEY_verify_init`, which looks up the algorithm's implementation) costs about a tenth of a
-    /// P-256 verification. A context serves one thread at a time; the pool hands each caller its own.
-    /// Held as addresses: a pointer is not `Sendable`, and the contexts never leave this key.
-    private let preparedVerifyContexts = Mutex<[UInt]>([])
+    /// Signing and verification contexts already initialised for this key, reused across calls:
+    /// setting one up (`EVP_PKEY_sign_init`, `EVP_PKEY_verify_init`, which look up the algorithm's
+    /// implementation) costs about a tenth of a P-256 verification. A context serves one thread at a
+    /// time; the pool hands each caller its own. Held as addresses: a pointer is not `Sendable`, and
+    /// the contexts never leave this key.
+    private let preparedContexts = Mutex<[Operation: [UInt]]>([:])
 
     package init(taking pointer: OpaquePointer) {
         self.pointer = pointer
     }
 
     deinit {
-        preparedVerifyContexts.withLock { contexts in for address in contexts { EVP_PKEY_CTX_free(OpaquePointer(bitPattern: address)) } }
+        preparedContexts.withLock { pools in
+            for address in pools.values.joined() { EVP_PKEY_CTX_free(OpaquePointer(bitPattern: address)) }
+        }
         EVP_PKEY_free(pointer)
     }
 
@@ -82,24 +85,31 @@ package final class EVPKey: @unchecked Sendable {
     }
 
     /// Signs `message` with ECDSA over SHA-256 and returns the DER `ECDSA-Sig-Value`.
+    ///
+    /// The digest is computed here and signed with a context prepared once per key (as verification
+    /// does): `EVP_DigestSignInit` looks up the digest and signature implementations on every call,
+    /// which cost the store about as much as the signature itself.
     package func signSHA256(_ message: Data) throws(OpenSSLFailure) -> Data {
-        guard let context = EVP_MD_CTX_new() else { throw OpenSSLFailure("creating a digest context") }
-        defer { EVP_MD_CTX_free(context) }
-        guard EVP_DigestSignInit(context, nil, EVP_sha256(), nil, pointer) == 1 else {
-            throw OpenSSLFailure("starting the signature")
+        var digest = [UInt8](repeating: 0, count: 32)
+        message.withUnsafeBytes { input in
+            _ = SHA256(input.baseAddress?.assumingMemoryBound(to: UInt8.self), input.count, &digest)
         }
+        guard let context = takeContext(for: .sign) else { throw OpenSSLFailure("starting the signature") }
         var length = 0
-        let signature: Data? = message.withUnsafeBytes { raw in
-            let input = raw.baseAddress?.assumingMemoryBound(to: UInt8.self)
-            guard EVP_DigestSign(context, nil, &length, input, raw.count) == 1 else { return nil }
-            var buffer = Data(count: length)
-            let status = buffer.withUnsafeMutableBytes { out in
-                EVP_DigestSign(context, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, input, raw.count)
-            }
-            return status == 1 ? buffer.prefix(length) : nil
+        guard EVP_PKEY_sign(context, nil, &length, digest, digest.count) == 1 else {
+            dropContext(context)
+            throw OpenSSLFailure("signing")
         }
-        guard let signature else { throw OpenSSLFailure("signing") }
-        return Data(signature)
+        var signature = Data(count: length)
+        let status = signature.withUnsafeMutableBytes { out in
+            EVP_PKEY_sign(context, out.baseAddress!.assumingMemoryBound(to: UInt8.self), &length, digest, digest.count)
+        }
+        guard status == 1 else {
+            dropContext(context)
+            throw OpenSSLFailure("signing")
+        }
+        returnContext(context, for: .sign)
+        return signature.prefix(length)
     }
 
     /// Whether `derSignature` is a valid ECDSA signature over SHA-256 of `message` for this key.
@@ -114,39 +124,46 @@ package final class EVPKey: @unchecked Sendable {
     /// Whether `derSignature` is a valid ECDSA signature for a SHA-256 digest computed beforehand: the
     /// operation `openssl speed ecdsap256` measures, with a context prepared once per key.
     package func verifyDigest(derSignature: Data, sha256Digest digest: [UInt8]) -> Bool {
-        guard digest.count == 32, let context = takeVerifyContext() else { return false }
+        guard digest.count == 32, let context = takeContext(for: .verify) else { return false }
         let status = derSignature.withUnsafeBytes { signature in
             EVP_PKEY_verify(context, signature.baseAddress?.assumingMemoryBound(to: UInt8.self), signature.count, digest, digest.count)
         }
         if status == 1 {
-            returnVerifyContext(context)
+            returnContext(context, for: .verify)
             return true
         }
         // A failed verification may leave errors (and, on a malformed signature, state) behind: the
         // context is dropped rather than reused.
-        OpenSSLErrorQueue.clear()
-        EVP_PKEY_CTX_free(context)
+        dropContext(context)
         return false
     }
 
-    private func takeVerifyContext() -> OpaquePointer? {
-        if let address = preparedVerifyContexts.withLock({ $0.popLast() }) { return OpaquePointer(bitPattern: address) }
+    /// What a prepared context was initialised for.
+    private enum Operation { case sign, verify }
+
+    private func takeContext(for operation: Operation) -> OpaquePointer? {
+        if let address = preparedContexts.withLock({ $0[operation]?.popLast() }) { return OpaquePointer(bitPattern: address) }
         guard let context = EVP_PKEY_CTX_new(pointer, nil) else { return nil }
-        guard EVP_PKEY_verify_init(context) == 1 else {
-            OpenSSLErrorQueue.clear()
-            EVP_PKEY_CTX_free(context)
+        let initialised = operation == .sign ? EVP_PKEY_sign_init(context) : EVP_PKEY_verify_init(context)
+        guard initialised == 1 else {
+            dropContext(context)
             return nil
         }
         return context
     }
 
-    private func returnVerifyContext(_ context: OpaquePointer) {
-        let kept = preparedVerifyContexts.withLock { contexts in
-            // A few per key cover every thread that verifies at once; more are freed.
-            guard contexts.count < 16 else { return false }
-            contexts.append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))))
+    private func returnContext(_ context: OpaquePointer, for operation: Operation) {
+        let kept = preparedContexts.withLock { pools in
+            // A few per key cover every thread that signs or verifies at once; more are freed.
+            guard pools[operation, default: []].count < 16 else { return false }
+            pools[operation, default: []].append(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(context))))
             return true
         }
         if !kept { EVP_PKEY_CTX_free(context) }
+    }
+
+    private func dropContext(_ context: OpaquePointer) {
+        OpenSSLErrorQueue.clear()
+        EVP_PKEY_CTX_free(context)
     }
 }
