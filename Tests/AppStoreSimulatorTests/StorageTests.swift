@@ -137,6 +137,33 @@ struct LedgerRecordCodingTests {
         #expect(try AppStoreJSON.decode(LedgerCounters.self, from: AppStoreJSON.encode(counters)) == counters)
     }
 
+    @Test("every stored notification body a store writes (purchases, renewals, billing retry, refunds, family, tests) is read in one pass, equal to what JSONDecoder reads")
+    func notificationBodiesReadInOnePass() async throws {
+        let test = try TestStore()
+        try await test.makeSmithsFamily(bobsPhone: true)
+        try await test.buy(Shop.newsLite)
+        try await test.buy(Shop.pro)
+        try await test.buy(Shop.gems)
+        try await test.store.advanceTime(by: 40 * day)
+        try await test.store.refundTransaction(1)
+        try await test.store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true }
+        try await test.store.advanceTime(by: 40 * day)
+        _ = try await test.store.requestTestNotification()
+        let records = try test.storage.notifications(after: 0, limit: .max)
+        #expect(records.count >= 6)
+        let decoder = AppStoreJSON.makeDecoder()
+        var kinds: Set<String> = []
+        for record in records {
+            let stored = try AppStoreJSON.encode(record.body)
+            let fast = FlatJSONObject(stored).flatMap(NotificationRecord.Body.init(flat:))
+            #expect(fast != nil, "\(record.type.rawValue) is left to JSONDecoder: \(String(decoding: stored, as: UTF8.self))")
+            #expect(fast == (try decoder.decode(NotificationRecord.Body.self, from: stored)))
+            #expect(fast == record.body)
+            kinds.insert(record.type.rawValue)
+        }
+        #expect(kinds.isSuperset(of: ["SUBSCRIBED", "ONE_TIME_CHARGE", "DID_RENEW", "REFUND", "DID_FAIL_TO_RENEW", "TEST"]), "\(kinds)")
+    }
+
     /// A subscription record with every field set, and one with every optional field absent.
     static let subscriptionRecords: [SubscriptionRecord] = {
         let offer = SubscriptionRecord.ActiveOffer(offer: .init(type: .introductoryOffer, id: nil, discountType: .freeTrial, period: "P1W"),

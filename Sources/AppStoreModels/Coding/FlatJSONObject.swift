@@ -1,14 +1,16 @@
 import Foundation
 
-/// A JSON object whose members are all strings, numbers, booleans or null, read in one pass.
+/// A JSON object whose members are strings, numbers, booleans, null or (a few levels deep) such
+/// objects, read in one pass.
 ///
 /// App Store transactions are such objects, and reading one with `JSONDecoder` costs a sixth of a
-/// verification. This reader only accepts the plain case: a string with an escape or a control
-/// character, a nested object or array, a duplicate key, invalid UTF-8 or anything after the object
-/// makes it give up (`nil`), and the caller then decodes with `JSONDecoder`, which gives the answer
-/// and the error for every such input. So the fast path never decides a case it might decide
-/// differently.
-package struct FlatJSONObject {
+/// verification; a stored notification (its payload with its `data`, transaction and renewal info)
+/// is such an object nested. This reader only accepts the plain case: a string with an escape or a
+/// control character, an array, objects nested deeper than ``maximumDepth``, a duplicate key,
+/// invalid UTF-8 or anything after the object makes it give up (`nil`), and the caller then decodes
+/// with `JSONDecoder`, which gives the answer and the error for every such input. So the fast path
+/// never decides a case it might decide differently.
+package struct FlatJSONObject: Equatable {
     /// A member's value.
     package enum Scalar: Equatable {
         case string(String)
@@ -16,21 +18,30 @@ package struct FlatJSONObject {
         case number(String)
         case bool(Bool)
         case null
+        /// A nested object.
+        case object(FlatJSONObject)
     }
+
+    /// How many objects deep the reader goes: the outermost object is level 1.
+    package static let maximumDepth = 4
 
     package private(set) var members: [String: Scalar] = [:]
 
-    /// Reads `data`, or returns nil when it is not a flat JSON object of plain strings.
+    /// Reads `data`, or returns nil when it is not such an object of plain strings.
     package init?(_ data: Data) {
         let parsed: [String: Scalar]?? = data.withUnsafeBytes { raw in
             raw.withMemoryRebound(to: UInt8.self) { bytes in
                 var reader = Reader(bytes: bytes)
-                return reader.object()
+                guard let members = reader.object(depth: 1) else { return nil }
+                reader.skipWhitespace()
+                return reader.position == bytes.count ? members : nil
             }
         }
         guard let parsed, let parsed else { return nil }
         members = parsed
     }
+
+    private init(members: [String: Scalar]) { self.members = members }
 
     private struct Reader {
         let bytes: UnsafeBufferPointer<UInt8>
@@ -51,29 +62,32 @@ package struct FlatJSONObject {
             return true
         }
 
-        mutating func object() -> [String: Scalar]? {
+        /// The members of the object at the current position (after any whitespace), `depth` levels deep.
+        mutating func object(depth: Int) -> [String: Scalar]? {
             var members: [String: Scalar] = [:]
             skipWhitespace()
             guard take(UInt8(ascii: "{")) else { return nil }
             skipWhitespace()
-            if take(UInt8(ascii: "}")) { return finished(members) }
+            if take(UInt8(ascii: "}")) { return members }
             while true {
                 skipWhitespace()
                 guard let key = string() else { return nil }
                 skipWhitespace()
                 guard take(UInt8(ascii: ":")) else { return nil }
                 skipWhitespace()
-                guard let value = scalar(), members.updateValue(value, forKey: key) == nil else { return nil }
+                guard let value = value(depth: depth), members.updateValue(value, forKey: key) == nil else { return nil }
                 skipWhitespace()
                 if take(UInt8(ascii: ",")) { continue }
                 guard take(UInt8(ascii: "}")) else { return nil }
-                return finished(members)
+                return members
             }
         }
 
-        mutating func finished(_ members: [String: Scalar]) -> [String: Scalar]? {
-            skipWhitespace()
-            return position == bytes.count ? members : nil
+        /// A member's value in an object `depth` levels deep.
+        mutating func value(depth: Int) -> Scalar? {
+            guard position < bytes.count, bytes[position] == UInt8(ascii: "{") else { return scalar() }
+            guard depth < FlatJSONObject.maximumDepth, let members = object(depth: depth + 1) else { return nil }
+            return .object(FlatJSONObject(members: members))
         }
 
         mutating func string() -> String? {
@@ -139,14 +153,14 @@ package struct FlatJSONObject {
 /// Reads typed fields out of a ``FlatJSONObject`` the way `JSONDecoder` would for optional
 /// properties, and remembers whether any field was of a kind it leaves to `JSONDecoder`.
 package struct FlatJSONFields {
-    private let object: FlatJSONObject
+    private let source: FlatJSONObject
     /// Whether a field could not be read here; the whole object must then go to `JSONDecoder`.
     package private(set) var needsFullDecoder = false
 
-    package init(_ object: FlatJSONObject) { self.object = object }
+    package init(_ object: FlatJSONObject) { source = object }
 
     package mutating func string(_ key: String) -> String? {
-        switch object.members[key] {
+        switch source.members[key] {
         case nil, .null: return nil
         case .string(let text): return text
         default: needsFullDecoder = true; return nil
@@ -154,7 +168,7 @@ package struct FlatJSONFields {
     }
 
     package mutating func bool(_ key: String) -> Bool? {
-        switch object.members[key] {
+        switch source.members[key] {
         case nil, .null: return nil
         case .bool(let value): return value
         default: needsFullDecoder = true; return nil
@@ -163,7 +177,7 @@ package struct FlatJSONFields {
 
     /// A whole number written without fraction or exponent that fits `Value`.
     package mutating func integer<Value: FixedWidthInteger>(_ key: String, as type: Value.Type = Value.self) -> Value? {
-        switch object.members[key] {
+        switch source.members[key] {
         case nil, .null: return nil
         case .number(let text):
             if let value = Value(text, radix: 10) { return value }
@@ -175,7 +189,7 @@ package struct FlatJSONFields {
 
     /// An App Store date: milliseconds since 1970 as any finite JSON number.
     package mutating func date(_ key: String) -> Date? {
-        switch object.members[key] {
+        switch source.members[key] {
         case nil, .null: return nil
         case .number(let text):
             if let milliseconds = Double(text), milliseconds.isFinite { return AppStoreJSON.date(fromMilliseconds: milliseconds) }
@@ -202,10 +216,23 @@ package struct FlatJSONFields {
         integer(key, as: Value.RawValue.self).flatMap(Value.init(rawValue:))
     }
 
-    /// A field whose value this reader does not model (a nested object): present and not null sends
-    /// the whole object to `JSONDecoder`.
+    /// A nested object read by its own type's flat reader. A value of another kind, or one that type's
+    /// reader leaves to `JSONDecoder`, sends the whole object there.
+    package mutating func object<Value: FlatJSONReadable>(_ key: String, as type: Value.Type = Value.self) -> Value? {
+        switch source.members[key] {
+        case nil, .null: return nil
+        case .object(let nested):
+            if let value = Value(flat: nested) { return value }
+            needsFullDecoder = true
+            return nil
+        default: needsFullDecoder = true; return nil
+        }
+    }
+
+    /// A field whose value this reader does not model (a nested object of a kind it leaves to
+    /// `JSONDecoder`): present and not null sends the whole object to `JSONDecoder`.
     package mutating func requireAbsent(_ key: String) {
-        switch object.members[key] {
+        switch source.members[key] {
         case nil, .null: return
         default: needsFullDecoder = true
         }
