@@ -50,6 +50,9 @@ public final class NotificationDeliverer: Sendable {
         public var successes = 0
         /// The most posts that were in flight at once.
         public var maxInFlight = 0
+        /// The time posts spent in flight, added up: over a stretch of delivery, the mean number in
+        /// flight is its growth divided by the stretch's length.
+        public var secondsInFlight = 0.0
     }
 
     let store: SimulatedAppStore
@@ -167,7 +170,11 @@ public final class NotificationDeliverer: Sendable {
     /// One attempt: the signed record posted, and its result.
     private func post(_ item: DeliveryState.Item) async -> Posted {
         guard let signedPayload = item.signedPayload else { return Posted(item: item, result: "OTHER") }
-        return Posted(item: item, result: await post(signedPayload, to: item.url))
+        let start = ContinuousClock.now
+        let result = await post(signedPayload, to: item.url)
+        let elapsed = ContinuousClock.now - start
+        counters.withLock { $0.secondsInFlight += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18 }
+        return Posted(item: item, result: result)
     }
 
     /// `{"signedPayload":"…"}`. The store's JWS is base64url and dots, which JSON takes as it is.

@@ -138,6 +138,7 @@ struct BenchPipeline: Command {
                 renewals += try await store.advanceTime(to: now)
             }
             let renewalsSeconds = (ContinuousClock.now - clock).seconds
+            let sentDuringRenewals = deliverer.statistics
             // The sender's count of accepted posts is watched (a backend answers 200 only once it has
             // committed); then the backend's own count, which has the last word.
             var accepted = 0
@@ -207,6 +208,9 @@ struct BenchPipeline: Command {
             report.add("notifications_per_second", endToEndRate.rounded())
             report.add("delivery_attempts", sent.attempts)
             report.add("delivery_in_flight_max", sent.maxInFlight)
+            // Posts in flight on average (Little's law), while the clock advanced and after.
+            report.add("delivery_in_flight_mean_renewing", (sentDuringRenewals.secondsInFlight / renewalsSeconds).hundredths)
+            report.add("delivery_in_flight_mean_after", ((sent.secondsInFlight - sentDuringRenewals.secondsInFlight) / (endToEndSeconds - renewalsSeconds)).hundredths)
             // Where the CPU went (two cores shared by every process here): this process is the store,
             // its sender and, for the limit, the client; the backend's figure leaves out PostgreSQL's.
             report.add("cpu_ms_per_notification_store", ((cpu1.store - cpu0.store) / Double(subscribers) * 1000).thousandths)

@@ -51,6 +51,7 @@ extension Array where Element == Double {
 extension Double {
     /// Rounded to three decimals, as the reports print ratios.
     var thousandths: Double { (self * 1000).rounded() / 1000 }
+    var hundredths: Double { (self * 100).rounded() / 100 }
 }
 
 extension Duration {
