@@ -118,8 +118,8 @@ struct LedgerStorageTests {
 
 @Suite(.timeLimit(.minutes(10)))
 struct LedgerRecordCodingTests {
-    @Test("a ledger transaction with every field set survives its fast JSON record")
-    func transactionRecordRoundTrip() throws {
+    /// A ledger transaction with every field set but `imported` (account with an escaped quote).
+    static let fullTransaction: LedgerTransaction = {
         var transaction = LedgerTransaction(
             id: 7, originalID: 3, account: "al\"ice", device: "phone", productID: "p", productKind: .autoRenewable, subscriptionGroupID: "G",
             purchaseDate: Date(timeIntervalSince1970: 1_767_225_600.123), originalPurchaseDate: Date(timeIntervalSince1970: 1_767_225_600),
@@ -131,6 +131,12 @@ struct LedgerRecordCodingTests {
         transaction.revocation = .init(date: Date(timeIntervalSince1970: 1_768_000_000), reason: .refundedDueToIssue, type: .familyRevoke)
         transaction.isUpgraded = true
         transaction.finishedDate = Date(timeIntervalSince1970: 1_768_100_000)
+        return transaction
+    }()
+
+    @Test("a ledger transaction with every field set survives its fast JSON record")
+    func transactionRecordRoundTrip() throws {
+        let transaction = Self.fullTransaction
         let decoded = try AppStoreJSON.decode(LedgerTransaction.self, from: AppStoreJSON.encode(transaction))
         #expect(decoded == transaction)
         let counters = LedgerCounters(nextTransactionID: 8, nextWebOrderLineItemID: 10, nextAppTransactionID: 6, nextUpdateSequence: 4, nextNotificationSequence: 11)
@@ -189,6 +195,54 @@ struct LedgerRecordCodingTests {
         bare.familySourceID = nil
         return [full, bare]
     }()
+
+    @Test("ledger records with every field set are read in one pass, as JSONDecoder reads them; an escaped string, an array or a value outside an enumeration is left to JSONDecoder")
+    func ledgerRecordsReadInOnePass() throws {
+        var transaction = Self.fullTransaction
+        transaction.account = "alice"
+        var imported = JWSTransactionDecodedPayload()
+        imported.transactionId = "2000000000000002"
+        imported.purchaseDate = Date(timeIntervalSince1970: 1_767_225_600)
+        transaction.imported = imported
+        var subscription = Self.subscriptionRecords[0]
+        subscription.account = "alice"
+        subscription.renewalExtensions = nil
+        var renewalInfo = JWSRenewalInfoDecodedPayload()
+        renewalInfo.autoRenewStatus = .on
+        renewalInfo.renewalDate = Date(timeIntervalSince1970: 1_769_904_000)
+        subscription.importedRenewalInfo = renewalInfo
+        let decoder = AppStoreJSON.makeDecoder()
+
+        let transactionJSON = try AppStoreJSON.encode(transaction)
+        let readTransaction = FlatJSONObject(transactionJSON).flatMap(LedgerTransaction.init(flat:))
+        #expect(readTransaction == transaction)
+        #expect(readTransaction == (try decoder.decode(LedgerTransaction.self, from: transactionJSON)))
+        let subscriptionJSON = try AppStoreJSON.encode(subscription)
+        let readSubscription = FlatJSONObject(subscriptionJSON).flatMap(SubscriptionRecord.init(flat:))
+        #expect(readSubscription == subscription)
+        #expect(readSubscription == (try decoder.decode(SubscriptionRecord.self, from: subscriptionJSON)))
+        // The samples set every optional field the reader reads: one it forgets reads as nil and fails above.
+        for (name, value, unread) in [("transaction", transaction as Any, Set<String>()), ("subscription", subscription as Any, ["renewalExtensions"])] {
+            for child in Mirror(reflecting: value).children {
+                guard let label = child.label, !unread.contains(label) else { continue }
+                let isNil = Mirror(reflecting: child.value).displayStyle == .optional && Mirror(reflecting: child.value).children.isEmpty
+                #expect(!isNil, "\(name): the sample leaves \(label) unset")
+            }
+        }
+
+        let escaped = try AppStoreJSON.encode(Self.fullTransaction)
+        #expect(FlatJSONObject(escaped) == nil)
+        #expect(try AppStoreJSON.decode(LedgerTransaction.self, from: escaped) == Self.fullTransaction)
+        let withExtensions = try AppStoreJSON.encode(Self.subscriptionRecords[0])
+        #expect(FlatJSONObject(withExtensions).flatMap(SubscriptionRecord.init(flat:)) == nil)
+        #expect(try AppStoreJSON.decode(SubscriptionRecord.self, from: withExtensions) == Self.subscriptionRecords[0])
+        let unknownState = Data(String(decoding: subscriptionJSON, as: UTF8.self).replacingOccurrences(of: #""state":"inGracePeriod""#, with: #""state":"paused""#).utf8)
+        #expect(FlatJSONObject(unknownState).flatMap(SubscriptionRecord.init(flat:)) == nil)
+        #expect(throws: (any Error).self) { try AppStoreJSON.decode(SubscriptionRecord.self, from: unknownState) }
+        let badPeriod = Data(String(decoding: subscriptionJSON, as: UTF8.self).replacingOccurrences(of: #""anchorPeriod":"P1M""#, with: #""anchorPeriod":"monthly""#).utf8)
+        #expect(FlatJSONObject(badPeriod).flatMap(SubscriptionRecord.init(flat:)) == nil)
+        #expect(throws: (any Error).self) { try AppStoreJSON.decode(SubscriptionRecord.self, from: badPeriod) }
+    }
 
     @Test("a subscription record's fast JSON reads back equal, and says what JSONEncoder's says (UUIDs in lower case)", arguments: subscriptionRecords)
     func subscriptionRecordRoundTrip(_ record: SubscriptionRecord) throws {

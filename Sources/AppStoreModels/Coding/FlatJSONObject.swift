@@ -199,6 +199,20 @@ package struct FlatJSONFields {
         }
     }
 
+    /// A string read by `parse`: one it does not take sends the whole object to `JSONDecoder`.
+    package mutating func string<Value>(_ key: String, parsedBy parse: (String) -> Value?) -> Value? {
+        guard let text = string(key) else { return nil }
+        if let value = parse(text) { return value }
+        needsFullDecoder = true
+        return nil
+    }
+
+    /// A Swift enumeration with string raw values: a value outside its cases sends the whole object
+    /// to `JSONDecoder`, which reports it.
+    package mutating func rawValue<Value: RawRepresentable>(_ key: String, as type: Value.Type = Value.self) -> Value? where Value.RawValue == String {
+        string(key, parsedBy: Value.init(rawValue:))
+    }
+
     package mutating func uuid(_ key: String) -> UUID? {
         guard let text = string(key) else { return nil }
         if let uuid = UUID(uuidString: text) { return uuid }

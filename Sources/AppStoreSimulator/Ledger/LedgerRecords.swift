@@ -221,19 +221,6 @@ public struct NotificationRecord: Hashable, Sendable {
     public var body: Body { Body(payload: payload, transaction: transaction, renewalInfo: renewalInfo) }
 }
 
-/// The stored body read in one pass: the sender claims notifications a page at a time, and
-/// `JSONDecoder` would cost it more than one of the three signatures each one needs.
-extension NotificationRecord.Body: FlatJSONReadable {
-    package init?(flat object: FlatJSONObject) {
-        var fields = FlatJSONFields(object)
-        guard let payload = fields.object("payload", as: ResponseBodyV2DecodedPayload.self) else { return nil }
-        self.payload = payload
-        transaction = fields.object("transaction")
-        renewalInfo = fields.object("renewalInfo")
-        if fields.needsFullDecoder { return nil }
-    }
-}
-
 /// The counters that make identifiers, persisted with every change that uses them.
 ///
 /// Xcode's StoreKit Testing counts identifiers from 0; the App Store's Sandbox and Production ones are
