@@ -157,7 +157,7 @@ public final class HTTPClient: Sendable {
         var urlRequest = URLRequest(url: url)
         urlRequest.httpMethod = request.method
         urlRequest.httpBody = request.body
-        urlRequest.timeoutInterval = Double(request.timeout.components.seconds) + Double(request.timeout.components.attoseconds) / 1e18
+        urlRequest.timeoutInterval = request.timeout / .seconds(1)
         for header in request.headers { urlRequest.setValue(header.value, forHTTPHeaderField: header.name) }
         let data: Data
         let response: URLResponse

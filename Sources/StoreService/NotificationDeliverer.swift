@@ -173,7 +173,7 @@ public final class NotificationDeliverer: Sendable {
         let start = ContinuousClock.now
         let result = await post(signedPayload, to: item.url)
         let elapsed = ContinuousClock.now - start
-        counters.withLock { $0.secondsInFlight += Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18 }
+        counters.withLock { $0.secondsInFlight += elapsed / .seconds(1) }
         return Posted(item: item, result: result)
     }
 

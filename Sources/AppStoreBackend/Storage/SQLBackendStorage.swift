@@ -122,7 +122,7 @@ public final class SQLBackendStorage: BackendStorage {
             let results = writerDatabase.withLock { database in Self.commit(batch, on: database) }
             if let observe = commitObserver.withLock({ $0 }) {
                 let elapsed = ContinuousClock.now - started
-                observe(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18, batch.count)
+                observe(elapsed / .seconds(1), batch.count)
             }
             for (index, ticket) in batch.enumerated() {
                 switch results {

@@ -41,8 +41,9 @@ public enum AppStoreJSON {
 
     /// Decodes a value with the App Store conventions.
     ///
-    /// Types with a flat-object reader (``FlatJSONReadable``, the signed transaction) read the plain
-    /// form of their JSON in one pass; anything else about the input goes to `JSONDecoder`.
+    /// Types with a one-pass reader (``FlatJSONReadable``: signed transactions, renewal infos,
+    /// notification payloads and the store's ledger records) read the plain form of their JSON in
+    /// one pass; anything else about the input goes to `JSONDecoder`.
     public static func decode<T: Decodable>(_ type: T.Type, from data: Data) throws -> T {
         if let readable = type as? any FlatJSONReadable.Type, let object = FlatJSONObject(data),
            let value = readable.init(flat: object) as? T {

@@ -87,8 +87,8 @@ package final class EVPKey: @unchecked Sendable {
     /// Signs `message` with ECDSA over SHA-256 and returns the DER `ECDSA-Sig-Value`.
     ///
     /// The digest is computed here and signed with a context prepared once per key (as verification
-    /// does): `EVP_DigestSignInit` looks up the digest and signature implementations on every call,
-    /// which cost the store about as much as the signature itself.
+    /// does): `EVP_DigestSignInit` looked up the digest and signature implementations on every call,
+    /// about half again the cost of the signature itself.
     package func signSHA256(_ message: Data) throws(OpenSSLFailure) -> Data {
         var digest = [UInt8](repeating: 0, count: 32)
         message.withUnsafeBytes { input in

@@ -73,7 +73,7 @@ public struct Router: Sendable {
         let response = await run(routed)
         let elapsed = ContinuousClock.now - started
         metrics.finished(route: pattern, method: request.method, status: response.status,
-                         seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+                         seconds: elapsed / .seconds(1))
         return response
     }
 

@@ -51,12 +51,13 @@ extension Array where Element == Double {
 extension Double {
     /// Rounded to three decimals, as the reports print ratios.
     var thousandths: Double { (self * 1000).rounded() / 1000 }
+    /// Rounded to two decimals (mean counts).
     var hundredths: Double { (self * 100).rounded() / 100 }
 }
 
 extension Duration {
     /// The duration in seconds.
-    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+    var seconds: Double { self / .seconds(1) }
 }
 
 /// The benchmarks' one sample transaction: a monthly subscription's renewal as the store signs it.
