@@ -16,6 +16,14 @@ struct BenchPipelineTests {
                     "end_to_end_to_ingest_ratio", "peak_rss_mb_store", "peak_rss_mb_backend"] {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
         }
+        // Mean posts in flight (summed time in flight over each stretch): within the slots, give or
+        // take the posts that straddle the end of the renewals, and some after them.
+        let slots = Double(report["in_flight"] as? Int ?? 0)
+        for key in ["delivery_in_flight_mean_renewing", "delivery_in_flight_mean_after"] {
+            let mean = report[key] as? Double ?? -1
+            #expect(mean >= 0 && mean <= slots + 0.5, "\(key) \(mean) with \(slots) slots")
+        }
+        #expect((report["delivery_in_flight_mean_after"] as? Double ?? 0) > 0)
     }
 
     @Test("bench pipeline on SQLite: every renewal delivered to backend serve and recorded once")
