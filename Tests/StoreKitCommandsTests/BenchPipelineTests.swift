@@ -24,6 +24,12 @@ struct BenchPipelineTests {
             #expect(mean >= 0 && mean <= slots + 0.5, "\(key) \(mean) with \(slots) slots")
         }
         #expect((report["delivery_in_flight_mean_after"] as? Double ?? 0) > 0)
+        // How the machine's cores went in each stretch, in percent, and the ratio corrected for steal.
+        for key in ["machine_steal_percent_pipeline", "machine_steal_percent_limit", "machine_idle_percent_pipeline", "machine_idle_percent_limit"] {
+            let percent = report[key] as? Double ?? -1
+            #expect(percent >= 0 && percent <= 100, "\(key) \(percent)")
+        }
+        #expect((report["end_to_end_to_ingest_ratio_steal_corrected"] as? Double ?? 0) > 0)
     }
 
     @Test("bench pipeline on SQLite: every renewal delivered to backend serve and recorded once")

@@ -53,6 +53,8 @@ extension Double {
     var thousandths: Double { (self * 1000).rounded() / 1000 }
     /// Rounded to two decimals (mean counts).
     var hundredths: Double { (self * 100).rounded() / 100 }
+    /// Rounded to one decimal (percentages).
+    var tenths: Double { (self * 10).rounded() / 10 }
 }
 
 extension Duration {

@@ -149,3 +149,37 @@ enum ProcessMemory {
         return kilobytes / 1024
     }
 }
+
+/// The whole machine's CPU time so far, from the first line of `/proc/stat`, in clock ticks: what was
+/// busy, idle (waiting for I/O included), and stolen (a virtual machine's cores that were ready to run
+/// while the host ran something else). Differences of two readings say how a stretch went.
+struct MachineCPU: Sendable {
+    var busy = 0.0
+    var idle = 0.0
+    var steal = 0.0
+
+    static func now() -> MachineCPU {
+        guard let stat = try? String(contentsOfFile: "/proc/stat", encoding: .utf8),
+              let line = stat.split(separator: "\n").first, line.hasPrefix("cpu ") else { return MachineCPU() }
+        // user nice system idle iowait irq softirq steal (guest time is counted in user already)
+        let ticks = line.split(separator: " ").dropFirst().compactMap { Double($0) }
+        guard ticks.count >= 8 else { return MachineCPU() }
+        return MachineCPU(busy: ticks[0] + ticks[1] + ticks[2] + ticks[5] + ticks[6], idle: ticks[3] + ticks[4], steal: ticks[7])
+    }
+
+    static func - (after: MachineCPU, before: MachineCPU) -> MachineCPU {
+        MachineCPU(busy: after.busy - before.busy, idle: after.idle - before.idle, steal: after.steal - before.steal)
+    }
+
+    static func + (one: MachineCPU, other: MachineCPU) -> MachineCPU {
+        MachineCPU(busy: one.busy + other.busy, idle: one.idle + other.idle, steal: one.steal + other.steal)
+    }
+
+    private var total: Double { busy + idle + steal }
+    /// The share of the stretch the cores sat idle, in percent.
+    var idlePercent: Double { total > 0 ? idle / total * 100 : 0 }
+    /// The share of the stretch the host took from this machine, in percent.
+    var stealPercent: Double { total > 0 ? steal / total * 100 : 0 }
+    /// The share of the cores' time this machine really had: 1 less what was stolen.
+    var availableFraction: Double { total > 0 ? 1 - steal / total : 1 }
+}
