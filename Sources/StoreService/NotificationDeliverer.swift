@@ -84,6 +84,7 @@ public final class NotificationDeliverer: Sendable {
     /// attempts are child tasks, so the loop never waits for the store's commits while posts could go.
     public func run() async {
         var state = DeliveryState()
+        var pages = PageSize(inFlight: options.inFlight)
         await withTaskGroup(of: Event.self) { group in
             var posts = 0
             var claiming = false
@@ -91,15 +92,15 @@ public final class NotificationDeliverer: Sendable {
             var lastEmptyClaim: ContinuousClock.Instant?
             while !Task.isCancelled {
                 // Claim a page (signed ahead) while less than a page waits, and not again at once after
-                // finding nothing due. Pages are several times the posts in flight: each claim is a
-                // commit of the store's, and so is each batch of recorded attempts; the next page is
-                // ready before the posts run out.
+                // finding nothing due. Each claim is a commit of the store's, and so is each batch of
+                // recorded attempts; the next page is ready before the posts run out.
                 let mayClaim = lastEmptyClaim.map { ContinuousClock.now - $0 >= options.idlePoll } ?? true
-                if !claiming, state.queued < Self.pageFactor * options.inFlight, mayClaim {
+                if !claiming, state.queued < pages.claim, mayClaim {
                     claiming = true
-                    let limit = Self.pageFactor * options.inFlight
+                    let limit = pages.next(now: .now)
+                    let held = state.held
                     group.addTask { [store, signing] in
-                        guard let claimed = try? await store.claimDueNotificationRecords(limit: limit) else { return .claimed(url: nil, items: []) }
+                        guard let claimed = try? await store.claimDueNotificationRecords(limit: limit, excluding: held) else { return .claimed(url: nil, items: []) }
                         let records = claimed.records
                         let items = await signing.run { records.map { ($0, try? store.signedNotification($0).signedPayload) } }
                         return .claimed(url: claimed.url, items: items)
@@ -111,7 +112,7 @@ public final class NotificationDeliverer: Sendable {
                     counters.withLock { $0.maxInFlight = max($0.maxInFlight, now) }
                     group.addTask { [self] in .posted(await post(next)) }
                 }
-                if state.results.count >= Self.pageFactor * options.inFlight || (posts == 0 && !state.results.isEmpty) {
+                if state.results.count >= pages.record || (posts == 0 && !state.results.isEmpty) {
                     recordings += 1
                     let results = state.takeResults()
                     group.addTask { [store] in
@@ -137,6 +138,7 @@ public final class NotificationDeliverer: Sendable {
                         if posted.result == "SUCCESS" { $0.successes += 1 }
                     }
                     attempts?.increment([posted.result, posted.item.record.delivery.attempts.isEmpty ? "first" : "retry"])
+                    pages.ended += 1
                     state.finished(posted)
                 case .claimed(let url, let items):
                     claiming = false
@@ -157,8 +159,51 @@ public final class NotificationDeliverer: Sendable {
         if !state.results.isEmpty { _ = try? await store.recordDeliveryAttempts(state.takeResults()) }
     }
 
-    /// Claimed pages and recorded batches hold this many times the posts in flight.
-    static let pageFactor = 4
+    /// How many notifications a claim takes and a recorded batch holds: a few times the posts in flight
+    /// (``PageSize/smallest``), and more, up to ``PageSize/largest``, when the receiver takes posts
+    /// faster. A page is what the sender has lately posted in ``PageSize/seconds``: long runs of
+    /// notifications cost fewer claims and recordings (each a commit of the store's), and a sender whose
+    /// claims wait behind a long advance of the clock takes enough at once to keep posting meanwhile;
+    /// a slow receiver gets small pages, posted well within their claim's minute.
+    struct PageSize {
+        static let smallestFactor = 4
+        static let largestFactor = 64
+        static let seconds = 2.0
+
+        let smallest: Int
+        let largest: Int
+        /// The size of the next claim.
+        private(set) var claim: Int
+        /// Attempts ended since the last measurement.
+        var ended = 0
+        private var measuredSince: ContinuousClock.Instant?
+
+        init(inFlight: Int) {
+            smallest = Self.smallestFactor * inFlight
+            largest = Self.largestFactor * inFlight
+            claim = smallest
+        }
+
+        /// Ended attempts wait for a commit in batches of a quarter page (at least the smallest page).
+        var record: Int { max(smallest, claim / 4) }
+
+        /// The size of a claim starting `now`, from the attempts that ended since the last one (measured
+        /// over a quarter of a second at least).
+        mutating func next(now: ContinuousClock.Instant) -> Int {
+            guard let since = measuredSince else {
+                measuredSince = now
+                return claim
+            }
+            let elapsed = (now - since) / .seconds(1)
+            if elapsed >= 0.25 {
+                let rate = Double(ended) / elapsed
+                claim = min(largest, max(smallest, Int(rate * Self.seconds)))
+                ended = 0
+                measuredSince = now
+            }
+            return claim
+        }
+    }
 
     /// What the loop's child tasks report.
     enum Event: Sendable {
@@ -247,7 +292,7 @@ struct DeliveryState {
     /// The sequences this sender holds, from their claim until their attempt is recorded. A claim lasts
     /// a minute of the store's clock; a manual clock advanced meanwhile makes held notifications due
     /// again, and a second claim of one must not post it twice.
-    private var held: Set<Int64> = []
+    private(set) var held: Set<Int64> = []
     private(set) var results: [DeliveryAttemptResult] = []
     /// Claimed notifications not yet posted.
     private(set) var queued = 0

@@ -3,7 +3,7 @@ import AppStoreSigning
 import AppStoreSimulator
 import Foundation
 import HTTPService
-import StoreService
+@testable import StoreService
 import Synchronization
 import Testing
 import TestSupport
@@ -160,5 +160,49 @@ struct ConcurrentDeliveryTests {
             #expect(deliverer.statistics.maxInFlight == 8)
             #expect(deliverer.statistics.successes == 48)
         }
+    }
+
+    @Test("a claim answers others in place of what its sender holds, and renews the claims of those it reads")
+    func claimExcludingHeld() async throws {
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).store
+        let imported = try await store.importSubscribers(productID: ExampleShop.premiumMonthly, accountPrefix: "subscriber", count: 30)
+        try await store.updateSettings { $0.notificationURL = "http://127.0.0.1:9/apple/notifications" }
+        try await store.advanceTime(to: imported.lastRenewalDate)
+        func claim(_ limit: Int, excluding held: [Int64] = []) async throws -> [Int64] {
+            try await store.claimDueNotificationRecords(limit: limit, excluding: Set(held))?.records.map(\.sequence) ?? []
+        }
+        let first = try await claim(5)
+        #expect(first.count == 5)
+        // The clock moves past the claim (a manual clock advanced while the posts are in flight): the
+        // five are due again, but their sender holds them.
+        try await store.advanceTime(by: 120)
+        let second = try await claim(5, excluding: first)
+        #expect(second.count == 5 && Set(second).isDisjoint(with: first), "others in place of the held: \(second)")
+        let rest = try await claim(100, excluding: first + second)
+        #expect(rest.count == 20 && Set(rest).isDisjoint(with: first + second), "the held are not answered again: \(rest)")
+        // Everything is held now; once the clock passes every claim, a claim finds only held
+        // notifications due: it answers none and renews their claims, so another sender gets none.
+        try await store.advanceTime(by: 120)
+        #expect(try await claim(100, excluding: first + second + rest).isEmpty)
+        #expect(try await claim(100).isEmpty, "the held notifications' claims were renewed")
+        try await store.advanceTime(by: 120)
+        #expect(Set(try await claim(100)) == Set(first + second + rest), "a lapsed claim is anyone's again")
+    }
+
+    @Test("pages grow with the rate posts end at, up to their largest, and shrink for a slow receiver")
+    func pageSizes() {
+        var pages = NotificationDeliverer.PageSize(inFlight: 8)
+        let start = ContinuousClock.now
+        #expect(pages.next(now: start) == 32, "the first page is the smallest")
+        #expect(pages.record == 32)
+        pages.ended = 100
+        #expect(pages.next(now: start + .milliseconds(100)) == 32, "measured over a quarter of a second at least")
+        #expect(pages.next(now: start + .milliseconds(500)) == 400, "100 attempts in half a second: two seconds' worth")
+        #expect(pages.record == 100, "recorded a quarter page at a time")
+        pages.ended = 5_000
+        #expect(pages.next(now: start + .milliseconds(1_500)) == 512, "never more than the largest page")
+        pages.ended = 4
+        #expect(pages.next(now: start + .milliseconds(2_500)) == 32, "a slow receiver: back to the smallest")
     }
 }

@@ -26,17 +26,24 @@ extension SimulatedAppStore {
     /// with nothing due, the usual case for a poll, only a read is made, not a write). The sender signs
     /// each with ``signedNotification(_:)`` off the store's executor, so signing never holds up
     /// purchases. One page of the outbox is read; never all of it.
-    public func claimDueNotificationRecords(limit: Int) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
+    ///
+    /// `held` are the sequences the caller already holds and has not yet recorded an attempt for. When
+    /// the clock moves past their claim (a manual clock advanced a day), they are due again, and oldest
+    /// by their claim's end: those among the due notifications read here are claimed again but not
+    /// answered again, and the `limit` are others.
+    public func claimDueNotificationRecords(limit: Int, excluding held: Set<Int64> = []) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
         guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return nil }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
             guard let text = settings.notificationURL, let url = URL(string: text) else { return nil }
             let now = clock.now()
             var records: [NotificationRecord] = []
-            for record in ledger.notificationsDue(notAfter: now, limit: limit) {
+            for record in ledger.notificationsDue(notAfter: now, limit: limit + held.count) {
                 var delivery = record.delivery
                 delivery.nextAttemptDate = now.addingTimeInterval(Self.deliveryClaim)
                 change.ledger.notificationDeliveries[record.sequence] = delivery
+                if held.contains(record.sequence) { continue }
                 records.append(record)
+                if records.count == limit { break }
             }
             return records.isEmpty ? nil : (url, records)
         }
