@@ -28,9 +28,9 @@ extension SimulatedAppStore {
     /// purchases. One page of the outbox is read; never all of it.
     ///
     /// `held` are the sequences the caller already holds and has not yet recorded an attempt for. When
-    /// the clock moves past their claim (a manual clock advanced a day), they are due again, and oldest
-    /// by their claim's end: those among the due notifications read here are claimed again but not
-    /// answered again, and the `limit` are others.
+    /// the clock moves past their claim (a manual clock advanced a day), they are due again. Those this
+    /// claim reads are claimed again but not answered again, and the `limit` answered are others; those
+    /// it does not read keep their lapsed claim until a later claim reads them.
     public func claimDueNotificationRecords(limit: Int, excluding held: Set<Int64> = []) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
         guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return nil }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
