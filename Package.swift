@@ -6,6 +6,7 @@ import PackageDescription
 /// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
 /// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by `PostgresClient`
 /// (the backend's PostgreSQL engine) and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
+/// `CMalloc` (glibc's `malloc.h`, for `mallopt`) is imported by `StoreKitCommands` alone and holds no pointers.
 let package = Package(
     name: "OpenStoreKit",
     products: [
@@ -29,6 +30,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CMalloc"),
 
         // Where blocking work runs: serial executors and queues of its own, never Swift's cooperative pool.
         .target(name: "BlockingWork"),
@@ -70,7 +72,7 @@ let package = Package(
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
-                                                      "BlockingWork"],
+                                                      "BlockingWork", "CMalloc"],
                 resources: [.embedInCode("Bench/wrk-report.lua")]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
 
