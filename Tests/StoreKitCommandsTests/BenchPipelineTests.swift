@@ -13,9 +13,17 @@ struct BenchPipelineTests {
         #expect(report["recorded_once"] as? Int == subscribers)
         #expect((report["delivery_in_flight_max"] as? Int ?? 0) > 1, "deliveries overlapped")
         for key in ["renewals_seconds", "end_to_end_seconds", "notifications_per_second", "backend_ingest_per_second",
+                    "backend_ingest_per_second_before_pipeline", "backend_ingest_per_second_after_pipeline",
                     "end_to_end_to_ingest_ratio", "peak_rss_mb_store", "peak_rss_mb_backend"] {
             #expect((report[key] as? Double ?? 0) > 0, "\(key)")
         }
+        // The limit's two stretches, before and after the pipeline, share the sample; the limit is
+        // their rate together, so it lies between theirs.
+        #expect(report["backend_ingest_sample"] as? Int == subscribers)
+        let before = report["backend_ingest_per_second_before_pipeline"] as? Double ?? 0
+        let after = report["backend_ingest_per_second_after_pipeline"] as? Double ?? 0
+        let limit = report["backend_ingest_per_second"] as? Double ?? 0
+        #expect(limit >= min(before, after) - 1 && limit <= max(before, after) + 1, "limit \(limit) between \(before) and \(after)")
         // Mean posts in flight (summed time in flight over each stretch): within the slots, give or
         // take the posts that straddle the end of the renewals, and some after them.
         let slots = Double(report["in_flight"] as? Int ?? 0)
@@ -25,7 +33,8 @@ struct BenchPipelineTests {
         }
         #expect((report["delivery_in_flight_mean_after"] as? Double ?? 0) > 0)
         // How the machine's cores went in each stretch, in percent, and the ratio corrected for steal.
-        for key in ["machine_steal_percent_pipeline", "machine_steal_percent_limit", "machine_idle_percent_pipeline", "machine_idle_percent_limit"] {
+        for key in ["machine_steal_percent_pipeline", "machine_steal_percent_limit", "machine_steal_percent_limit_before_pipeline",
+                    "machine_steal_percent_limit_after_pipeline", "machine_idle_percent_pipeline", "machine_idle_percent_limit"] {
             let percent = report[key] as? Double ?? -1
             #expect(percent >= 0 && percent <= 100, "\(key) \(percent)")
         }

@@ -162,6 +162,23 @@ struct ConcurrentDeliveryTests {
         }
     }
 
+    @Test("imported subscribers renew in their numbers' order: advancing to one's renewal date renews exactly those before it and itself")
+    func importedRenewalDates() async throws {
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).store
+        let imported = try await store.importSubscribers(productID: ExampleShop.premiumMonthly, accountPrefix: "subscriber", count: 40)
+        #expect(imported.renewalDate(ofSubscriber: 39) == imported.lastRenewalDate)
+        #expect(imported.renewalDate(ofSubscriber: 0) < imported.renewalDate(ofSubscriber: 1))
+        // The first ten, then the next twenty, then the rest: each once, none early.
+        #expect(try await store.advanceTime(to: imported.renewalDate(ofSubscriber: 9)) == 10)
+        #expect(try await store.advanceTime(to: imported.renewalDate(ofSubscriber: 10).addingTimeInterval(-1)) == 0)
+        #expect(try await store.advanceTime(to: imported.renewalDate(ofSubscriber: 29)) == 20)
+        #expect(try await store.advanceTime(to: imported.lastRenewalDate) == 10)
+        let renewed = try await store.notificationRecords().filter { $0.type == .didRenew }
+        #expect(renewed.count == 40)
+        #expect(Set(renewed.compactMap { $0.transaction?.originalTransactionId }).count == 40)
+    }
+
     @Test("a claim answers others in place of what its sender holds, and renews the claims of those it reads")
     func claimExcludingHeld() async throws {
         let scratch = Scratch()

@@ -422,6 +422,14 @@ extension SimulatedAppStore {
         public let count: Int
         /// When the last of them comes up for renewal: advancing the clock to this date renews each once.
         public let lastRenewalDate: Date
+        let renewalDates: @Sendable (Int) -> Date
+
+        /// When the subscriber numbered `index` (0 the earliest purchase, `count - 1` the latest)
+        /// first comes up for renewal. They renew in the order of their numbers, so advancing the clock
+        /// to `renewalDate(ofSubscriber: k - 1)` renews exactly the first `k`, each once.
+        public func renewalDate(ofSubscriber index: Int) -> Date {
+            renewalDates(min(max(0, index), count - 1))
+        }
     }
 
     /// The span over which imported subscribers' purchases are spread: shorter than the shortest
@@ -456,7 +464,7 @@ extension SimulatedAppStore {
                         throw .control(.invalidAction, "account \(name) exists: imported subscribers are new accounts")
                     }
                     let (owner, _) = try register(account: name, device: nil, in: &change)
-                    let start = now.addingTimeInterval(-Self.importedSubscriberSpread * Double(count - index) / Double(count))
+                    let start = Self.importedPurchaseDate(of: index, among: count, before: now)
                     let expiration = schedule.end(of: info.period, count: 1, from: start)
                     let id = change.takeTransactionID()
                     let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", UInt64(index)))
@@ -482,6 +490,17 @@ extension SimulatedAppStore {
             lastRenewal = max(lastRenewal, chunkLast)
             imported += size
         }
-        return ImportedSubscribers(count: count, lastRenewalDate: lastRenewal)
+        let renewalSchedule = schedule
+        let period = catalog().product(id: productID)?.subscription?.period
+        let last = lastRenewal
+        return ImportedSubscribers(count: count, lastRenewalDate: last) { index in
+            period.map { renewalSchedule.end(of: $0, count: 1, from: Self.importedPurchaseDate(of: index, among: count, before: now)) } ?? last
+        }
+    }
+
+    /// The purchase date of imported subscriber `index` of `count`: evenly spread over the span
+    /// before `now`, the earliest first.
+    private static func importedPurchaseDate(of index: Int, among count: Int, before now: Date) -> Date {
+        now.addingTimeInterval(-importedSubscriberSpread * Double(count - index) / Double(count))
     }
 }

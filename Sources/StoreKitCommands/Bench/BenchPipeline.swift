@@ -2,6 +2,7 @@ import AppStoreBackend
 import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
+import BlockingWork
 import Foundation
 import HTTPClient
 import HTTPService
@@ -13,18 +14,22 @@ import Synchronization
 /// entitlement backend and recorded there, measured as one pipeline, against the backend's ingestion
 /// rate measured alone in the same run.
 ///
-/// 1. A store (SQLite, manual clock) gets N monthly subscribers in bulk, their purchases spread over
-///    27 days, so the next month renews each once.
+/// 1. A store (SQLite, manual clock) gets N monthly subscribers in bulk (and the limit's, below),
+///    their purchases spread over 27 days, so the next month renews each once.
 /// 2. K `backend serve` processes start on one database (SQLite in the scratch folder, or the
 ///    PostgreSQL database `--postgres` names, which must hold no notifications), behind a round-robin
 ///    balancer in this process when K > 1.
 /// 3. This process serves as the store's sender (``NotificationDeliverer``, `--in-flight` posts at
-///    once) while the clock advances a day at a time to the last subscriber's renewal; the run ends
+///    once) while the clock advances a day at a time to the Nth subscriber's renewal; the run ends
 ///    when the backend has recorded every `DID_RENEW`, checked by count and by distinct original
 ///    transactions.
-/// 4. The limit: more renewals are played with no URL set, signed, and posted by the same number of
-///    workers through the sender's client (kept-alive connections) straight to the backend
-///    (`backend_ingest_per_second`).
+/// 4. The limit, in two stretches, one on each side of the pipeline: renewals played while no sender
+///    runs, signed, and posted by the same number of workers through the sender's client (kept-alive
+///    connections) straight to the backend (`backend_ingest_per_second`, both stretches together).
+///    They are the same kind of notification as the pipeline's, a subscriber's first renewal the
+///    backend sees: the earliest subscribers' before the pipeline, the latest ones' after it (a
+///    subscription the backend knows costs it about a seventh less to renew). A host that takes this
+///    machine's cores for a few minutes (steal) then falls more evenly on both sides of the ratio.
 ///
 /// `end_to_end_to_ingest_ratio` is the pipeline's rate over that limit: 1 means delivery and renewals
 /// cost the backend nothing. Peak resident memory is this process's (the store, its sender, the
@@ -66,14 +71,16 @@ struct BenchPipeline: Command {
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
 
-        // 1. The store and its subscribers.
+        // 1. The store.
         let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
         let storeDirectory = scratch.appendingPathComponent("store")
         let store = try StoreDirectory.create(at: storeDirectory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                               clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
-        var clock = ContinuousClock.now
-        let imported = try await store.importSubscribers(productID: BenchStoreFile.subscription, accountPrefix: "s", count: subscribers)
-        let importSeconds = (ContinuousClock.now - clock).seconds
+        // The limit's two stretches: the first renewals of the earliest subscribers, before the
+        // pipeline's, and of the latest, after them.
+        let sample = min(subscribers, Self.ingestSample)
+        let sampleBefore = sample / 2
+        let sampleAfter = sample - sampleBefore
 
         // 2. The backend.
         let rootFile = scratch.appendingPathComponent("root.pem")
@@ -125,8 +132,24 @@ struct BenchPipeline: Command {
         }
 
         do throws(any Error) {
-            // 3. The pipeline: renewals while the sender delivers.
+            // The subscribers, in bulk: the pipeline's and, around them, the limit's. Their renewals are
+            // due for delivery to the backend, as the URL is set.
             try await store.updateSettings { $0.notificationURL = target.absoluteString }
+            var clock = ContinuousClock.now
+            let imported = try await store.importSubscribers(productID: BenchStoreFile.subscription, accountPrefix: "s", count: sampleBefore + subscribers + sampleAfter)
+            let importSeconds = (ContinuousClock.now - clock).seconds
+
+            // 4a. The limit's first stretch, before the pipeline: the earliest subscribers renew, and
+            // their renewals are posted straight to the backend.
+            var earliest = FreshRenewals(store: store, advancingUntil: imported.renewalDate(ofSubscriber: sampleBefore - 1))
+            let limitBefore = try await Self.measureIngest(from: &earliest, count: sampleBefore, to: target, workers: inFlight, backends: backends)
+            guard limitBefore.posted == sampleBefore else { throw CommandFailure("expected \(sampleBefore) renewals before the pipeline's, found \(limitBefore.posted)") }
+            let pipelineEnd = imported.renewalDate(ofSubscriber: sampleBefore + subscribers - 1)
+
+            // 3. The pipeline: renewals while the sender delivers. Each timed stretch starts with what
+            // was written before it on disk, so that the kernel's writing back of the import (hundreds
+            // of megabytes at a million) does not slow the first commits of the stretch after it.
+            await Self.flushFileSystems()
             let deliverer = NotificationDeliverer(store: store, options: NotificationDeliverer.Options(inFlight: inFlight))
             let delivery = Task { await deliverer.run() }
             clock = ContinuousClock.now
@@ -134,8 +157,8 @@ struct BenchPipeline: Command {
             let machine0 = MachineCPU.now()
             var renewals = 0
             var now = try await store.currentTime()
-            while now < imported.lastRenewalDate {
-                now = min(now.addingTimeInterval(86_400), imported.lastRenewalDate)
+            while now < pipelineEnd {
+                now = min(now.addingTimeInterval(86_400), pipelineEnd)
                 renewals += try await store.advanceTime(to: now)
             }
             let renewalsSeconds = (ContinuousClock.now - clock).seconds
@@ -157,7 +180,7 @@ struct BenchPipeline: Command {
                 try stalled()
                 if accepted < renewals { try await Task.sleep(for: .milliseconds(5)) }
             }
-            while try await storage.notificationCount() < renewals {
+            while try await storage.notificationCount() < sampleBefore + renewals {
                 try stalled()
                 try await Task.sleep(for: .milliseconds(20))
             }
@@ -167,37 +190,27 @@ struct BenchPipeline: Command {
             delivery.cancel()
             await delivery.value
             let sent = deliverer.statistics
+            // The backend also holds the limit's first stretch.
             let tally = try await storage.notificationTally(type: "DID_RENEW")
-            guard renewals == subscribers, tally.notifications == subscribers, tally.originalTransactions == subscribers else {
-                throw CommandFailure("expected \(subscribers) renewals recorded once each; \(renewals) renewals, the backend has \(tally.notifications) DID_RENEW about \(tally.originalTransactions) subscriptions")
+            let expected = sampleBefore + subscribers
+            guard renewals == subscribers, tally.notifications == expected, tally.originalTransactions == expected else {
+                throw CommandFailure("expected \(subscribers) renewals recorded once each (and the limit's \(sampleBefore) before them); \(renewals) renewals, the backend has \(tally.notifications) DID_RENEW about \(tally.originalTransactions) subscriptions")
             }
             let storeMemory = ProcessMemory.peakResidentMegabytes()
             let backendMemory = backends.map(\.peakResidentMegabytes).max() ?? 0
 
-            // 4. The limit: the backend alone, as fast as the same client and workers can post.
-            // Fresh renewals are signed a chunk at a time (never all held at once) and only the posting
-            // is timed and its CPU counted.
-            var fresh = FreshRenewals(store: store, after: imported.lastRenewalDate)
-            var posted = 0
-            var postingSeconds = 0.0
-            var postingCPU = (store: 0.0, backend: 0.0)
-            var machineLimit = MachineCPU()
-            let sample = min(subscribers, Self.ingestSample)
-            while posted < sample {
-                let bodies = try await fresh.next(min(Self.ingestChunk, sample - posted))
-                guard !bodies.isEmpty else { break }
-                let cpuBefore = Self.cpu(backends)
-                let machineBefore = MachineCPU.now()
-                clock = ContinuousClock.now
-                try await Self.post(bodies, to: target, workers: inFlight)
-                postingSeconds += (ContinuousClock.now - clock).seconds
-                machineLimit = machineLimit + (MachineCPU.now() - machineBefore)
-                let cpuAfter = Self.cpu(backends)
-                postingCPU = (postingCPU.store + cpuAfter.store - cpuBefore.store, postingCPU.backend + cpuAfter.backend - cpuBefore.backend)
-                posted += bodies.count
+            // 4b. The limit's second stretch, after the pipeline: the latest subscribers' renewals.
+            var latest = FreshRenewals(store: store, advancingUntil: imported.lastRenewalDate)
+            let limitAfter = try await Self.measureIngest(from: &latest, count: sampleAfter, to: target, workers: inFlight, backends: backends)
+            guard limitAfter.posted == sampleAfter else { throw CommandFailure("expected \(sampleAfter) renewals after the pipeline's, found \(limitAfter.posted)") }
+            // The limit measured recordings, not a backend dropping notifications it already had.
+            let recordedInAll = try await storage.notificationCount()
+            guard recordedInAll == sampleBefore + subscribers + sampleAfter else {
+                throw CommandFailure("the limit posted \(sample) renewals, but the backend recorded \(recordedInAll - subscribers) new ones besides the pipeline's")
             }
-            let ingestRate = Double(posted) / postingSeconds
             await stopAll()
+            let limit = limitBefore + limitAfter
+            let ingestRate = limit.rate
 
             let endToEndRate = Double(subscribers) / endToEndSeconds
             var report = BenchmarkReport(name: "bench pipeline")
@@ -220,29 +233,83 @@ struct BenchPipeline: Command {
             // its sender and, for the limit, the client; the backend's figure leaves out PostgreSQL's.
             report.add("cpu_ms_per_notification_store", ((cpu1.store - cpu0.store) / Double(subscribers) * 1000).thousandths)
             report.add("cpu_ms_per_notification_backend", ((cpu1.backend - cpu0.backend) / Double(subscribers) * 1000).thousandths)
-            report.add("cpu_ms_per_notification_client_alone", (postingCPU.store / Double(posted) * 1000).thousandths)
-            report.add("cpu_ms_per_notification_backend_alone", (postingCPU.backend / Double(posted) * 1000).thousandths)
-            report.add("recorded_once", tally.notifications)
+            report.add("cpu_ms_per_notification_client_alone", (limit.cpu.store / Double(limit.posted) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_backend_alone", (limit.cpu.backend / Double(limit.posted) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_backend_alone_before_pipeline", (limitBefore.cpu.backend / Double(limitBefore.posted) * 1000).thousandths)
+            report.add("cpu_ms_per_notification_backend_alone_after_pipeline", (limitAfter.cpu.backend / Double(limitAfter.posted) * 1000).thousandths)
+            report.add("recorded_once", tally.notifications - sampleBefore)
             report.add("peak_rss_mb_store", (storeMemory * 10).rounded() / 10)
             report.add("peak_rss_mb_backend", (backendMemory * 10).rounded() / 10)
-            report.add("backend_ingest_sample", posted)
+            report.add("backend_ingest_sample", limit.posted)
             report.add("backend_ingest_per_second", ingestRate.rounded())
+            report.add("backend_ingest_per_second_before_pipeline", limitBefore.rate.rounded())
+            report.add("backend_ingest_per_second_after_pipeline", limitAfter.rate.rounded())
             report.add("end_to_end_to_ingest_ratio", (endToEndRate / ingestRate).thousandths)
             report.add("end_to_end_to_ingest_aim", 0.7)
-            // The two stretches are minutes apart on a virtual machine whose host may take its cores
-            // for a while: how much it took in each, how long the cores sat idle, and the ratio of the
-            // rates per unit of the cores' time this machine really had.
+            // The stretches are minutes apart on a virtual machine whose host may take its cores for a
+            // while: how much it took in each, how long the cores sat idle, and the ratio of the rates
+            // per unit of the cores' time this machine really had.
             report.add("machine_steal_percent_pipeline", machinePipeline.stealPercent.tenths)
-            report.add("machine_steal_percent_limit", machineLimit.stealPercent.tenths)
+            report.add("machine_steal_percent_limit", limit.machine.stealPercent.tenths)
+            report.add("machine_steal_percent_limit_before_pipeline", limitBefore.machine.stealPercent.tenths)
+            report.add("machine_steal_percent_limit_after_pipeline", limitAfter.machine.stealPercent.tenths)
             report.add("machine_idle_percent_pipeline", machinePipeline.idlePercent.tenths)
-            report.add("machine_idle_percent_limit", machineLimit.idlePercent.tenths)
+            report.add("machine_idle_percent_limit", limit.machine.idlePercent.tenths)
+            report.add("machine_idle_percent_limit_before_pipeline", limitBefore.machine.idlePercent.tenths)
+            report.add("machine_idle_percent_limit_after_pipeline", limitAfter.machine.idlePercent.tenths)
             report.add("end_to_end_to_ingest_ratio_steal_corrected",
-                       (endToEndRate / machinePipeline.availableFraction / (ingestRate / machineLimit.availableFraction)).thousandths)
+                       (endToEndRate / machinePipeline.availableFraction / (ingestRate / limit.machine.availableFraction)).thousandths)
             console.print(try report.render(json: json))
         } catch {
             await stopAll()
             throw error
         }
+    }
+
+    /// One stretch of the limit: notifications posted straight to the backend, the time and CPU the
+    /// posting took, and how the machine's cores went meanwhile.
+    struct IngestStretch {
+        var posted = 0
+        var seconds = 0.0
+        var cpu = (store: 0.0, backend: 0.0)
+        var machine = MachineCPU()
+
+        var rate: Double { seconds > 0 ? Double(posted) / seconds : 0 }
+
+        static func + (one: IngestStretch, other: IngestStretch) -> IngestStretch {
+            IngestStretch(posted: one.posted + other.posted, seconds: one.seconds + other.seconds,
+                          cpu: (one.cpu.store + other.cpu.store, one.cpu.backend + other.cpu.backend), machine: one.machine + other.machine)
+        }
+    }
+
+    /// The backend alone, as fast as the sender's client and workers can post: `count` fresh renewals,
+    /// signed a chunk at a time (never all held at once); only the posting is timed and its CPU
+    /// counted. Each chunk is then recorded in the store as delivered, as the sender would: neither a
+    /// later chunk nor the sender posts it again. Like the pipeline, it starts with what was written
+    /// before it on disk.
+    static func measureIngest(from fresh: inout FreshRenewals, count: Int, to target: URL, workers: Int, backends: [RunningChild]) async throws -> IngestStretch {
+        await flushFileSystems()
+        var stretch = IngestStretch()
+        while stretch.posted < count {
+            let chunk = try await fresh.next(min(Self.ingestChunk, count - stretch.posted))
+            guard !chunk.isEmpty else { break }
+            let cpuBefore = Self.cpu(backends)
+            let machineBefore = MachineCPU.now()
+            let clock = ContinuousClock.now
+            try await Self.post(chunk.map(\.body), to: target, workers: workers)
+            stretch.seconds += (ContinuousClock.now - clock).seconds
+            stretch.machine = stretch.machine + (MachineCPU.now() - machineBefore)
+            let cpuAfter = Self.cpu(backends)
+            stretch.cpu = (stretch.cpu.store + cpuAfter.store - cpuBefore.store, stretch.cpu.backend + cpuAfter.backend - cpuBefore.backend)
+            stretch.posted += chunk.count
+            try await fresh.store.recordDeliveryAttempts(chunk.map { DeliveryAttemptResult(sequence: $0.sequence, result: "SUCCESS") })
+        }
+        return stretch
+    }
+
+    /// Waits until what was written so far is on disk (`sync`), on a thread of its own.
+    static func flushFileSystems() async {
+        await BlockingWork.run("bench pipeline sync") { sync() }
     }
 
     /// CPU seconds used so far by this process and by the backend processes together.
@@ -294,34 +361,39 @@ enum RoundRobin {
     }
 }
 
-/// The renewals after the pipeline's month, as signed webhook bodies, a chunk at a time: fresh
-/// notifications for the limit, so the backend does a recording's full work. With the sender
-/// stopped, claiming is how the outbox is read, a page at a time.
+/// Renewals the sender is not delivering, as signed webhook bodies, a chunk at a time: fresh
+/// notifications for the limit, so the backend does a recording's full work. Claiming is how the
+/// outbox is read, a page at a time, with no sender claiming beside it (none is running).
 struct FreshRenewals {
     let store: SimulatedAppStore
-    /// Where the search stops: well past every subscriber's next renewal.
+    /// How far the clock may be advanced for more.
     let end: Date
     private var now: Date?
 
-    init(store: SimulatedAppStore, after lastRenewal: Date) {
+    init(store: SimulatedAppStore, advancingUntil end: Date) {
         self.store = store
-        end = lastRenewal.addingTimeInterval(40 * 86_400)
+        self.end = end
     }
 
-    /// Up to `count` bodies, the clock advanced six hours at a time as needed; none when no more come.
-    mutating func next(_ count: Int) async throws -> [Data] {
-        var bodies: [Data] = []
+    /// Up to `count` notifications' sequences and bodies, the clock advanced six hours at a time as
+    /// needed; none when no more come.
+    mutating func next(_ count: Int) async throws -> [(sequence: Int64, body: Data)] {
+        var bodies: [(sequence: Int64, body: Data)] = []
         var now: Date
         if let known = self.now { now = known } else { now = try await store.currentTime() }
+        // What this chunk claimed: a claim lasts a minute of the store's clock, so after an advance those
+        // are due again until recorded, and must not be taken twice.
+        var held: Set<Int64> = []
         while bodies.count < count {
-            if let claimed = try await store.claimDueNotificationRecords(limit: min(1_000, count - bodies.count)) {
+            if let claimed = try await store.claimDueNotificationRecords(limit: min(1_000, count - bodies.count), excluding: held) {
                 for record in claimed.records {
-                    bodies.append(NotificationDeliverer.webhookBody(try store.signedNotification(record).signedPayload))
+                    held.insert(record.sequence)
+                    bodies.append((record.sequence, NotificationDeliverer.webhookBody(try store.signedNotification(record).signedPayload)))
                 }
                 continue
             }
             guard now < end else { break }
-            now = now.addingTimeInterval(6 * 3_600)
+            now = min(now.addingTimeInterval(6 * 3_600), end)
             try await store.advanceTime(to: now)
         }
         self.now = now
