@@ -392,13 +392,12 @@ struct FreshRenewals {
         var bodies: [(sequence: Int64, body: Data)] = []
         var now: Date
         if let known = self.now { now = known } else { now = try await store.currentTime() }
-        // What this chunk claimed: a claim lasts a minute of the store's clock, so after an advance those
-        // are due again until recorded, and must not be taken twice.
-        var held: Set<Int64> = []
         while bodies.count < count {
+            // A claim lasts a minute of the store's clock: after an advance, what this chunk claimed is
+            // due again until recorded, and must not be taken twice.
+            let held = Set(bodies.map(\.sequence))
             if let claimed = try await store.claimDueNotificationRecords(limit: min(1_000, count - bodies.count), excluding: held) {
                 for record in claimed.records {
-                    held.insert(record.sequence)
                     bodies.append((record.sequence, NotificationDeliverer.webhookBody(try store.signedNotification(record).signedPayload)))
                 }
                 continue
