@@ -83,10 +83,12 @@ let package = Package(
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels",
-                                                           "StoreKitCatalog", "TestSupport", "ExitWhileVerifying"]),
+        .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "BlockingWork",
+                                                           "StoreKitCatalog", "TestSupport", "ExitWhileVerifying", "MainThreadApp"]),
         // An app that exits while its listeners verify (OpenStoreKitTests runs it many times; it must never crash).
         .executableTarget(name: "ExitWhileVerifying", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Tests/Fixtures/ExitWhileVerifying"),
+        // An app whose main-actor code expects the main thread (MainThreadTests runs it both ways).
+        .executableTarget(name: "MainThreadApp", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Tests/Fixtures/MainThreadApp"),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
         .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),
         .executableTarget(name: "GemStore", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/GemStore"),
@@ -125,23 +127,37 @@ let package = Package(
 package.products.append(.library(name: "StoreKit", targets: ["StoreKit"]))
 package.products.append(.library(name: "Combine", targets: ["Combine"]))
 package.products.append(.library(name: "SwiftUI", targets: ["SwiftUI"]))
-package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit"]))
+package.products.append(.library(name: "StoreKitTest", targets: ["StoreKitTest"]))
+package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit", "Combine"]))
 package.targets.append(.target(name: "Combine"))
 package.targets.append(.target(name: "SwiftUI", dependencies: ["Combine", "OpenStoreKit"]))
+package.targets.append(.target(name: "StoreKitTest", dependencies: ["StoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "StoreKitCatalog", "BlockingWork"]))
 package.targets.first { $0.name == "OpenStoreKitTesting" }?.dependencies.append("Combine")
 package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: ["StoreKit", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))
 package.targets.append(.testTarget(name: "CombineTests", dependencies: ["Combine", "TestSupport"]))
+// The compatibility corpus (Tests/StoreKitCorpus): files shaped as open-source StoreKit 2 code writes
+// each pattern, compiled unchanged in the language mode of the code they stand for and driven through
+// purchases, renewals, refunds and restore. Files in Tests/StoreKitCorpus are linked into both targets.
+// On Apple platforms `import Foundation` makes Combine's `ObservableObject` visible; here a target whose
+// files rely on that imports Combine into every file (`-import-module Combine`), as docs/storekit-surface.md says.
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift5Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "OpenStoreKitTesting", "TestSupport"],
+                                   swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "Combine"])]))
+// An XCTest suite written for Xcode's `SKTestSession`, with its configuration file as a resource.
+package.targets.append(.testTarget(name: "StoreKitTestXCTests", dependencies: ["StoreKitTest"], resources: [.copy("Notes.storekit")]))
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift6Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "OpenStoreKitTesting", "TestSupport"]))
 package.targets.append(.testTarget(name: "StoreManagerTests", dependencies: ["StoreKit", "Combine", "SwiftUI", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))
 #endif
 
 // The same strictness for every Swift target: explicit existentials, imports that say what they use,
 // and no warnings left behind.
-// The sample- and tutorial-shaped tests keep their sources' own spelling (`Task<Void, Error>`), so they
-// opt out of the two upcoming features but not of the no-warnings rule.
+// The sample- and tutorial-shaped tests and the corpus keep their sources' own spelling
+// (`Task<Void, Error>`, names that come with an import elsewhere), so they opt out of the two upcoming
+// features but not of the no-warnings rule.
 for target in package.targets where target.type != .system {
-    let upcoming: [SwiftSetting] = ["SKDemoShapedTests", "StoreKitTutorialTests", "StoreManagerTests"].contains(target.name) ? [] : [
+    let upcoming: [SwiftSetting] = ["SKDemoShapedTests", "StoreKitTutorialTests", "StoreManagerTests", "StoreKitCorpusSwift5Tests",
+                                    "StoreKitCorpusSwift6Tests", "StoreKitTestXCTests"].contains(target.name) ? [] : [
         .enableUpcomingFeature("ExistentialAny"),
         .enableUpcomingFeature("MemberImportVisibility"),
     ]

@@ -3,10 +3,11 @@ import OpenStoreKitTesting
 
 @main
 struct GemStoreMain {
-    static func main() async {
+    // Synchronous, so the app's main-actor code runs on the main thread throughout (MainThread.run), as on iOS.
+    static func main() {
         print("Gem store — buying through the store views, counting in Transaction.updates (Examples/Shop.storekit)\n")
         do {
-            let summary = try await GemStoreSession.run(store: try TestSession.storeArgument()) { print("• \($0)") }
+            let summary = try MainThread.run { try await GemStoreSession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
             print("\nDone: \(summary.gems) gems, plan \(summary.currentPlan ?? "none").")
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))

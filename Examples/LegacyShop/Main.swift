@@ -3,10 +3,11 @@ import OpenStoreKitTesting
 
 @main
 struct LegacyShopMain {
-    static func main() async {
+    // Synchronous, so the app's main-actor code runs on the main thread throughout (MainThread.run), as on iOS.
+    static func main() {
         print("Legacy shop — the original StoreKit API against the local App Store (Examples/Shop.storekit)\n")
         do {
-            _ = try await LegacySession.run(store: try TestSession.storeArgument()) { print("• \($0)") }
+            _ = try MainThread.run { try await LegacySession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

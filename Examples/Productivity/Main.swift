@@ -3,10 +3,11 @@ import OpenStoreKitTesting
 
 @main
 struct ProductivityMain {
-    static func main() async {
+    // Synchronous, so the app's main-actor code runs on the main thread throughout (MainThread.run), as on iOS.
+    static func main() {
         print("Productivity — a lifetime premium unlock through the test session's controls (Examples/Productivity/Productivity.storekit)\n")
         do {
-            _ = try await ProductivitySession.run(store: try TestSession.storeArgument()) { print("• \($0)") }
+            _ = try MainThread.run { try await ProductivitySession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

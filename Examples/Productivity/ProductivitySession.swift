@@ -100,7 +100,7 @@ enum ProductivitySession {
         guard let pending = await session.allTransactions().last(where: \.pendingAskToBuyConfirmation) else {
             throw ProductivityError(message: "no purchase waits for approval")
         }
-        return pending.identifier
+        return UInt64(pending.identifier)
     }
 
     @MainActor

@@ -3,10 +3,11 @@ import OpenStoreKitTesting
 
 @main
 struct RecipesMain {
-    static func main() async {
+    // Synchronous, so the app's main-actor code runs on the main thread throughout (MainThread.run), as on iOS.
+    static func main() {
         print("Recipes — a scripted session against the local App Store (Examples/Recipes/Recipes.storekit)\n")
         do {
-            _ = try await RecipesSession.run(store: try TestSession.storeArgument()) { print("• \($0)") }
+            _ = try MainThread.run { try await RecipesSession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

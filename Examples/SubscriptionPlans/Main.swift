@@ -4,7 +4,8 @@ import OpenStoreKitTesting
 
 @main
 struct SubscriptionPlansMain {
-    static func main() async {
+    // Synchronous, so the app's main-actor code runs on the main thread throughout (MainThread.run), as on iOS.
+    static func main() {
         let arguments = CommandLine.arguments
         // The extension: a second process that only reads the shared flag file.
         if arguments.count == 3, arguments[1] == "--extension" {
@@ -21,10 +22,12 @@ struct SubscriptionPlansMain {
         do {
             // With --wait-for-refund the app stays open at the end until a refund made outside it arrives.
             let waitsForRefund = arguments.contains("--wait-for-refund")
-            _ = try await PlansSession.run(store: try TestSession.storeArgument(), readFlagInExtension: runExtension, say: { show("• \($0)") },
+            _ = try MainThread.run {
+                try await PlansSession.run(store: try TestSession.storeArgument(), readFlagInExtension: runExtension, say: { show("• \($0)") },
                                            finally: !waitsForRefund ? nil : { phone in
                                                try await phone.withCurrent { try await PlansSession.awaitRefund(seconds: 120) { show("• \($0)") } }
                                            })
+            }
             show("""
 
             More examples: swift run PotionShop | Recipes | LegacyShop | Productivity

@@ -24,7 +24,9 @@ enum PlansSession {
     @MainActor
     static func run(store server: URL? = nil, readFlagInExtension: (URL) async throws -> String, say: (String) -> Void,
                     finally lastStep: ((StoreClient) async throws -> Void)? = nil) async throws -> Summary {
-        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
+        // The demo's year starts on a fixed day, so what it prints is the same every run.
+        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server,
+                                                 startDate: TestSession.referenceStartDate)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -33,4 +33,10 @@ public final class SerialQueueExecutor: SerialExecutor, @unchecked Sendable {
     }
 
     public func isSameExclusiveExecutionContext(other: SerialQueueExecutor) -> Bool { self === other }
+
+    /// Traps unless the caller runs on this executor's queue: what `assumeIsolated` and the runtime's
+    /// isolation checks ask of an executor that is not the one they expected by identity.
+    public func checkIsolated() {
+        dispatchPrecondition(condition: .onQueue(queue))
+    }
 }

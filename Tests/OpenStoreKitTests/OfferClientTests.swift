@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSigning
 import Foundation
 import OpenStoreKit
@@ -16,9 +17,9 @@ struct OfferClientTests {
     }
 
     /// A legacy promotional-offer signature as StoreKit's option takes it (raw bytes).
-    static func signature(offer: String, nonce: UUID, key: P256PrivateKey, keyID: String) throws -> Data {
+    static func signature(offer: String, nonce: UUID, key: P256PrivateKey, keyID: String, timestamp: Int) throws -> Data {
         let message = PromotionalOfferSignature(bundleId: "com.example.shop", keyId: keyID, productIdentifier: Shop.premiumMonthly,
-                                                subscriptionOfferID: offer, applicationUsername: "", nonce: nonce, timestamp: 1_767_225_600_000)
+                                                subscriptionOfferID: offer, applicationUsername: "", nonce: nonce, timestamp: Int64(timestamp))
         return try #require(Data(base64Encoded: try message.sign(with: key)))
     }
 
@@ -33,14 +34,16 @@ struct OfferClientTests {
 
         let (key, keyID) = try Self.offerKey()
         let nonce = UUID(uuidString: "3F2504E0-4F89-11D3-9A0C-0305E82C3301")!
-        let forged = try Self.signature(offer: "premium.monthly.firstmonth", nonce: nonce, key: .generate(), keyID: keyID)
+        // Signed now, by the store's clock: a signature is good for a day after its timestamp.
+        let now = Int(AppStoreJSON.milliseconds(from: session.now))
+        let forged = try Self.signature(offer: "premium.monthly.firstmonth", nonce: nonce, key: .generate(), keyID: keyID, timestamp: now)
         await #expect(throws: Product.PurchaseError.invalidOfferSignature) {
             _ = try await monthly.purchase(options: [.promotionalOffer(offerID: "premium.monthly.firstmonth", keyID: keyID, nonce: nonce,
-                                                                       signature: forged, timestamp: 1_767_225_600_000)])
+                                                                       signature: forged, timestamp: now)])
         }
-        let genuine = try Self.signature(offer: "premium.monthly.firstmonth", nonce: nonce, key: key, keyID: keyID)
+        let genuine = try Self.signature(offer: "premium.monthly.firstmonth", nonce: nonce, key: key, keyID: keyID, timestamp: now)
         let transaction = try await monthly.purchase(options: [.promotionalOffer(offerID: "premium.monthly.firstmonth", keyID: keyID,
-                                                                                 nonce: nonce, signature: genuine, timestamp: 1_767_225_600_000)])
+                                                                                 nonce: nonce, signature: genuine, timestamp: now)])
             .verifiedTransaction()
         #expect(transaction.offer?.type == .promotional)
         #expect(transaction.offer?.id == "premium.monthly.firstmonth")

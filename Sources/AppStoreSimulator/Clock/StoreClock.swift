@@ -9,6 +9,15 @@ import Synchronization
 public protocol StoreClock: Sendable {
     /// The current time.
     func now() -> Date
+
+    /// Whether subscription periods, grace periods and billing retry follow the store's time rate
+    /// (`_timeRate`, `SKTestSession.timeRate`), as they do when time runs by itself; otherwise they
+    /// have their calendar lengths. Clocks that run follow it unless they say otherwise.
+    var followsTimeRate: Bool { get }
+}
+
+extension StoreClock {
+    public var followsTimeRate: Bool { true }
 }
 
 /// A clock that stands still until advanced.
@@ -17,9 +26,14 @@ public protocol StoreClock: Sendable {
 /// and then plays every renewal, expiry and grace-period end that falls due, in order.
 public final class ManualStoreClock: StoreClock {
     private let current: Mutex<Date>
+    public let followsTimeRate: Bool
 
-    public init(startingAt start: Date) {
+    /// A clock standing at `start`. Advancing it costs nothing, so periods keep their calendar
+    /// lengths unless `followsTimeRate` says the clock stands in for real time that someone moves
+    /// forward as it passes (a test session that runs in real time).
+    public init(startingAt start: Date, followsTimeRate: Bool = false) {
         self.current = Mutex(start)
+        self.followsTimeRate = followsTimeRate
     }
 
     public func now() -> Date {

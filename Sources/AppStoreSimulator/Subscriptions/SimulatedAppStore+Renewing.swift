@@ -42,6 +42,12 @@ extension SimulatedAppStore {
         return played ?? 0
     }
 
+    /// Whether a renewal, retry, grace-period end or expiry falls due by `date`: a read, so a caller
+    /// that moves a manual clock with real time can tell when an advance would play something.
+    public func hasLifecycleEvent(dueBy date: Date) throws(AppStoreError) -> Bool {
+        try reading { ledger.nextEventDate(after: nil, notAfter: date) != nil }
+    }
+
     /// Plays every event due by now (for stores on the real clock; cheap when nothing is due).
     ///
     /// Only the process holding the store's lifecycle lease plays events: when another one holds it

@@ -4,10 +4,10 @@ import Foundation
 import StoreKitCatalog
 
 extension SimulatedAppStore {
-    /// The schedule periods follow: the time rate setting on a real clock; real calendar lengths on
-    /// a manual clock, where advancing time costs nothing.
+    /// The schedule periods follow: the time rate setting on a clock that runs (or stands in for one);
+    /// real calendar lengths on a manual clock, where advancing time costs nothing.
     var schedule: RenewalSchedule {
-        RenewalSchedule(timeRate: clock is ManualStoreClock ? .realTime : settings.timeRate)
+        RenewalSchedule(timeRate: clock.followsTimeRate ? settings.timeRate : .realTime)
     }
 
     /// An account's own subscription record in a group (not a family member's copy).

@@ -86,8 +86,8 @@ protocol RequiredPropertiesChecking: JWSSignedValue {
 }
 
 /// Where the client reports what it drops, so nothing disappears silently.
-enum StoreDiagnostics {
-    static func report(_ message: String) {
+package enum StoreDiagnostics {
+    package static func report(_ message: String) {
         FileHandle.standardError.write(Data("OpenStoreKit: \(message)\n".utf8))
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// The state of a task that loads an entitlement, as SwiftUI's `EntitlementTaskState` reports it to
 /// a `.currentEntitlementTask(for:)` action.
-public enum EntitlementTaskState<Value: Sendable>: Sendable {
+public enum EntitlementTaskState<Value> {
     /// The entitlement is being read.
     case loading
     /// Reading it failed.
@@ -12,6 +12,56 @@ public enum EntitlementTaskState<Value: Sendable>: Sendable {
 
     /// The value once loaded; `nil` while loading or after a failure.
     public var value: Value? {
+        if case .success(let value) = self { return value }
+        return nil
+    }
+
+    /// The state with its value transformed; loading and failure stay as they are. An error the
+    /// transform throws is rethrown.
+    public func map<NewValue>(_ transform: (Value) throws -> NewValue) rethrows -> EntitlementTaskState<NewValue> {
+        switch self {
+        case .loading: return .loading
+        case .failure(let error): return .failure(error)
+        case .success(let value): return .success(try transform(value))
+        }
+    }
+
+    /// The state with its value transformed by an asynchronous function (an actor that turns
+    /// subscription statuses into the app's own pass status, say). It runs on the caller's actor, so
+    /// a main-actor model can pass a closure that is not `Sendable`.
+    nonisolated(nonsending) public func map<NewValue>(_ transform: nonisolated(nonsending) (Value) async throws -> NewValue) async rethrows -> EntitlementTaskState<NewValue> {
+        switch self {
+        case .loading: return .loading
+        case .failure(let error): return .failure(error)
+        case .success(let value): return .success(try await transform(value))
+        }
+    }
+
+    /// The state the transform makes of the value; loading and failure stay as they are.
+    public func flatMap<NewValue>(_ transform: (Value) throws -> EntitlementTaskState<NewValue>) rethrows -> EntitlementTaskState<NewValue> {
+        switch self {
+        case .loading: return .loading
+        case .failure(let error): return .failure(error)
+        case .success(let value): return try transform(value)
+        }
+    }
+
+    /// The state an asynchronous transform makes of the value, on the caller's actor.
+    nonisolated(nonsending) public func flatMap<NewValue>(_ transform: nonisolated(nonsending) (Value) async throws -> EntitlementTaskState<NewValue>) async rethrows -> EntitlementTaskState<NewValue> {
+        switch self {
+        case .loading: return .loading
+        case .failure(let error): return .failure(error)
+        case .success(let value): return try await transform(value)
+        }
+    }
+}
+
+extension EntitlementTaskState: Sendable where Value: Sendable {}
+
+extension EntitlementTaskState where Value == VerificationResult<Transaction>? {
+    /// The product's current entitlement once loaded: `nil` while loading, after a failure, or when
+    /// the customer has none.
+    public var transaction: VerificationResult<Transaction>? {
         if case .success(let value) = self { return value }
         return nil
     }

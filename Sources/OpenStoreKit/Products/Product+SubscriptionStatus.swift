@@ -17,40 +17,27 @@ extension Product.SubscriptionInfo {
 
         /// The statuses of every subscription group the customer has subscribed in, one group at a
         /// time, as `(groupID, statuses)`: the groups of the account's transaction history, in the
-        /// order they first appear there. Ends after the last group (or at once without a connection).
-        public static var all: AllStatuses { AllStatuses(client: StoreClient.current) }
-
-        /// The statuses of every group of the account, group by group.
-        public struct AllStatuses: AsyncSequence, Sendable {
-            public typealias Element = (groupID: String, statuses: [Status])
-            let client: StoreClient?
-
-            public func makeAsyncIterator() -> AsyncIterator { AsyncIterator(client: client) }
-
-            public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
-                var client: StoreClient?
-                var groups: [String]?
-
-                public mutating func next() async -> (groupID: String, statuses: [Status])? {
-                    let client = self.client ?? StoreClient.active
-                    self.client = client
-                    if groups == nil {
-                        var seen: [String] = []
-                        for await result in client.allTransactions {
-                            if let group = result.unsafePayloadValue.subscriptionGroupID, !seen.contains(group) { seen.append(group) }
-                        }
-                        groups = seen
+        /// order they first appear there. Ends after the last group (or at once without a connection);
+        /// cancelling the task that iterates it stops the reads.
+        public static var all: AsyncStream<(groupID: String, statuses: [Status])> {
+            let bound = StoreClient.current
+            return AsyncStream { continuation in
+                let reading = Task {
+                    let client = bound ?? StoreClient.active
+                    var groups: [String] = []
+                    for await result in client.allTransactions {
+                        if let group = result.unsafePayloadValue.subscriptionGroupID, !groups.contains(group) { groups.append(group) }
                     }
-                    while let group = groups?.first {
-                        groups?.removeFirst()
+                    for group in groups where !Task.isCancelled {
                         do {
-                            return (group, try await client.subscriptionStatuses(groupID: group))
+                            continuation.yield((group, try await client.subscriptionStatuses(groupID: group)))
                         } catch {
                             StoreDiagnostics.report("reading the statuses of group \(group) failed: \(error)")
                         }
                     }
-                    return nil
+                    continuation.finish()
                 }
+                continuation.onTermination = { _ in reading.cancel() }
             }
         }
 
@@ -131,6 +118,10 @@ extension Product.SubscriptionInfo {
         public let priceIncreaseStatus: PriceIncreaseStatus
         /// The offer that applies at the next renewal.
         public let offer: Transaction.Offer?
+        /// The kind of offer at the next renewal: StoreKit's name for ``offer``'s `type` before iOS 18.
+        public var offerType: Transaction.OfferType? { offer?.type }
+        /// The offer's identifier at the next renewal: StoreKit's name for ``offer``'s `id` before iOS 18.
+        public var offerID: String? { offer?.id }
         public let eligibleWinBackOfferIDs: [String]
         public let renewalDate: Date?
         public let recentSubscriptionStartDate: Date

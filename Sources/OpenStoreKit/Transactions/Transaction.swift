@@ -163,6 +163,17 @@ extension Transaction {
         public static let winBack = OfferType(rawValue: 4)
     }
 
+    /// The kind of subscription offer the purchase used: StoreKit's name for ``offer``'s `type`
+    /// before iOS 17.2, which code written for older systems still reads.
+    public var offerType: OfferType? { offer?.type }
+
+    /// The offer's identifier: StoreKit's name for ``offer``'s `id` before iOS 17.2.
+    public var offerID: String? { offer?.id }
+
+    /// The offer's payment mode as its raw string (`FREE_TRIAL`, `PAY_AS_YOU_GO`, `PAY_UP_FRONT`):
+    /// StoreKit's name for ``offer``'s `paymentMode` before iOS 17.2.
+    public var offerPaymentModeStringRepresentation: String? { offer?.paymentMode?.rawValue }
+
     /// The subscription offer a transaction used.
     public struct Offer: Hashable, Sendable {
         /// The offer identifier (the reference name for offer codes); `nil` for introductory offers.

@@ -8,7 +8,7 @@ import Foundation
 /// matches this device. Anything else is `.unverified` with the reason: the value is still readable
 /// through ``unsafePayloadValue`` for diagnostics, but must never grant anything.
 @frozen
-public enum VerificationResult<SignedType: Sendable>: Sendable {
+public enum VerificationResult<SignedType> {
     /// The value failed verification for the given reason.
     case unverified(SignedType, VerificationError)
     /// The value passed every check.
@@ -134,6 +134,7 @@ extension VerificationResult where SignedType: JWSSignedValue {
     }
 }
 
+extension VerificationResult: Sendable where SignedType: Sendable {}
 extension VerificationResult: Equatable where SignedType: Equatable {}
 extension VerificationResult: Hashable where SignedType: Hashable {}
 

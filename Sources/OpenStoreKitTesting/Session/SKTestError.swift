@@ -2,11 +2,29 @@ import AppStoreSimulator
 import Foundation
 import OpenStoreKit
 
-/// Why a test-session control failed, with the codes of Xcode's `SKTestError`.
-public struct SKTestError: Error, Hashable, Sendable, CustomStringConvertible {
-    public enum Code: String, Hashable, Sendable, CaseIterable {
-        case fileNotFound, invalidAction, invalidProductIdentifier, invalidProductType, invalidURL
-        case noSubscriptionFound, noTransactionFound, serviceUnavailable
+/// The error domain of StoreKit testing's controls, as `SKTestErrorDomain`.
+public let SKTestErrorDomain = "SKTestErrorDomain"
+
+/// Why a test-session control failed, as Xcode's `SKTestError`: its codes, with their raw values,
+/// and a message saying what went wrong.
+///
+/// It bridges to `NSError` as Xcode's does (domain ``SKTestErrorDomain``, the code's raw value), and
+/// its static members are codes, so `catch SKTestError.noTransactionFound` and
+/// `catch let error as SKTestError where error.code == .noTransactionFound` both work.
+public struct SKTestError: Error, Hashable, Sendable, CustomStringConvertible, CustomNSError, LocalizedError {
+    /// The codes of Xcode's `SKTestError`, with their raw values.
+    public enum Code: Int, Hashable, Sendable, CaseIterable {
+        case serviceUnavailable = 0
+        case invalidProductIdentifier = 1
+        case invalidProductType = 2
+        case invalidURL = 3
+        case fileNotFound = 4
+        case noSubscriptionFound = 5
+        case noTransactionFound = 6
+        case invalidAction = 7
+
+        /// The code's name, as the store's control errors spell it.
+        var name: String { "\(self)" }
     }
 
     public let code: Code
@@ -19,13 +37,38 @@ public struct SKTestError: Error, Hashable, Sendable, CustomStringConvertible {
 
     init(_ error: AppStoreError) {
         switch error {
-        case .control(let code, let message): self.init(code: Code(rawValue: code.rawValue) ?? .invalidAction, message: message)
+        case .control(let code, let message): self.init(code: Code.allCases.first { $0.name == code.rawValue } ?? .invalidAction, message: message)
         case .storage(let message): self.init(code: .serviceUnavailable, message: "storage: \(message)")
         default: self.init(code: .invalidAction, message: error.description)
         }
     }
 
-    public var description: String { "SKTestError.\(code.rawValue): \(message)" }
+    public var description: String { "SKTestError.\(code.name): \(message)" }
+
+    // MARK: Bridging
+
+    public static var errorDomain: String { SKTestErrorDomain }
+    public var errorCode: Int { code.rawValue }
+    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: message] }
+    public var errorDescription: String? { message }
+
+    // MARK: The codes, spelled as Xcode's static members
+
+    public static var serviceUnavailable: Code { .serviceUnavailable }
+    public static var invalidProductIdentifier: Code { .invalidProductIdentifier }
+    public static var invalidProductType: Code { .invalidProductType }
+    public static var invalidURL: Code { .invalidURL }
+    public static var fileNotFound: Code { .fileNotFound }
+    public static var noSubscriptionFound: Code { .noSubscriptionFound }
+    public static var noTransactionFound: Code { .noTransactionFound }
+    public static var invalidAction: Code { .invalidAction }
+}
+
+extension SKTestError.Code {
+    /// Matches an error against a code, so `catch SKTestError.fileNotFound` works as with Xcode's.
+    public static func ~= (code: SKTestError.Code, error: any Error) -> Bool {
+        (error as? SKTestError)?.code == code
+    }
 }
 
 extension SKError.Code {

@@ -3,10 +3,11 @@ import AppStoreSimulator
 import Foundation
 import OpenStoreKit
 
-/// A transaction as ``TestSession/allTransactions()`` describes it (Xcode's `SKTestTransaction`).
+/// A transaction as ``TestSession/allTransactions()`` describes it, as Xcode's `SKTestTransaction`:
+/// the identifiers are `Int`s, equal to StoreKit's `Transaction.id` and `originalID`.
 public struct SKTestTransaction: Hashable, Sendable {
-    public let identifier: UInt64
-    public let originalTransactionIdentifier: UInt64
+    public let identifier: Int
+    public let originalTransactionIdentifier: Int
     public let productIdentifier: String
     public let state: SKPaymentTransactionState
     public let purchaseDate: Date
@@ -46,10 +47,11 @@ extension TestSession {
     }
 
     /// Every transaction in the store, of every account.
-    public func allTransactions() async -> [SKTestTransaction] {        // SKTestSession's call does not throw: a store that cannot be read shows no transactions.
+    public func allTransactions() async -> [SKTestTransaction] {
+        // SKTestSession's call does not throw: a store that cannot be read shows no transactions.
         let all = (try? await controls.allTestTransactions(account: nil, after: nil, limit: .max)) ?? []
         return all.filter { $0.account.hasPrefix(namespace) }.map {
-            SKTestTransaction(identifier: $0.identifier, originalTransactionIdentifier: $0.originalTransactionIdentifier,
+            SKTestTransaction(identifier: Int(clamping: $0.identifier), originalTransactionIdentifier: Int(clamping: $0.originalTransactionIdentifier),
                               productIdentifier: $0.productIdentifier, state: SKPaymentTransactionState(testState: $0.state),
                               purchaseDate: $0.purchaseDate, cancelDate: $0.cancelDate, expirationDate: $0.expirationDate,
                               autoRenewingEnabled: $0.autoRenewingEnabled, hasPurchaseIssue: $0.hasPurchaseIssue,

@@ -17,10 +17,13 @@ import Synchronization
 /// try await session.refundTransaction(identifier: 1)
 /// ```
 ///
-/// A session owns a fresh store: in memory unless given storage, starting at a fixed date on a
-/// manual clock, with sequential identifiers, so every run is the same. Properties mirror
-/// `SKTestSession`'s; a change takes effect at the next call to the store (from a client or a
-/// control), in order. Controls are `async` because the store is an actor.
+/// A session owns a fresh store: in memory unless given storage, on a manual clock that stands at
+/// the session's start until advanced, with sequential identifiers. It starts at the real time, as
+/// Xcode's StoreKit testing does, so code that compares expiry dates with `Date()` sees live
+/// subscriptions as live; give a `startDate` (``referenceStartDate``, say) for runs whose dates must
+/// be the same every time. Properties mirror `SKTestSession`'s; a change takes effect at the next
+/// call to the store (from a client or a control), in order. Controls are `async` because the store is
+/// an actor.
 public final class TestSession: Sendable {
     /// The store the session drives: in this process, or served over HTTP (``init(server:namespace:)``).
     public let controls: any StoreControls
@@ -36,6 +39,11 @@ public final class TestSession: Sendable {
     /// What device and account names are prefixed with at the store: empty for a session's own
     /// store, a run's own prefix on a shared, served one.
     public let namespace: String
+
+    /// How the session's time moves: standing still until advanced, or running with the real time.
+    public let time: Time
+    /// The real time a session that runs keeps up with; `nil` for one that stands still.
+    let running: RunningTime?
 
     private let defaults: StoreSettings
     private let state: PendingSettings
@@ -54,18 +62,26 @@ public final class TestSession: Sendable {
         }
     }
 
-    /// The date sessions start at unless told otherwise: 2026-01-01T00:00:00Z.
-    public static let defaultStartDate = Date(timeIntervalSince1970: 1_767_225_600)
+    /// A fixed date to start at, for runs whose output must be the same every time (examples,
+    /// documentation, tests that compare dates): 2026-01-01T00:00:00Z.
+    public static let referenceStartDate = Date(timeIntervalSince1970: 1_767_225_600)
+
+    /// Where a session's clock starts: `startDate`, or the real time now to the millisecond (the store
+    /// keeps milliseconds, as Apple's payloads do).
+    static func start(at startDate: Date?) -> Date {
+        startDate ?? AppStoreJSON.date(fromMilliseconds: AppStoreJSON.milliseconds(from: SystemStoreClock().now()))
+    }
 
     /// Loads a `.storekit` file and opens a fresh store selling it.
     ///
+    /// - Parameter startDate: Where the session's clock starts; the real time now when `nil`.
     /// - Throws: `ConfigurationError` naming every problem of the file, or a store error.
     public convenience init(contentsOf url: URL, bundleID: String = "com.example.app", environment: AppStoreModels.Environment = .xcode,
                             appAppleID: Int64? = nil, appVersion: String = "1", originalAppVersion: String? = nil,
-                            startDate: Date = TestSession.defaultStartDate, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+                            startDate: Date? = nil, time: Time = .manual, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
         let configuration = try StoreKitConfiguration.load(contentsOf: url).configuration
         try self.init(configuration: configuration, bundleID: bundleID, environment: environment, appAppleID: appAppleID,
-                      appVersion: appVersion, originalAppVersion: originalAppVersion, startDate: startDate, storage: storage)
+                      appVersion: appVersion, originalAppVersion: originalAppVersion, startDate: startDate, time: time, storage: storage)
     }
 
     /// Opens a fresh store selling `configuration`.
@@ -77,10 +93,14 @@ public final class TestSession: Sendable {
     ///   - originalAppVersion: The version new customers' app transactions report as first bought
     ///     (`AppTransaction.originalAppVersion`); by default `appVersion`. Set an older one to test
     ///     grandfathering of customers who bought a paid version.
+    ///   - startDate: Where the session's clock starts; the real time now when `nil`.
+    ///   - time: ``Time/manual`` (the default): time stands still until ``advance(by:)``;
+    ///     ``Time/running``: it runs with the real time from `startDate`, as in Xcode.
     public init(configuration: StoreKitConfiguration, bundleID: String = "com.example.app", environment: AppStoreModels.Environment = .xcode,
                 appAppleID: Int64? = nil, appVersion: String = "1", originalAppVersion: String? = nil,
-                startDate: Date = TestSession.defaultStartDate, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
-        let clock = ManualStoreClock(startingAt: startDate)
+                startDate: Date? = nil, time: Time = .manual, storage: any LedgerStorage = InMemoryLedgerStorage()) throws {
+        let start = Self.start(at: startDate)
+        let clock = ManualStoreClock(startingAt: start, followsTimeRate: time == .running)
         let authority = try CertificateAuthority.make()
         let identity = StoreIdentity(bundleId: bundleID, environment: environment, appAppleId: appAppleID, applicationVersion: appVersion,
                                      originalApplicationVersion: originalAppVersion ?? appVersion)
@@ -94,7 +114,14 @@ public final class TestSession: Sendable {
         self.defaults = StoreSettings(configuration: configuration)
         let state = PendingSettings()
         self.state = state
-        self.transport = InProcessStoreTransport(store: store, prepare: { try await TestSession.flush(state, to: store) })
+        self.time = time
+        let running = time == .running ? RunningTime(store: store, clock: clock, start: start, settings: state) : nil
+        self.running = running
+        self.transport = InProcessStoreTransport(store: store, prepare: {
+            try await TestSession.flush(state, to: store)
+            try await running?.catchUp()
+        })
+        running?.keepTime(for: self)
     }
 
     /// A session on a store served by `storekit serve` at `server`: clients connect over HTTP
@@ -118,6 +145,8 @@ public final class TestSession: Sendable {
         }
         let state = PendingSettings()
         self.state = state
+        self.time = .manual
+        self.running = nil
         self.transport = PreparedTransport(base: HTTPStoreTransport(server: server, cacheDirectory: cacheDirectory, token: token),
                                            prepare: { try await TestSession.flush(state, to: controls) })
     }
@@ -126,7 +155,7 @@ public final class TestSession: Sendable {
     func stored(_ name: String) -> String { namespace + name }
 
     /// Applies property changes made since the last store call.
-    private static func flush(_ state: PendingSettings, to controls: any StoreControls) async throws {
+    static func flush(_ state: PendingSettings, to controls: any StoreControls) async throws {
         guard let overrides = state.withLock({ pending -> SettingsOverrides? in
             guard pending.changed else { return nil }
             pending.changed = false
@@ -140,9 +169,10 @@ public final class TestSession: Sendable {
         }
     }
 
-    /// Applies pending property changes now.
+    /// Applies pending property changes now (and, for a session that runs, brings its time to now).
     public func applySettings() async throws {
         try await Self.flush(state, to: controls)
+        try await running?.catchUp()
     }
 
     // MARK: Clients
@@ -275,8 +305,9 @@ public final class TestSession: Sendable {
 
     // MARK: Time
 
-    /// The store's current time.
-    public var now: Date { clock.now() }
+    /// The session's current time: where the clock stands, or for a session that runs, the real time
+    /// it keeps up with (the store catches up at its next call).
+    public var now: Date { running.map { max($0.target(), clock.now()) } ?? clock.now() }
 
     /// Moves time forward, running every renewal, retry, grace period and expiry that falls due.
     ///
@@ -299,12 +330,13 @@ public final class TestSession: Sendable {
         try await advance(to: calendar.date(byAdding: .month, value: months, to: now) ?? now)
     }
 
-    /// Moves time forward to `date`.
+    /// Moves time forward to `date`. A session that runs goes on running from there.
     @discardableResult
     public func advance(to date: Date) async throws -> Int {
         try await control { () throws(AppStoreError) in
             let played = try await controls.advanceTime(to: date)
             clock.set(to: try await controls.currentTime())
+            running?.movedAhead(to: clock.now())
             return played
         }
     }
@@ -328,10 +360,11 @@ public final class TestSession: Sendable {
 
 extension TestSession {
     /// A session for an example or a test that runs either on its own store in this process, selling
-    /// `file`, or on a store served at `server` (`storekit serve`), whose file must be the same.
-    public static func open(contentsOf file: URL, bundleID: String, server: URL?) async throws -> TestSession {
+    /// `file` from `startDate` (the real time now when `nil`), or on a store served at `server`
+    /// (`storekit serve`), whose file must be the same and whose clock is its own.
+    public static func open(contentsOf file: URL, bundleID: String, server: URL?, startDate: Date? = nil) async throws -> TestSession {
         if let server { return try await TestSession(server: server) }
-        return try TestSession(contentsOf: file, bundleID: bundleID)
+        return try TestSession(contentsOf: file, bundleID: bundleID, startDate: startDate)
     }
 
     /// The URL after `--store` in command-line arguments, if any (`swift run PotionShop --store http://127.0.0.1:8080`).
