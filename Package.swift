@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
+        .library(name: "SimulatorConnection", targets: ["SimulatorConnection"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
         .library(name: "AppStoreBackend", targets: ["AppStoreBackend"]),
         .executable(name: "storekit", targets: ["storekit"]),
@@ -54,12 +55,16 @@ let package = Package(
         .target(name: "HTTPService", dependencies: ["CMicroHTTPD", "BlockingWork"]),
         // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
         .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork", "HTTPClient"]),
-        // The test kit: an in-process store connection and the `SKTestSession` surface with a manual clock.
-        .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSimulatorSQLite",
+        // How clients reach the local App Store: StoreKit's transport to a store in this process, and the
+        // admin API's bodies (shared by its server and the test kit's client of it).
+        .target(name: "SimulatorConnection", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
+        // The test kit: the `SKTestSession` surface with a clock that stands still or runs, on a store in
+        // this process or a served one.
+        .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "SimulatorConnection", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                            "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
-        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "OpenStoreKitTesting",
+        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.

@@ -3,7 +3,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import OpenStoreKit
-import OpenStoreKitTesting
+import SimulatorConnection
 import StoreKitCatalog
 
 /// The admin API, `/v1/admin/…`: the Transaction Manager's and `SKTestSession`'s controls over HTTP.

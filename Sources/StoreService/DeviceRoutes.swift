@@ -3,7 +3,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import OpenStoreKit
-import OpenStoreKitTesting
+import SimulatorConnection
 import StoreKitCatalog
 
 /// The device API, `/v1/devices/{device}/…`: every `StoreTransport` call, answered for the device

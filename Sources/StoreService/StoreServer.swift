@@ -4,7 +4,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import OpenStoreKit
-import OpenStoreKitTesting
+import SimulatorConnection
 import StoreKitCatalog
 import Synchronization
 

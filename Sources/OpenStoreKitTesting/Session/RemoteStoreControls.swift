@@ -3,6 +3,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPClient
 import OpenStoreKit
+import SimulatorConnection
 
 /// The controls of a store served by `storekit serve`, through its admin API (`docs/admin-api.md`).
 ///

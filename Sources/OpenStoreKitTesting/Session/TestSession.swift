@@ -3,6 +3,7 @@ import AppStoreSigning
 import AppStoreSimulator
 import Foundation
 import OpenStoreKit
+import SimulatorConnection
 import StoreKitCatalog
 import Synchronization
 

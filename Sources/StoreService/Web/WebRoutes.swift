@@ -2,7 +2,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import OpenStoreKit
-import OpenStoreKitTesting
+import SimulatorConnection
 import Synchronization
 
 /// The pages `storekit serve` shows people: the Transaction Manager at `/` (a page whose script

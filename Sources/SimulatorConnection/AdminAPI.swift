@@ -3,7 +3,7 @@ import Foundation
 import OpenStoreKit
 
 /// The bodies of the admin API (`docs/admin-api.md`) that both its server (`StoreService`) and its
-/// client (``RemoteStoreControls``) handle: one definition, so the two cannot drift apart.
+/// client (`RemoteStoreControls`, in the test kit) handle: one definition, so the two cannot drift apart.
 public enum AdminAPI {
     /// `POST /v1/admin/purchases`.
     public struct PurchaseBody: Codable, Sendable {

@@ -9,7 +9,7 @@ import Synchronization
 /// A ``StoreTransport`` that calls a local App Store in the same process.
 ///
 /// Each call names the device; the device's account is looked up in the store. Store failures
-/// become ``StoreTransportError``s with StoreKit's case names. A ``TestSession`` hands one out for
+/// become ``StoreTransportError``s with StoreKit's case names. The test kit's `TestSession` hands one out for
 /// its store, applying its pending setting changes before every call.
 public struct InProcessStoreTransport: StoreTransport {
     public let store: SimulatedAppStore
@@ -23,7 +23,7 @@ public struct InProcessStoreTransport: StoreTransport {
         self.init(store: store, prepare: {})
     }
 
-    init(store: SimulatedAppStore, prepare: @escaping @Sendable () async throws -> Void) {
+    package init(store: SimulatedAppStore, prepare: @escaping @Sendable () async throws -> Void) {
         self.store = store
         self.prepare = prepare
     }
