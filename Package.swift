@@ -6,7 +6,7 @@ import PackageDescription
 /// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
 /// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by `PostgresClient`
 /// (the backend's PostgreSQL engine) and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
-/// `CMalloc` (glibc's `malloc.h`, for `mallopt`) is imported by `StoreKitCommands` alone and holds no pointers.
+/// `CMalloc` (glibc's `malloc.h`, for `mallopt`) is imported by the `storekit` executable alone and holds no pointers.
 let package = Package(
     name: "OpenStoreKit",
     products: [
@@ -64,7 +64,7 @@ let package = Package(
                                                            "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
-        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "HTTPService", "OpenStoreKit", "SimulatorConnection",
+        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
@@ -77,9 +77,9 @@ let package = Package(
         // The `storekit` command tree, as a library so it can be tested without a process.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
-                                                      "BlockingWork", "CMalloc"],
+                                                      "BlockingWork"],
                 resources: [.embedInCode("Bench/wrk-report.lua")]),
-        .executableTarget(name: "storekit", dependencies: ["StoreKitCommands"]),
+        .executableTarget(name: "storekit", dependencies: ["StoreKitCommands", "CMalloc"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
         .target(name: "TestSupport", dependencies: ["BlockingWork", "HTTPClient", "AppStoreModels", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreKitCatalog"],

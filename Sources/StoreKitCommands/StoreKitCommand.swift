@@ -22,7 +22,6 @@ public enum StoreKitCommand {
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
     public static func main(_ arguments: [String], console: Console = .standard) async -> Int32 {
-        ProcessMemory.limitAllocatorArenas()
         if arguments.isEmpty || arguments == ["help"] || arguments == ["--help"] || arguments == ["-h"] {
             console.print(help)
             return ExitStatus.success

@@ -17,15 +17,7 @@ enum BackendDatabase {
     }
 
     static func open(_ url: String) async throws -> any BackendStorage {
-        if url.hasPrefix("sqlite:") {
-            let path = String(url.dropFirst("sqlite:".count))
-            guard !path.isEmpty else { throw CommandFailure("--database sqlite: needs a file path, such as sqlite:backend.sqlite") }
-            do { return try await SQLBackendStorage.sqlite(path: path) } catch { throw CommandFailure(error.description) }
-        }
-        if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            do { return try await SQLBackendStorage.postgres(url: url) } catch { throw CommandFailure(error.description) }
-        }
-        throw CommandFailure("--database is sqlite:PATH or postgres://USER@HOST:PORT/DB, not \(url)")
+        try await BackendApplication.openStorage(url)
     }
 }
 
@@ -58,18 +50,13 @@ struct BackendOptions {
         guard !roots.isEmpty else { throw ValidationError("give the root certificate to trust with --root FILE") }
     }
 
-    /// The verifier of everything the backend takes in.
-    func intake() throws -> SignedDataIntake {
-        let certificates = try roots.map { path -> Certificate in
-            do { return try Certificate(contentsOf: URL(fileURLWithPath: path)) } catch { throw CommandFailure("\(path): \(error)") }
-        }
-        var options = SignedDataVerifier.Options()
-        options.verifiesLocalEnvironments = environment == .xcode || environment == .localTesting
-        do {
-            return SignedDataIntake(verifier: try SignedDataVerifier(rootCertificates: certificates, bundleId: bundleID, appAppleId: appAppleID,
-                                                                     environment: environment, options: options))
-        } catch { throw CommandFailure(error.description) }
+    /// How the backend verifies what it takes in.
+    var verification: BackendApplication.Verification {
+        BackendApplication.Verification(bundleID: bundleID, environment: environment, appAppleID: appAppleID, rootCertificates: roots)
     }
+
+    /// The verifier of everything the backend takes in.
+    func intake() throws -> SignedDataIntake { try verification.intake() }
 }
 
 /// `storekit backend serve`: the entitlement backend as an HTTP service.
@@ -94,25 +81,17 @@ struct BackendServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        var service = BackendService(storage: try await BackendDatabase.open(options.database), intake: try options.intake(),
-                                     log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
-        if metrics {
-            let backendMetrics = BackendMetrics()
-            backendMetrics.observeCommits(of: service.storage)
-            service.metrics = backendMetrics
-        }
-        let server: HTTPServer
-        do { server = try HTTPServer(host: host, port: port, handler: service.router(listeningAddress: host, allowedHosts: allowedHosts).handler) } catch {
-            throw CommandFailure(error.description)
-        }
-        console.print("listening on \(server.url.absoluteString)")
+        let application = try await BackendApplication.start(
+            BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
+                                             allowedHosts: allowedHosts, metrics: metrics),
+            log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
+        console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {
             // Apple's notifications are verified by their signatures; every other endpoint needs a key.
             console.printError("the backend is reachable from the network at \(host): /v1 needs a key (storekit backend key create); notifications are verified")
         }
-        let signal = await ServeCommand.terminationSignal()
-        await server.stop()
-        console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")
+        let signal = await application.runUntilTerminated()
+        console.printError("stopped (\(TerminationSignal.name(signal)))")
     }
 }
 

@@ -1,5 +1,4 @@
 import BlockingWork
-import CMalloc
 import Foundation
 
 /// Runs another program to its end and collects its standard output, waiting for it off Swift's
@@ -130,19 +129,8 @@ final class RunningChild: Sendable {
     }
 }
 
-/// What a process holds in memory, from `/proc`, and how its allocator keeps it.
+/// What a process holds in memory and has used of the CPU, from `/proc`.
 enum ProcessMemory {
-    /// Keeps glibc's allocator to one arena per core. By default it makes up to eight per core, one for
-    /// each thread that allocates while the others' are busy, and an arena keeps what it has grown to:
-    /// a store delivering notifications (claimed and signed a page at a time on dispatch threads that
-    /// come and go) ended with a dozen arenas of about 16 MB each, mostly free. With one per core (as
-    /// many threads as run at once) `bench pipeline`'s store peaked at 175 MB instead of 318 MB at
-    /// 100,000 subscribers, and was no slower. Called first thing, before the process starts threads.
-    static func limitAllocatorArenas() {
-        _ = mallopt(M_ARENA_MAX, Int32(clamping: max(1, ProcessInfo.processInfo.activeProcessorCount)))
-    }
-
-
     /// CPU seconds a process has used (user and system), from `/proc/PID/stat`.
     static func cpuSeconds(process: String = "self") -> Double {
         guard let stat = try? String(contentsOfFile: "/proc/\(process)/stat", encoding: .utf8),

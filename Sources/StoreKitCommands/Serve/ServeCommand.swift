@@ -46,63 +46,18 @@ struct ServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let url = URL(fileURLWithPath: directory)
-        let mode = try clock ?? StoreDirectory.clockMode(at: url)
-        let store = try StoreDirectory.open(at: url, clockMode: mode)
-        let server: StoreServer
-        let authority = try StoreDirectory.authority(at: url)
-        let serverAccess = try access.resolve(host: host)
-        do { server = try StoreServer(store: store, authority: authority, host: host, port: port, access: serverAccess,
-                                      delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics) } catch {
-            throw CommandFailure(error.description)
-        }
-        var lifecycle: Task<Void, Never>?
-        if mode == .real {
-            // The server plays the renewals; commands and other servers leave them to it.
-            guard try await store.holdLifecycleLease(wait: false) else {
-                await server.stop()
-                throw CommandFailure("another process plays this store's renewals (a server or an advance is running on \(directory))")
-            }
-            lifecycle = Task { await Self.playDueEvents(of: store) }
-        }
+        let application = try await StoreApplication.start(StoreApplication.Configuration(
+            directory: URL(fileURLWithPath: directory), host: host, port: port, clock: clock, token: access.tokenSource,
+            allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics))
+        let server = application.server
         console.print("listening on \(server.url.absoluteString)")
-        let opening = serverAccess.token.map { "?token=\($0)" } ?? ""
+        let opening = server.access.token.map { "?token=\($0)" } ?? ""
         console.print("Transaction Manager: \(server.url.absoluteString)/\(opening)")
         console.print("storefront: \(server.url.absoluteString)/store\(opening)")
-        access.announce(serverAccess, host: host, console: console)
-        let signal = await Self.terminationSignal()
-        lifecycle?.cancel()
-        _ = await lifecycle?.value
+        access.announce(server.access, host: host, console: console)
         // Open long polls answer before the process exits: clients see an answer, not a reset.
-        await server.stop()
-        await store.releaseLifecycleLease()
-        console.printError("stopped (\(signal == SIGINT ? "SIGINT" : "SIGTERM"))")
-    }
-
-    /// Plays what falls due on the real clock, a few times a second.
-    static func playDueEvents(of store: SimulatedAppStore) async {
-        while !Task.isCancelled {
-            do {
-                try await store.processDueEvents()
-            } catch {
-                FileHandle.standardError.write(Data("storekit serve: playing renewals failed, retrying: \(error)\n".utf8))
-            }
-            try? await Task.sleep(for: .milliseconds(200))
-        }
-    }
-
-    /// Waits for SIGINT or SIGTERM and returns which came.
-    static func terminationSignal() async -> Int32 {
-        await withCheckedContinuation { continuation in
-            let once = SignalOnce(continuation)
-            for number in [SIGINT, SIGTERM] {
-                signal(number, SIG_IGN)
-                let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-                source.setEventHandler { once.resume(number) }
-                source.resume()
-                once.keep(source)
-            }
-        }
+        let signal = await application.runUntilTerminated()
+        console.printError("stopped (\(TerminationSignal.name(signal)))")
     }
 }
 
@@ -122,23 +77,10 @@ struct ServerAccessOptions {
         allowedHosts = try arguments.values("--allowed-host")
     }
 
-    /// The access of a server listening on `host`: a token from the file, or a new one when the server
-    /// is reachable from the network or one was asked for.
-    func resolve(host: String) throws -> ServerAccess {
-        var token: String?
-        if let tokenFile {
-            let text: String
-            do { text = try String(contentsOfFile: tokenFile, encoding: .utf8) } catch {
-                throw CommandFailure("cannot read the token file \(tokenFile): \(error.localizedDescription)")
-            }
-            token = text.trimmingCharacters(in: .whitespacesAndNewlines)
-            guard let token, token.count >= 16, token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                throw CommandFailure("the token in \(tokenFile) must be at least 16 characters, with no spaces")
-            }
-        } else if requiresToken || !ServerAccess.isLoopback(host) {
-            token = ServerAccess.makeToken()
-        }
-        return ServerAccess(allowedHosts: allowedHosts, token: token)
+    /// Where the server's token comes from.
+    var tokenSource: StoreApplication.TokenSource {
+        if let tokenFile { return .file(tokenFile) }
+        return requiresToken ? .always : .whenExposed
     }
 
     /// Says on standard error what the server exposes, and to whom.
@@ -149,28 +91,5 @@ struct ServerAccessOptions {
         if let token = access.token, tokenFile == nil {
             console.printError("access token: \(token) (programs send Authorization: Bearer TOKEN; a browser opens a page once with ?token=TOKEN)")
         }
-    }
-}
-
-/// Resumes a continuation with the first signal that arrives, and keeps the signal sources alive.
-final class SignalOnce: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<Int32, Never>?
-    private var sources: [any DispatchSourceSignal] = []
-
-    init(_ continuation: CheckedContinuation<Int32, Never>) { self.continuation = continuation }
-
-    func keep(_ source: any DispatchSourceSignal) {
-        lock.lock()
-        sources.append(source)
-        lock.unlock()
-    }
-
-    func resume(_ number: Int32) {
-        lock.lock()
-        let pending = continuation
-        continuation = nil
-        lock.unlock()
-        pending?.resume(returning: number)
     }
 }

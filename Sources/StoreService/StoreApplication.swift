@@ -1,0 +1,163 @@
+import AppStoreSigning
+import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import BlockingWork
+import Foundation
+import HTTPService
+
+/// A store directory served as a local App Store: what `storekit serve` runs, and what tests and
+/// programs that embed a store start directly.
+///
+/// ```swift
+/// let application = try await StoreApplication.start(.init(directory: storeFolder))
+/// print(application.server.url)                  // http://127.0.0.1:PORT
+/// let signal = await application.runUntilTerminated()
+/// ```
+///
+/// Starting opens the store (off the cooperative pool), works out who may use the server, starts the
+/// server and notification delivery, and on the real clock takes the store's lifecycle lease and plays
+/// renewals as they fall due. Stopping ends them in the reverse order: open long polls get their
+/// answers first, and nothing acknowledged is lost.
+public final class StoreApplication: Sendable {
+    /// Where a server's access token comes from.
+    public enum TokenSource: Sendable, Hashable {
+        /// A new token when the server is reachable from the network; none on loopback.
+        case whenExposed
+        /// A new token, on loopback too (`--token`).
+        case always
+        /// The token in this file (`--token-file`): at least 16 characters, no spaces.
+        case file(String)
+    }
+
+    /// How to serve a store.
+    public struct Configuration: Sendable {
+        /// The store's folder (`storekit store create`).
+        public var directory: URL
+        public var host: String
+        /// `0` picks a free port.
+        public var port: UInt16
+        /// The clock to run the store on; `nil` for the one it was created with.
+        public var clock: StoreDirectory.ClockMode?
+        public var token: TokenSource
+        /// Host names beyond the address, `localhost` and `127.0.0.1` (`--allowed-host`).
+        public var allowedHosts: [String]
+        /// How notifications are posted.
+        public var delivery: NotificationDeliverer.Options
+        /// Whether `GET /metrics` answers Prometheus' text format.
+        public var metrics: Bool
+
+        public init(directory: URL, host: String = "127.0.0.1", port: UInt16 = 0, clock: StoreDirectory.ClockMode? = nil,
+                    token: TokenSource = .whenExposed, allowedHosts: [String] = [], delivery: NotificationDeliverer.Options = .init(),
+                    metrics: Bool = false) {
+            self.directory = directory
+            self.host = host
+            self.port = port
+            self.clock = clock
+            self.token = token
+            self.allowedHosts = allowedHosts
+            self.delivery = delivery
+            self.metrics = metrics
+        }
+    }
+
+    /// Why a store could not be served.
+    public struct StartFailure: Error, CustomStringConvertible {
+        public let description: String
+    }
+
+    public let configuration: Configuration
+    public let store: SimulatedAppStore
+    public let server: StoreServer
+    /// The clock the store runs on.
+    public let clock: StoreDirectory.ClockMode
+    /// Plays renewals on the real clock; `nil` on a manual one.
+    private let lifecycle: Task<Void, Never>?
+
+    private init(configuration: Configuration, store: SimulatedAppStore, server: StoreServer, clock: StoreDirectory.ClockMode,
+                 lifecycle: Task<Void, Never>?) {
+        self.configuration = configuration
+        self.store = store
+        self.server = server
+        self.clock = clock
+        self.lifecycle = lifecycle
+    }
+
+    /// Opens the store and starts serving it.
+    ///
+    /// - Throws: The store's error when it cannot be opened, ``StartFailure`` when the token file is
+    ///   unusable, the port is taken, or another process already plays the store's renewals.
+    public static func start(_ configuration: Configuration) async throws -> StoreApplication {
+        let directory = configuration.directory
+        let (store, mode, authority) = try await BlockingWork.run("StoreApplication open") { () throws -> (SimulatedAppStore, StoreDirectory.ClockMode, CertificateAuthority) in
+            let mode = try configuration.clock ?? StoreDirectory.clockMode(at: directory)
+            return (try StoreDirectory.open(at: directory, clockMode: mode), mode, try StoreDirectory.authority(at: directory))
+        }
+        let access = try await access(for: configuration)
+        let server: StoreServer
+        do {
+            server = try StoreServer(store: store, authority: authority, host: configuration.host, port: configuration.port, access: access,
+                                     delivery: configuration.delivery, metrics: configuration.metrics)
+        } catch {
+            throw StartFailure(description: error.description)
+        }
+        var lifecycle: Task<Void, Never>?
+        if mode == .real {
+            // The server plays the renewals; commands and other servers leave them to it.
+            guard try await store.holdLifecycleLease(wait: false) else {
+                await server.stop()
+                throw StartFailure(description: "another process plays this store's renewals (a server or an advance is running on \(directory.path))")
+            }
+            lifecycle = Task { await playDueEvents(of: store) }
+        }
+        return StoreApplication(configuration: configuration, store: store, server: server, clock: mode, lifecycle: lifecycle)
+    }
+
+    /// Who may use the server: the allowed hosts, and the token from where the configuration says.
+    static func access(for configuration: Configuration) async throws -> ServerAccess {
+        var token: String?
+        switch configuration.token {
+        case .file(let path):
+            let text: String
+            do { text = try await BlockingWork.run("token file") { try String(contentsOfFile: path, encoding: .utf8) } } catch {
+                throw StartFailure(description: "cannot read the token file \(path): \(error.localizedDescription)")
+            }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard trimmed.count >= 16, trimmed.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw StartFailure(description: "the token in \(path) must be at least 16 characters, with no spaces")
+            }
+            token = trimmed
+        case .always:
+            token = ServerAccess.makeToken()
+        case .whenExposed:
+            token = ServerAccess.isLoopback(configuration.host) ? nil : ServerAccess.makeToken()
+        }
+        return ServerAccess(allowedHosts: configuration.allowedHosts, token: token)
+    }
+
+    /// Plays what falls due on the real clock, a few times a second, until cancelled.
+    private static func playDueEvents(of store: SimulatedAppStore) async {
+        while !Task.isCancelled {
+            do {
+                try await store.processDueEvents()
+            } catch {
+                FileHandle.standardError.write(Data("storekit serve: playing renewals failed, retrying: \(error)\n".utf8))
+            }
+            try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// Stops serving: renewals stop being played, open long polls answer, the lease is given back.
+    public func stop() async {
+        lifecycle?.cancel()
+        _ = await lifecycle?.value
+        await server.stop()
+        await store.releaseLifecycleLease()
+    }
+
+    /// Serves until SIGINT or SIGTERM, then stops, and returns the signal.
+    public func runUntilTerminated() async -> Int32 {
+        let signal = await TerminationSignal.next()
+        await stop()
+        return signal
+    }
+}
