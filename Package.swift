@@ -74,12 +74,16 @@ let package = Package(
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
                                                        "HTTPService", "BlockingWork"],
                 resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
-        // The `storekit` command tree, as a library so it can be tested without a process.
+        // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
-                                                      "BlockingWork"],
-                resources: [.embedInCode("Bench/wrk-report.lua")]),
-        .executableTarget(name: "storekit", dependencies: ["StoreKitCommands", "CMalloc"]),
+                                                      "BlockingWork"]),
+        // `storekit bench …`: the benchmarks, reaching engine internals through `package` access.
+        .target(name: "StoreKitBenchmarks", dependencies: ["StoreKitCommands", "AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator",
+                                                        "AppStoreSimulatorSQLite", "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend",
+                                                        "AppStoreServerAPI", "HTTPClient", "BlockingWork", "SimulatorConnection"],
+                resources: [.embedInCode("wrk-report.lua")]),
+        .executableTarget(name: "storekit", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "CMalloc"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
         .target(name: "TestSupport", dependencies: ["BlockingWork", "HTTPClient", "AppStoreModels", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreKitCatalog"],
@@ -114,7 +118,7 @@ let package = Package(
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
+        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "OpenStoreKit", "OpenStoreKitTesting",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
     ],

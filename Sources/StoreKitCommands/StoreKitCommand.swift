@@ -14,20 +14,22 @@ public enum StoreKitCommand {
         AdvanceCommand.self, NowCommand.self, StatusCommand.self, RenewalCommand.self, ExpireCommand.self, ForceRenewCommand.self,
         PriceIncreaseCommand.self, ExtendCommand.self, TimelineCommand.self, OfferSignatureCommand.self, AvailabilityCommand.self,
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
-        CertificateAuthoritySign.self, BenchVerify.self, BenchCatalog.self, BenchPurchase.self, BenchRenewals.self,
-        BenchLedger.self, BenchLedgerProbe.self, BenchServe.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
+        CertificateAuthoritySign.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
         BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendMetricsCommand.self,
-        BackendMetricsRebuildCommand.self, BenchBackend.self, BenchPipeline.self,
+        BackendMetricsRebuildCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.
-    public static func main(_ arguments: [String], console: Console = .standard) async -> Int32 {
+    ///
+    /// - Parameter commands: The tree to run; the `storekit` executable adds the benchmarks
+    ///   (`StoreKitBenchmarks`) to ``commands``.
+    public static func main(_ arguments: [String], console: Console = .standard, commands: [any Command.Type] = commands) async -> Int32 {
         if arguments.isEmpty || arguments == ["help"] || arguments == ["--help"] || arguments == ["-h"] {
-            console.print(help)
+            console.print(help(commands))
             return ExitStatus.success
         }
-        guard let (type, rest) = resolve(arguments) else {
-            console.printError("error: unknown command \(arguments.prefix(2).joined(separator: " "))\n\n\(help)")
+        guard let (type, rest) = resolve(arguments, in: commands) else {
+            console.printError("error: unknown command \(arguments.prefix(2).joined(separator: " "))\n\n\(help(commands))")
             return ExitStatus.usage
         }
         if rest.contains("--help") || rest.contains("-h") {
@@ -64,7 +66,7 @@ public enum StoreKitCommand {
     }
 
     /// The command whose name the arguments start with (longest name first), and the rest.
-    static func resolve(_ arguments: [String]) -> (any Command.Type, [String])? {
+    static func resolve(_ arguments: [String], in commands: [any Command.Type]) -> (any Command.Type, [String])? {
         let sorted = commands.sorted { $0.name.split(separator: " ").count > $1.name.split(separator: " ").count }
         for type in sorted {
             let words = type.name.split(separator: " ").map(String.init)
@@ -76,7 +78,7 @@ public enum StoreKitCommand {
     }
 
     /// The overview printed by `storekit help`.
-    public static var help: String {
+    public static func help(_ commands: [any Command.Type]) -> String {
         let width = commands.map { $0.name.count }.max() ?? 0
         let lines = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.abstract)" }
         return """

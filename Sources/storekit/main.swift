@@ -1,5 +1,6 @@
 import CMalloc
 import Foundation
+import StoreKitBenchmarks
 import StoreKitCommands
 
 // glibc's allocator makes up to eight arenas per core, one for each thread that allocates while the
@@ -10,4 +11,4 @@ import StoreKitCommands
 // the process starts threads.
 _ = mallopt(M_ARENA_MAX, Int32(clamping: max(1, ProcessInfo.processInfo.activeProcessorCount)))
 
-exit(await StoreKitCommand.main(Array(CommandLine.arguments.dropFirst())))
+exit(await StoreKitCommand.main(Array(CommandLine.arguments.dropFirst()), commands: StoreKitCommand.commands + Benchmarks.commands))

@@ -1,4 +1,5 @@
 import Foundation
+import StoreKitBenchmarks
 import StoreKitCommands
 
 /// Runs the `storekit` command tree in-process and keeps what it printed.
@@ -10,7 +11,7 @@ struct CommandRun {
 
     static func run(_ arguments: [String], input: Data = Data()) async -> CommandRun {
         let recording = RecordingConsole(input: input)
-        let status = await StoreKitCommand.main(arguments, console: recording.console)
+        let status = await StoreKitCommand.main(arguments, console: recording.console, commands: StoreKitCommand.commands + Benchmarks.commands)
         return CommandRun(status: status, standardOutput: recording.standardOutput,
                           standardOutputData: recording.standardOutputData, standardError: recording.standardError)
     }

@@ -311,7 +311,7 @@ public final class SQLBackendStorage: BackendStorage {
 
     /// How many notifications of a type were recorded, and about how many original transactions:
     /// a benchmark's check that each subscription's notification was recorded once.
-    public func notificationTally(type: String) async throws(BackendError) -> (notifications: Int, originalTransactions: Int) {
+    package func notificationTally(type: String) async throws(BackendError) -> (notifications: Int, originalTransactions: Int) {
         let row = try await read { (database) throws(BackendError) in
             try database.query("SELECT count(*), count(DISTINCT original_transaction_id) FROM notifications WHERE type = $1", [.text(type)]).first
         }

@@ -377,7 +377,7 @@ extension SimulatedAppStore {
     ///
     /// - Returns: The identifiers of the first and last imported transaction.
     @discardableResult
-    public func importHistory(productID: String, account: String, count: Int, spacing: TimeInterval = 60,
+    package func importHistory(productID: String, account: String, count: Int, spacing: TimeInterval = 60,
                               commitSize: Int = 50_000) throws(AppStoreError) -> ClosedRange<UInt64>? {
         guard count > 0 else { return nil }
         var first: UInt64?
@@ -417,17 +417,17 @@ extension SimulatedAppStore {
 
 extension SimulatedAppStore {
     /// What ``importSubscribers(productID:accountPrefix:count:commitSize:)`` made.
-    public struct ImportedSubscribers: Sendable {
+    package struct ImportedSubscribers: Sendable {
         /// How many subscribers were made.
-        public let count: Int
+        package let count: Int
         /// When the last of them comes up for renewal: advancing the clock to this date renews each once.
-        public let lastRenewalDate: Date
+        package let lastRenewalDate: Date
         let renewalDates: @Sendable (Int) -> Date
 
         /// When the subscriber numbered `index` (0 the earliest purchase, `count - 1` the latest)
         /// first comes up for renewal. They renew in the order of their numbers, so advancing the clock
         /// to `renewalDate(ofSubscriber: k - 1)` renews exactly the first `k`, each once.
-        public func renewalDate(ofSubscriber index: Int) -> Date {
+        package func renewalDate(ofSubscriber index: Int) -> Date {
             renewalDates(min(max(0, index), count - 1))
         }
     }
@@ -445,7 +445,7 @@ extension SimulatedAppStore {
     /// `commitSize` subscribers at a time, without notifications or feed entries, in memory bounded by
     /// one commit whatever `count` is.
     @discardableResult
-    public func importSubscribers(productID: String, accountPrefix: String, count: Int,
+    package func importSubscribers(productID: String, accountPrefix: String, count: Int,
                                   commitSize: Int = 10_000) throws(AppStoreError) -> ImportedSubscribers {
         guard count > 0 else { throw .control(.invalidAction, "import at least one subscriber") }
         let now = clock.now()

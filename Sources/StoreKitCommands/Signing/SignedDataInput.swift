@@ -35,8 +35,8 @@ enum SignedDataInput {
 }
 
 /// Pretty JSON for people: sorted keys, no escaped slashes.
-enum PrettyJSON {
-    static func string(fromJSON data: Data) throws(CommandFailure) -> String {
+package enum PrettyJSON {
+    package static func string(fromJSON data: Data) throws(CommandFailure) -> String {
         do {
             let object = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
             return try string(from: object)
@@ -47,7 +47,7 @@ enum PrettyJSON {
         }
     }
 
-    static func string(from object: Any) throws(CommandFailure) -> String {
+    package static func string(from object: Any) throws(CommandFailure) -> String {
         do {
             let data = try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes, .fragmentsAllowed])
             return String(decoding: data, as: UTF8.self)

@@ -1,4 +1,5 @@
 import Foundation
+import StoreKitCommands
 
 /// A keep-alive HTTP load generator for the benchmarks: Debian's `wrk` (`scripts/bootstrap`
 /// installs it), driven by `wrk-report.lua`, which shapes the requests and reports as JSON.

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
 import StoreKitCatalog
+import StoreKitCommands
 
 /// `storekit bench purchase`: durable purchases per second against the cost of their parts.
 ///

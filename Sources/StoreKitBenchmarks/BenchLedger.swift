@@ -3,6 +3,7 @@ import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
 import StoreKitCatalog
+import StoreKitCommands
 
 /// `storekit bench ledger`: what one account's views cost in stores of growing history.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import StoreKitCatalog
+import StoreKitCommands
 
 /// `storekit bench catalog`: how long reading a `.storekit` file and building its catalog takes per product.
 ///

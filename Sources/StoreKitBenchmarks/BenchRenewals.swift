@@ -4,6 +4,7 @@ import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
 import StoreKitCatalog
+import StoreKitCommands
 
 /// `storekit bench renewals`: a year of monthly renewals for many subscribers on the manual clock.
 ///

@@ -1,5 +1,6 @@
 import BlockingWork
 import Foundation
+import StoreKitCommands
 
 /// Runs another program to its end and collects its standard output, waiting for it off Swift's
 /// cooperative pool (`posix_spawn`, a pipe read to its end, `waitpid`).

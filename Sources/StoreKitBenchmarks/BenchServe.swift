@@ -5,6 +5,7 @@ import Foundation
 import HTTPService
 import OpenStoreKit
 import StoreKitCatalog
+import StoreKitCommands
 import StoreService
 
 /// `storekit bench serve`: the server measured with a real keep-alive load generator (`wrk`), against

@@ -5,6 +5,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import StoreKitCatalog
+import StoreKitCommands
 
 /// `storekit bench backend`: how fast the entitlement backend takes in notifications, against the
 /// verification rate of the same notifications measured in the same run.

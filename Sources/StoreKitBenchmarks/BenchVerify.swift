@@ -1,6 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import Foundation
+import StoreKitCommands
 
 /// `storekit bench verify`: verification throughput against the raw OpenSSL limit of the same run.
 ///

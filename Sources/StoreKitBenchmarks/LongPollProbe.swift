@@ -1,5 +1,6 @@
 import BlockingWork
 import Foundation
+import StoreKitCommands
 
 /// Many HTTP requests held open at once, one raw connection each, for measuring a server with long
 /// polls open: how many it holds, how fast it answers others meanwhile, and that each gets an answer

@@ -1,5 +1,6 @@
 import AppStoreBackend
 import Foundation
+import StoreKitCommands
 
 /// A year of made-up subscribers, as the backend's facts, for measuring the metrics queries at a
 /// size no test ingests: monthly, yearly and weekly plans in three currencies, free trials, renewals

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import StoreKitCommands
 
 /// Measures how many times per second an operation runs, on this thread.
 ///

@@ -7,6 +7,7 @@ import Foundation
 import HTTPClient
 import HTTPService
 import StoreKitCatalog
+import StoreKitCommands
 import StoreService
 import Synchronization
 
