@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "HTTPService", targets: ["HTTPService"]),
         .library(name: "BlockingWork", targets: ["BlockingWork"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
+        .library(name: "ServiceLogging", targets: ["ServiceLogging"]),
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "SimulatorConnection", targets: ["SimulatorConnection"]),
@@ -35,6 +36,8 @@ let package = Package(
 
         // Where blocking work runs: serial executors and queues of its own, never Swift's cooperative pool.
         .target(name: "BlockingWork"),
+        // Where servers say what happened: a logger with levels, metadata and request ids, written as text or JSON lines.
+        .target(name: "ServiceLogging"),
         // The package's one HTTP client (Foundation's URLSession underneath): one pool, timeouts, cancellation.
         .target(name: "HTTPClient"),
         // Codable payloads exactly as Apple sends them; Foundation only.
@@ -52,7 +55,7 @@ let package = Package(
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
         .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning", "HTTPClient"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
-        .target(name: "HTTPService", dependencies: ["CMicroHTTPD", "BlockingWork"]),
+        .target(name: "HTTPService", dependencies: ["CMicroHTTPD", "BlockingWork", "ServiceLogging"]),
         // The StoreKit 2-shaped client API (and the original API), verifying on the device side.
         .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork", "HTTPClient"]),
         // How clients reach the local App Store: StoreKit's transport to a store in this process, and the
@@ -64,7 +67,7 @@ let package = Package(
                                                            "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
-        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "OpenStoreKit", "SimulatorConnection",
+        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
@@ -72,12 +75,12 @@ let package = Package(
         // The developer's server: verified notifications and app transactions, entitlements per customer.
         // Its dashboard's HTML and CSS are files in Dashboard/Assets, built into the binary.
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
-                                                       "HTTPService", "BlockingWork"],
+                                                       "HTTPService", "BlockingWork", "ServiceLogging"],
                 resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
         // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
-                                                      "BlockingWork"]),
+                                                      "BlockingWork", "ServiceLogging"]),
         // `storekit bench …`: the benchmarks, reaching engine internals through `package` access.
         .target(name: "StoreKitBenchmarks", dependencies: ["StoreKitCommands", "AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator",
                                                         "AppStoreSimulatorSQLite", "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend",
@@ -114,9 +117,9 @@ let package = Package(
         // Store code shaped like Apple's StoreKit 2 sample, compiled as that sample is: Swift 5 mode.
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
-        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
+        .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "ServiceLogging", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase",
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "OpenStoreKit", "OpenStoreKitTesting",

@@ -20,6 +20,9 @@ public struct HTTPRequest: Sendable {
     /// Header fields by lower-cased name.
     public var headers: [String: String]
     public var body: Data
+    /// The request's identity in logs and in its answer's `X-Request-ID`: sixteen hexadecimal digits,
+    /// new for every request the server receives.
+    public var id: String
 
     /// A request for `path` and `query`, given decoded (they are percent-encoded again for
     /// ``rawPath`` and ``rawQuery``).
@@ -43,6 +46,14 @@ public struct HTTPRequest: Sendable {
         self.query = PathDecoding.leniently(rawQuery)
         self.headers = headers
         self.body = body
+        self.id = Self.makeID()
+    }
+
+    /// A new request id: sixteen random hexadecimal digits.
+    static func makeID() -> String {
+        let value = UInt64.random(in: .min ... .max)
+        let digits = String(value, radix: 16)
+        return String(repeating: "0", count: 16 - digits.count) + digits
     }
 
     /// The first value of a query parameter.
@@ -58,6 +69,19 @@ public struct HTTPResponse: Sendable {
     public var status: Int
     public var headers: [(name: String, value: String)]
     public var body: Data
+    /// Why a `5xx` answer failed, in words, for the server's log; never sent.
+    public var failure: String?
+    /// Whether the failure is the server stopping, logged as a notice rather than an error.
+    var failsBecauseStopping = false
+
+    /// The answer to a request that came while the server stops, or whose handler it stopped.
+    static func stopping(_ why: String) -> HTTPResponse {
+        var response = HTTPResponse.text(503, "the server is stopping")
+        response.headers.append(("Connection", "close"))
+        response.failure = why
+        response.failsBecauseStopping = true
+        return response
+    }
 
     public init(status: Int, headers: [(name: String, value: String)] = [], body: Data = Data()) {
         self.status = status

@@ -1,6 +1,7 @@
 import BlockingWork
 import CMicroHTTPD
 import Foundation
+import ServiceLogging
 import Synchronization
 
 /// A small HTTP/1.1 server on libmicrohttpd: a few polling threads for every connection, bodies
@@ -46,17 +47,20 @@ public final class HTTPServer: Sendable {
     ///   - connectionsPerAddress: Connections one client address may hold at once, so that no one
     ///     address (a client that stalls on purpose) can hold every connection.
     ///   - pollingThreads: Threads that read and write connections (handlers run as tasks, not here).
+    ///   - logger: Where the server logs the requests it answers `503` itself, while it stops (a
+    ///     ``Router`` logs its handlers' failures).
     /// - Throws: ``HTTPServerError`` when the address is not this machine's or the port is in use:
     ///   two servers never share a port.
     public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
                             requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
-                            pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
+                            pollingThreads: Int = 2, logger: Logger = .disabled, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_port = port.bigEndian
         guard inet_pton(AF_INET, host, &address.sin_addr) == 1 else { throw HTTPServerError("\(host) is not an IPv4 address") }
         try self.init(host: host, address: address, socket: -1, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
-                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads, handler: handler)
+                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads,
+                      logger: logger, handler: handler)
     }
 
     /// Starts serving on a socket the caller bound and set listening; the server closes it when it stops.
@@ -65,7 +69,7 @@ public final class HTTPServer: Sendable {
     /// port reserved across restarts) without giving it up in between.
     public convenience init(listeningSocket socket: Int32, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
                             requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
-                            pollingThreads: Int = 2, handler: @escaping Handler) throws(HTTPServerError) {
+                            pollingThreads: Int = 2, logger: Logger = .disabled, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) { pointer in
@@ -76,13 +80,14 @@ public final class HTTPServer: Sendable {
         inet_ntop(AF_INET, &address.sin_addr, &text, socklen_t(text.count))
         let host = String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         try self.init(host: host, address: address, socket: socket, maximumBodySize: maximumBodySize, idleTimeout: idleTimeout,
-                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads, handler: handler)
+                      requestDeadline: requestDeadline, connectionLimit: connectionLimit, connectionsPerAddress: connectionsPerAddress, pollingThreads: pollingThreads,
+                      logger: logger, handler: handler)
     }
 
     private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, requestDeadline: Duration,
-                 connectionLimit: Int, connectionsPerAddress: Int, pollingThreads: Int, handler: @escaping Handler) throws(HTTPServerError) {
+                 connectionLimit: Int, connectionsPerAddress: Int, pollingThreads: Int, logger: Logger, handler: @escaping Handler) throws(HTTPServerError) {
         var address = address
-        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline)
+        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline, logger: logger)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
         let started = withUnsafePointer(to: &address) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
@@ -127,7 +132,7 @@ public final class HTTPServer: Sendable {
             try? await Task.sleep(for: .milliseconds(5))
         }
         // Whatever is left gets a 503 in place of its handler's answer, and a moment to be sent.
-        context.answerEveryRequest(with: .text(503, "the server is stopping"))
+        context.answerEveryRequest(with: .stopping("the server stopped before the request's handler answered"))
         let sent = ContinuousClock.now + .milliseconds(500)
         while context.requestsInProgress > 0, ContinuousClock.now < sent {
             try? await Task.sleep(for: .milliseconds(5))
@@ -175,6 +180,8 @@ final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maximumBodySize: Int
     let deadlines: RequestDeadlines
+    /// Where the requests the server answers itself are logged.
+    let logger: Logger
     private let state = Mutex(State())
 
     private struct State {
@@ -183,10 +190,19 @@ final class ServerContext: Sendable {
         var inProgress: [ObjectIdentifier: RequestState] = [:]
     }
 
-    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int, requestDeadline: Duration) {
+    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int, requestDeadline: Duration, logger: Logger) {
         self.handler = handler
         self.maximumBodySize = maximumBodySize
         self.deadlines = RequestDeadlines(limit: requestDeadline)
+        self.logger = logger
+    }
+
+    /// The server's own answer to `request` (it stops): logged once, with the request's id.
+    func answerItself(_ request: HTTPRequest, with response: HTTPResponse) -> HTTPResponse {
+        var response = response
+        Router.logFailure(response, to: request, logger: logger.with(["request_id": request.id]))
+        response.headers.append(("X-Request-ID", request.id))
+        return response
     }
 
     var isStopping: Bool { state.withLock { $0.isStopping } }
@@ -202,7 +218,7 @@ final class ServerContext: Sendable {
         let admitted = state.withLock { state -> Bool in
             guard !state.isStopping else { return false }
             MHD_suspend_connection(connection)
-            requestState.suspend(connection)
+            requestState.suspend(connection, request: request)
             state.inProgress[ObjectIdentifier(requestState)] = requestState
             return true
         }
@@ -231,9 +247,12 @@ final class ServerContext: Sendable {
         for request in requests { request.cancel() }
     }
 
-    /// Answers every request still waiting for its handler with `response`.
+    /// Answers every request still waiting for its handler with `response`, each logged once.
     func answerEveryRequest(with response: HTTPResponse) {
-        for request in state.withLock({ Array($0.inProgress.values) }) { request.answer(response) }
+        for request in state.withLock({ Array($0.inProgress.values) }) {
+            guard let waiting = request.waitingRequest else { continue }
+            request.answer(answerItself(waiting, with: response))
+        }
     }
 }
 
@@ -247,8 +266,8 @@ final class RequestState: @unchecked Sendable {
 
     private enum Phase {
         case receiving
-        /// The connection is suspended while the handler's task works.
-        case suspended(connection: UnsafeConnection, task: Task<Void, Never>?)
+        /// The connection is suspended while the handler's task works on the request.
+        case suspended(connection: UnsafeConnection, task: Task<Void, Never>?, request: HTTPRequest)
         /// The answer to queue when the polling thread calls again.
         case answered(HTTPResponse)
         case sent
@@ -257,21 +276,29 @@ final class RequestState: @unchecked Sendable {
     /// A connection pointer, used only to resume it while it is suspended.
     struct UnsafeConnection: @unchecked Sendable { let pointer: OpaquePointer }
 
-    func suspend(_ connection: OpaquePointer) {
-        phase.withLock { $0 = .suspended(connection: UnsafeConnection(pointer: connection), task: nil) }
+    func suspend(_ connection: OpaquePointer, request: HTTPRequest) {
+        phase.withLock { $0 = .suspended(connection: UnsafeConnection(pointer: connection), task: nil, request: request) }
     }
 
     /// Keeps the handler's task, to cancel it when the server stops (unless it answered already).
     func keep(_ task: Task<Void, Never>) {
         phase.withLock { phase in
-            guard case .suspended(let connection, nil) = phase else { return }
-            phase = .suspended(connection: connection, task: task)
+            guard case .suspended(let connection, nil, let request) = phase else { return }
+            phase = .suspended(connection: connection, task: task, request: request)
+        }
+    }
+
+    /// The request its handler is working on, while it is not answered.
+    var waitingRequest: HTTPRequest? {
+        phase.withLock { phase in
+            guard case .suspended(_, _, let request) = phase else { return nil }
+            return request
         }
     }
 
     func cancel() {
         let task = phase.withLock { phase -> Task<Void, Never>? in
-            guard case .suspended(_, let task) = phase else { return nil }
+            guard case .suspended(_, let task, _) = phase else { return nil }
             return task
         }
         task?.cancel()
@@ -284,7 +311,7 @@ final class RequestState: @unchecked Sendable {
     /// resume is still on its way when it ends the daemon.
     func answer(_ response: HTTPResponse) {
         phase.withLock { phase in
-            guard case .suspended(let connection, _) = phase else { return }
+            guard case .suspended(let connection, _, _) = phase else { return }
             phase = .answered(response)
             MHD_resume_connection(connection.pointer)
         }

@@ -52,8 +52,7 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                               headers: headers(connection), body: state.body)
     state.body = Data()
     guard context.start(request, state: state, connection: connection) else {
-        return queue(HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8"), ("Connection", "close")],
-                                  body: Data("the server is stopping".utf8)), on: connection)
+        return queue(context.answerItself(request, with: .stopping("the request came while the server stopped")), on: connection)
     }
     return MHD_Result.YES
 }

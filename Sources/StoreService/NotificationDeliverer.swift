@@ -5,6 +5,7 @@ import Foundation
 import HTTPClient
 import HTTPService
 import OpenStoreKit
+import ServiceLogging
 import Synchronization
 
 /// Posts the store's App Store Server Notifications V2 to its notification URL as Apple does:
@@ -33,12 +34,16 @@ public final class NotificationDeliverer: Sendable {
 
         /// Where attempts are counted, when the server exports metrics.
         public var metrics: MetricsRegistry?
+        /// Where each failed attempt, and each success after failed ones, is logged.
+        public var logger: Logger
 
-        public init(inFlight: Int = 8, timeout: Duration = .seconds(10), idlePoll: Duration = .milliseconds(200), metrics: MetricsRegistry? = nil) {
+        public init(inFlight: Int = 8, timeout: Duration = .seconds(10), idlePoll: Duration = .milliseconds(200), metrics: MetricsRegistry? = nil,
+                    logger: Logger = .disabled) {
             self.inFlight = max(1, inFlight)
             self.timeout = timeout
             self.idlePoll = idlePoll
             self.metrics = metrics
+            self.logger = logger
         }
     }
 
@@ -138,6 +143,7 @@ public final class NotificationDeliverer: Sendable {
                         if posted.result == "SUCCESS" { $0.successes += 1 }
                     }
                     attempts?.increment([posted.result, posted.item.record.delivery.attempts.isEmpty ? "first" : "retry"])
+                    log(posted)
                     pages.ended += 1
                     state.finished(posted)
                 case .claimed(let url, let items):
@@ -210,6 +216,19 @@ public final class NotificationDeliverer: Sendable {
         case posted(Posted)
         case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)])
         case recorded([Int64])
+    }
+
+    /// Logs an attempt that failed (once, with what comes next), and a success that follows failed ones.
+    private func log(_ posted: Posted) {
+        let record = posted.item.record
+        let earlier = record.delivery.attempts.count
+        let metadata: Logger.Metadata = ["notification": record.notificationUUID, "type": record.type.rawValue,
+                                         "url": posted.item.url.absoluteString, "attempt": String(earlier + 1)]
+        if posted.result != "SUCCESS" {
+            options.logger.warning("notification delivery failed: \(posted.result); it is tried again on Apple's schedule", metadata: metadata)
+        } else if earlier > 0 {
+            options.logger.notice("notification delivered after \(earlier) failed attempt\(earlier == 1 ? "" : "s")", metadata: metadata)
+        }
     }
 
     /// One attempt: the signed record posted, and its result.

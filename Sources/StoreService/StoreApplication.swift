@@ -4,6 +4,7 @@ import AppStoreSimulatorSQLite
 import BlockingWork
 import Foundation
 import HTTPService
+import ServiceLogging
 
 /// A store directory served as a local App Store: what `storekit serve` runs, and what tests and
 /// programs that embed a store start directly.
@@ -84,9 +85,11 @@ public final class StoreApplication: Sendable {
 
     /// Opens the store and starts serving it.
     ///
+    /// - Parameter logger: Where the server logs failures (every `5xx`, delivery failures) and the
+    ///   renewals it could not play.
     /// - Throws: The store's error when it cannot be opened, ``StartFailure`` when the token file is
     ///   unusable, the port is taken, or another process already plays the store's renewals.
-    public static func start(_ configuration: Configuration) async throws -> StoreApplication {
+    public static func start(_ configuration: Configuration, logger: Logger = .disabled) async throws -> StoreApplication {
         let directory = configuration.directory
         let (store, mode, authority) = try await BlockingWork.run("StoreApplication open") { () throws -> (SimulatedAppStore, StoreDirectory.ClockMode, CertificateAuthority) in
             let mode = try configuration.clock ?? StoreDirectory.clockMode(at: directory)
@@ -96,7 +99,7 @@ public final class StoreApplication: Sendable {
         let server: StoreServer
         do {
             server = try StoreServer(store: store, authority: authority, host: configuration.host, port: configuration.port, access: access,
-                                     delivery: configuration.delivery, metrics: configuration.metrics)
+                                     delivery: configuration.delivery, metrics: configuration.metrics, logger: logger)
         } catch {
             throw StartFailure(description: error.description)
         }
@@ -107,7 +110,7 @@ public final class StoreApplication: Sendable {
                 await server.stop()
                 throw StartFailure(description: "another process plays this store's renewals (a server or an advance is running on \(directory.path))")
             }
-            lifecycle = Task { await playDueEvents(of: store) }
+            lifecycle = Task { await playDueEvents(of: store, logger: logger) }
         }
         return StoreApplication(configuration: configuration, store: store, server: server, clock: mode, lifecycle: lifecycle)
     }
@@ -135,12 +138,12 @@ public final class StoreApplication: Sendable {
     }
 
     /// Plays what falls due on the real clock, a few times a second, until cancelled.
-    private static func playDueEvents(of store: SimulatedAppStore) async {
+    private static func playDueEvents(of store: SimulatedAppStore, logger: Logger) async {
         while !Task.isCancelled {
             do {
                 try await store.processDueEvents()
             } catch {
-                FileHandle.standardError.write(Data("storekit serve: playing renewals failed, retrying: \(error)\n".utf8))
+                logger.error("playing renewals failed; trying again: \(error)")
             }
             try? await Task.sleep(for: .milliseconds(200))
         }

@@ -6,6 +6,7 @@ import HTTPService
 import OpenStoreKit
 import SimulatorConnection
 import StoreKitCatalog
+import ServiceLogging
 import Synchronization
 
 /// A local App Store as a network service: the device API that apps reach through
@@ -32,13 +33,16 @@ public final class StoreServer: Sendable {
     ///   - delivery: How notifications are posted (how many in flight at once).
     ///   - metrics: Whether `GET /metrics` answers Prometheus' text format (requests, long polls,
     ///     notification delivery), behind the access token like the rest.
+    ///   - logger: Where failures are logged: every `5xx` answer, once, with its request's id, and
+    ///     every failed delivery attempt.
     /// - Throws: ``HTTPServerError`` when the port is in use or the address is not this machine's.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
                             port: UInt16 = 0, access: ServerAccess = ServerAccess(),
-                            delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery, metrics: metrics) { handler throws(HTTPServerError) in
+                            delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery, metrics: metrics,
+                      logger: logger) { handler throws(HTTPServerError) in
             try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionsPerAddress: access.connectionsPerAddress,
-                           handler: handler)
+                           logger: logger, handler: handler)
         }
     }
 
@@ -47,26 +51,30 @@ public final class StoreServer: Sendable {
     /// responder's address in the store's certificates.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32,
                             access: ServerAccess = ServerAccess(), delivery: NotificationDeliverer.Options = .init(),
-                            metrics: Bool = false) throws(HTTPServerError) {
-        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery, metrics: metrics) { handler throws(HTTPServerError) in
+                            metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
+        try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery, metrics: metrics,
+                      logger: logger) { handler throws(HTTPServerError) in
             try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline,
-                           connectionsPerAddress: access.connectionsPerAddress, handler: handler)
+                           connectionsPerAddress: access.connectionsPerAddress, logger: logger, handler: handler)
         }
     }
 
     private init(store: SimulatedAppStore, authority: CertificateAuthority?, host: String, access: ServerAccess,
-                 delivery deliveryOptions: NotificationDeliverer.Options, metrics: Bool, listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
+                 delivery deliveryOptions: NotificationDeliverer.Options, metrics: Bool, logger: Logger,
+                 listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
         self.access = access
         let progress = RequestProgress()
         let registry = metrics ? MetricsRegistry() : nil
         var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
+        router.logger = logger
         if let registry { StoreMetrics.register(on: &router, registry: registry, store: store) }
         let server = try listen(router.handler)
         progress.started(server)
         http = server
         var options = deliveryOptions
         options.metrics = registry
+        options.logger = logger
         let deliverer = NotificationDeliverer(store: store, options: options)
         delivery = Task { await deliverer.run() }
     }

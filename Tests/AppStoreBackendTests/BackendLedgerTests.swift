@@ -5,6 +5,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import Synchronization
+import ServiceLogging
 import Testing
 import TestSupport
 
@@ -105,12 +106,13 @@ struct BackendLedgerTests {
                 #expect(answer.status == status, "\(String(decoding: answer.body, as: UTF8.self))")
             }
             // Every refusal is logged, naming the request and why.
-            let logged = Mutex<[String]>([])
-            let logging = BackendService(storage: backend.storage, intake: backend.intake, log: { line in logged.withLock { $0.append(line) } })
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
             _ = await logging.post("/apple/notifications", Data(#"{"signedPayload":"\#(forged)"}"#.utf8), key: nil)
             _ = await logging.post("/apple/notifications", Data("not json".utf8), key: nil)
-            #expect(logged.withLock { $0 }.count == 2)
-            #expect(logged.withLock { $0 }.first?.hasPrefix("POST /apple/notifications → 422: the notification did not verify") == true)
+            #expect(logged.written.count == 2)
+            #expect(logged.written.allSatisfy { $0.level == .notice && $0.metadata["request_id"] != nil })
+            #expect(logged.written.first?.message.hasPrefix("POST /apple/notifications → 422: the notification did not verify") == true)
             let wrongApp = BackendService(storage: backend.storage, intake: SignedDataIntake(verifier: otherApp))
             #expect(await wrongApp.post("/apple/notifications", Data(#"{"signedPayload":"\#(genuine.signedPayload)"}"#.utf8), key: nil).status == 422)
             let sandboxAsProduction = try SignedDataVerifier(rootCertificates: [scenario.store.rootCertificate], bundleId: "com.example.shop",

@@ -4,6 +4,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import Synchronization
+import ServiceLogging
 import Testing
 import TestSupport
 
@@ -108,16 +109,17 @@ struct BackendSecurityTests {
 
     @Test("a refusal's log line escapes control characters, and a path with one is refused before it reaches the log")
     func logLines() async throws {
-        #expect(BackendService.escapingControlCharacters("a\nFORGED b\r") == "a\\u{a}FORGED b\\u{d}")
+        #expect(StreamLogHandler.escaped("a\nFORGED b\r") == "a\\nFORGED b\\r")
         let scenario = try BackendScenario()
         try await scenario.withBackend { backend in
-            let logged = Mutex<[String]>([])
-            let logging = BackendService(storage: backend.storage, intake: backend.intake, log: { line in logged.withLock { $0.append(line) } })
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
             let answer = await logging.handle(HTTPRequest(method: "GET", rawPath: "/v1/customers/x%0AFORGED/entitlements"))
             #expect(answer.status == 400)
             _ = await logging.post("/v1/transactions", Data("not json".utf8), key: BackendScenario.serviceKey)
-            #expect(logged.withLock { $0 }.allSatisfy { !$0.contains("\n") && !$0.contains("\r") })
-            #expect(logged.withLock { $0 }.count == 1)
+            let lines = logged.written.map { StreamLogHandler.line($0, format: .text, time: Date()) }
+            #expect(lines.allSatisfy { !$0.contains("\n") && !$0.contains("\r") })
+            #expect(lines.count == 1)
         }
     }
 }

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 import Foundation
 import HTTPService
+import ServiceLogging
 
 /// The entitlement backend served over HTTP: what `storekit backend serve` runs, and what tests and
 /// programs that embed a backend start directly.
@@ -99,10 +100,11 @@ public final class BackendApplication: Sendable {
 
     /// Opens the database and starts serving.
     ///
-    /// - Parameter log: Where refusals and failures are reported.
-    public static func start(_ configuration: Configuration, log: @escaping @Sendable (String) -> Void = { _ in }) async throws -> BackendApplication {
+    /// - Parameter logger: Where refusals (notices) and failures (every `5xx`, once, with its request's
+    ///   id) are logged.
+    public static func start(_ configuration: Configuration, logger: Logger = .disabled) async throws -> BackendApplication {
         let storage = try await openStorage(configuration.database)
-        var service = BackendService(storage: storage, intake: try configuration.verification.intake(), log: log)
+        var service = BackendService(storage: storage, intake: try configuration.verification.intake(), logger: logger)
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)
@@ -110,7 +112,7 @@ public final class BackendApplication: Sendable {
         }
         let server: HTTPServer
         do {
-            server = try HTTPServer(host: configuration.host, port: configuration.port,
+            server = try HTTPServer(host: configuration.host, port: configuration.port, logger: logger,
                                     handler: service.router(listeningAddress: configuration.host, allowedHosts: configuration.allowedHosts).handler)
         } catch {
             throw StartFailure(description: error.description)

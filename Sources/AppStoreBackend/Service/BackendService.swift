@@ -1,6 +1,7 @@
 import AppStoreModels
 import Foundation
 import HTTPService
+import ServiceLogging
 
 /// The backend's HTTP endpoints, over its storage:
 ///
@@ -20,8 +21,9 @@ public struct BackendService: Sendable {
     public let storage: any BackendStorage
     public let intake: SignedDataIntake
     public let ledger: CustomerLedger
-    /// Where refusals are reported (stderr for `storekit backend serve`).
-    public let log: @Sendable (String) -> Void
+    /// Where refusals are logged (a notice for each `4xx`); every `5xx` is logged by the router, once,
+    /// with its request's id.
+    public let logger: Logger
     /// Where ingestion is counted, when the server exports metrics (`backend serve --metrics`).
     public var metrics: BackendMetrics?
     /// The token the dashboard's forms carry (random per service), which the cross-site check asks of
@@ -29,12 +31,12 @@ public struct BackendService: Sendable {
     public let formToken: String
 
     public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
-                log: @escaping @Sendable (String) -> Void = { _ in }, formToken: String = FormToken.make()) {
+                logger: Logger = .disabled, formToken: String = FormToken.make()) {
         self.formToken = formToken
         self.storage = storage
         self.intake = intake
         self.ledger = CustomerLedger(storage: storage, now: now)
-        self.log = log
+        self.logger = logger
     }
 
     /// Answers a request in this process (an app's own server calling its backend), with no check of
@@ -42,6 +44,7 @@ public struct BackendService: Sendable {
     /// on the network instead.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
         var router = Router()
+        router.logger = logger
         register(on: &router)
         return await router.respond(to: request)
     }
@@ -50,6 +53,7 @@ public struct BackendService: Sendable {
     /// (DNS rebinding) and the cross-site check (a web page in a browser cannot post to it).
     public func router(listeningAddress: String, allowedHosts: [String] = []) -> Router {
         var router = Router()
+        router.logger = logger
         router.add(middleware: HostCheck(listeningAddress: listeningAddress, names: allowedHosts))
         router.add(middleware: CrossSiteCheck(formToken: formToken))
         register(on: &router)
@@ -64,7 +68,7 @@ public struct BackendService: Sendable {
                 do throws(BackendError) {
                     return try await respond(request, context)
                 } catch {
-                    return service.refusal(error, to: request)
+                    return service.refusal(error, to: request, logger: context.logger)
                 }
             }
         }
@@ -129,9 +133,9 @@ public struct BackendService: Sendable {
         on("GET", "/health") { _, _ throws(BackendError) in Self.json(["status": "ok"]) }
     }
 
-    /// The answer to a failure, logged with what was asked (control characters escaped, so nothing a
-    /// client sends can forge a line of the log).
-    private func refusal(_ error: BackendError, to request: HTTPRequest) -> HTTPResponse {
+    /// The answer to a failure. A refusal (`4xx`) is logged here as a notice naming what was asked;
+    /// a failure (`5xx`) carries its reason to the router, which logs it once.
+    private func refusal(_ error: BackendError, to request: HTTPRequest, logger: Logger) -> HTTPResponse {
         let (status, code): (Int, String)
         switch error {
         case .badRequest: (status, code) = (400, "badRequest")
@@ -140,13 +144,13 @@ public struct BackendService: Sendable {
         case .storage: (status, code) = (503, "storage")
         case .conflict: (status, code) = (409, "conflict")
         }
-        log(Self.escapingControlCharacters("\(request.method) \(request.path) → \(status): \(error)"))
-        return Self.json(["error": ["code": code, "message": error.description]], status: status)
-    }
-
-    /// `text` with every control character written as `\u{…}`.
-    package static func escapingControlCharacters(_ text: String) -> String {
-        text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined()
+        var response = Self.json(["error": ["code": code, "message": error.description]], status: status)
+        if status >= 500 {
+            response.failure = error.description
+        } else {
+            logger.notice("\(request.method) \(request.path) → \(status): \(error)")
+        }
+        return response
     }
 
     private func authorize(_ request: HTTPRequest) async throws(BackendError) {

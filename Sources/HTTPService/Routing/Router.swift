@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLogging
 
 /// The routes of a server, registered once, and the middleware in front of every one of them.
 ///
@@ -9,7 +10,8 @@ import Foundation
 /// the order added, outermost first, in front of every route, 404 and 405 included: that is where
 /// the checks that must cover a whole server live (hosts, origins, tokens, logging). A handler or
 /// middleware that throws an ``HTTPResponseError`` answers with its response; anything else thrown
-/// is a `500`.
+/// is a `500`. Every answer carries the request's id (`X-Request-ID`), and every `5xx` is logged
+/// once, with that id and why.
 ///
 /// ```swift
 /// var router = Router()
@@ -42,6 +44,9 @@ public struct Router: Sendable {
     /// Where each answer is counted and timed, when the server exports metrics.
     public var metrics: HTTPMetrics?
 
+    /// Where failures are logged; each request's handlers get it with the request's id as metadata.
+    public var logger: Logger = .disabled
+
     public init() {}
 
     /// Registers `responder` for `method` on `pattern`. A pattern is absolute, its segments literal
@@ -65,16 +70,30 @@ public struct Router: Sendable {
 
     /// Answers one request (also the way tests call a router without a socket).
     public func respond(to request: HTTPRequest) async -> HTTPResponse {
-        let routed = route(request)
-        guard let metrics else { return await run(routed) }
-        let pattern = routed.route?.pattern ?? HTTPMetrics.unmatched
-        metrics.started(route: pattern)
-        let started = ContinuousClock.now
-        let response = await run(routed)
-        let elapsed = ContinuousClock.now - started
-        metrics.finished(route: pattern, method: request.method, status: response.status,
-                         seconds: elapsed / .seconds(1))
+        var routed = route(request)
+        routed.context.requestID = request.id
+        routed.context.logger = logger.with(["request_id": request.id])
+        var response: HTTPResponse
+        if let metrics {
+            let pattern = routed.route?.pattern ?? HTTPMetrics.unmatched
+            metrics.started(route: pattern)
+            let started = ContinuousClock.now
+            response = await run(routed)
+            let elapsed = ContinuousClock.now - started
+            metrics.finished(route: pattern, method: request.method, status: response.status,
+                             seconds: elapsed / .seconds(1))
+        } else {
+            response = await run(routed)
+        }
+        if response.status >= 500 { Self.logFailure(response, to: request, logger: routed.context.logger) }
+        response.headers.append(("X-Request-ID", request.id))
         return response
+    }
+
+    /// The one log line of a `5xx` answer: the request, the status and why.
+    static func logFailure(_ response: HTTPResponse, to request: HTTPRequest, logger: Logger) {
+        logger.log(level: response.failsBecauseStopping ? .notice : .error,
+                   "\(request.method) \(request.path) → \(response.status)\(response.failure.map { ": \($0)" } ?? "")")
     }
 
     /// A request with its decoded path and query, the route that takes it (if any) and what answers
@@ -122,11 +141,15 @@ public struct Router: Sendable {
         } catch let error as RoutingError {
             return refusalResponse(error, request)
         } catch let error as any HTTPResponseError {
-            return error.response
+            var response = error.response
+            if response.status >= 500, response.failure == nil { response.failure = String(describing: error) }
+            return response
         } catch is CancellationError {
-            return .text(503, "the server is stopping")
+            return .stopping("the server stopped while the request was answered")
         } catch {
-            return HTTPResponse.json(500, Data(#"{"error":{"family":"other","code":"failed","message":"the server failed"}}"#.utf8))
+            var response = HTTPResponse.json(500, Data(#"{"error":{"family":"other","code":"failed","message":"the server failed"}}"#.utf8))
+            response.failure = String(describing: error)
+            return response
         }
     }
 
@@ -164,6 +187,10 @@ public struct RequestContext: Sendable {
     /// The pattern of the route that answers (`/v1/devices/{device}/purchases`), for logs and
     /// metrics whose labels must not grow with the paths people send; `nil` when none does.
     public var routePattern: String?
+    /// The request's id, as its answer's `X-Request-ID` carries it.
+    public var requestID = ""
+    /// The router's logger with the request's id as metadata.
+    public var logger = Logger.disabled
 
     public init(segments: [String], parameters: [String: String] = [:]) {
         self.segments = segments

@@ -63,7 +63,7 @@ struct BackendOptions {
 struct BackendServeCommand: Command {
     static let name = "backend serve"
     static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
-    static let usage = "[--host H] [--port P] [--allowed-host NAME…] [--metrics] " + BackendOptions.usage
+    static let usage = "[--host H] [--port P] [--allowed-host NAME…] [--metrics] " + LoggingOptions.usage + " " + BackendOptions.usage
 
     var options: BackendOptions
     var host: String
@@ -71,12 +71,14 @@ struct BackendServeCommand: Command {
     var allowedHosts: [String]
     /// Whether `GET /metrics` answers Prometheus' text format (behind the backend's key).
     var metrics: Bool
+    var logging: LoggingOptions
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         allowedHosts = try arguments.values("--allowed-host")
         metrics = arguments.flag("--metrics")
+        logging = try LoggingOptions(parsing: &arguments)
         options = try BackendOptions(parsing: &arguments)
     }
 
@@ -84,7 +86,7 @@ struct BackendServeCommand: Command {
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
                                              allowedHosts: allowedHosts, metrics: metrics),
-            log: { line in FileHandle.standardError.write(Data("storekit backend: \(line)\n".utf8)) })
+            logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {
             // Apple's notifications are verified by their signatures; every other endpoint needs a key.

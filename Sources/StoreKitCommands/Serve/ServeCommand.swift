@@ -23,6 +23,7 @@ struct ServeCommand: Command {
     static let name = "serve"
     static let abstract = "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/)."
     static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] [--notifications-in-flight N] [--metrics] " + ServerAccessOptions.usage
+        + " " + LoggingOptions.usage
 
     var directory: String
     var host: String
@@ -32,6 +33,7 @@ struct ServeCommand: Command {
     var notificationsInFlight: Int
     /// Whether `GET /metrics` answers Prometheus' text format.
     var metrics: Bool
+    var logging: LoggingOptions
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
@@ -42,13 +44,15 @@ struct ServeCommand: Command {
         } ?? NotificationDeliverer.Options().inFlight
         metrics = arguments.flag("--metrics")
         access = try ServerAccessOptions(parsing: &arguments)
+        logging = try LoggingOptions(parsing: &arguments)
         directory = try arguments.positional("DIR")
     }
 
     func run(console: Console) async throws {
         let application = try await StoreApplication.start(StoreApplication.Configuration(
             directory: URL(fileURLWithPath: directory), host: host, port: port, clock: clock, token: access.tokenSource,
-            allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics))
+            allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics),
+            logger: logging.logger(label: "storekit.serve"))
         let server = application.server
         console.print("listening on \(server.url.absoluteString)")
         let opening = server.access.token.map { "?token=\($0)" } ?? ""
