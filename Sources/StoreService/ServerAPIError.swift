@@ -4,7 +4,7 @@ import HTTPService
 
 /// A failure of the App Store Server API, with Apple's error code and HTTP status, answered as
 /// `{"errorCode", "errorMessage"}` with `Content-Type: application/json`.
-struct ServerAPIError: Error {
+struct ServerAPIError: HTTPResponseError, CustomStringConvertible {
     var status: Int
     var code: Int64
     var message: String
@@ -72,4 +72,6 @@ struct ServerAPIError: Error {
     static let generalInternal = ServerAPIError(500, 5_000_000, "An unknown error occurred.")
 
     func with(_ detail: String) -> ServerAPIError { ServerAPIError(status, code, "\(message) \(detail)") }
+
+    var description: String { "\(code) \(message)" }
 }

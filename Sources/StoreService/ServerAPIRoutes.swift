@@ -16,22 +16,98 @@ struct ServerAPIRoutes {
     /// A page of history, refunds or notification history holds at most this many items.
     static let pageSize = 20
 
-    func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        do {
-            try await authenticate(request)
-            return try await route(request)
-        } catch let error as ServerAPIError {
-            return error.response
-        } catch let error as AppStoreError {
-            return Self.apiError(error).response
-        } catch {
-            return ServerAPIError.generalInternal.with("\(error)").response
+    /// Registers the API under `/inApps`: each of Apple's paths a route of its own (so each is timed
+    /// under its own metrics label), behind the API's token check, with Apple's error bodies for
+    /// every failure and for the router's own refusals. Queries reach the routes as sent: a malformed
+    /// value is Apple's error of that parameter (`?revision=%%%` is an invalid revision, 4000005).
+    func register(on router: inout Router) {
+        let api = self
+        router.group("/inApps", middleware: [ServerAPIAuthentication(routes: api), ServerAPIErrorMapping()], refusalResponse: Self.refusal) { group in
+            func on(_ method: String, _ pattern: String, _ responder: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) {
+                group.on(method, pattern, query: .lenient, responder)
+            }
+            on("GET", "/v1/transactions/{transactionId}") { _, context in
+                let id = try Self.transactionID(context["transactionId"])
+                guard let transaction = try await api.store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
+                return try Self.json(TransactionInfoResponse(signedTransactionInfo: try await api.store.signedForServer([transaction])[0]))
+            }
+            for version in ["v1", "v2"] {
+                on("GET", "/\(version)/history/{transactionId}") { request, context in
+                    try await api.history(request, version: version, transactionID: try Self.transactionID(context["transactionId"]))
+                }
+            }
+            on("GET", "/v1/subscriptions/{transactionId}") { request, context in
+                try await api.statuses(request, transactionID: try Self.transactionID(context["transactionId"]))
+            }
+            on("GET", "/v2/refund/lookup/{transactionId}") { request, context in
+                try await api.refunds(request, transactionID: try Self.transactionID(context["transactionId"]))
+            }
+            on("GET", "/v1/lookup/{orderId}") { _, context in
+                guard let transactions = try await api.store.orderTransactions(context["orderId"]) else {
+                    return try Self.json(OrderLookupResponse(status: 1, signedTransactions: []))
+                }
+                return try Self.json(OrderLookupResponse(status: 0, signedTransactions: try await api.store.signedForServer(transactions)))
+            }
+            on("PUT", "/v1/subscriptions/extend/{originalTransactionId}") { request, context in
+                try await api.extend(request, originalTransactionID: context["originalTransactionId"])
+            }
+            on("POST", "/v1/subscriptions/extend/mass") { request, _ in try await api.massExtend(request) }
+            on("GET", "/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}") { _, context in
+                guard let result = try await api.store.massExtension(context["requestIdentifier"]), result.productID == context["productId"] else {
+                    throw ServerAPIError.statusRequestNotFound
+                }
+                return try Self.json(MassExtendRenewalDateStatusResponse(
+                    requestIdentifier: result.requestIdentifier, complete: true, completeDate: AppStoreJSON.milliseconds(from: result.completeDate),
+                    succeededCount: Int64(result.succeededCount), failedCount: Int64(result.failedCount)))
+            }
+            on("POST", "/v1/notifications/test") { _, _ in
+                try Self.json(SendTestNotificationResponse(testNotificationToken: try await api.store.requestTestNotification()))
+            }
+            on("GET", "/v1/notifications/test/{testNotificationToken}") { _, context in
+                let token = context["testNotificationToken"]
+                guard UUID(uuidString: token) != nil else { throw ServerAPIError.invalidTestNotificationToken }
+                guard let (notification, delivery) = try await api.store.testNotification(uuid: token.lowercased()) else {
+                    throw ServerAPIError.testNotificationNotFound
+                }
+                return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: delivery.sendAttempts))
+            }
+            on("POST", "/v1/notifications/history") { request, _ in try await api.notificationHistory(request) }
+            for version in ["v1", "v2"] {
+                on("PUT", "/\(version)/transactions/consumption/{transactionId}") { request, context in
+                    let id = try Self.transactionID(context["transactionId"])
+                    try ConsumptionValidation.validate(request.body, version: version)
+                    guard try await api.store.ledgerTransaction(id) != nil else { throw ServerAPIError.transactionIdNotFound }
+                    return HTTPResponse(status: 202)
+                }
+            }
+            on("PUT", "/v1/transactions/{originalTransactionId}/appAccountToken") { request, context in
+                try await api.setAppAccountToken(request, originalTransactionID: context["originalTransactionId"])
+            }
+            on("GET", "/v1/transactions/appTransactions/{transactionId}") { _, context in
+                let id = try Self.transactionID(context["transactionId"])
+                guard let signed = try await api.store.serverAppTransaction(ofTransaction: id) else { throw ServerAPIError.transactionIdNotFound }
+                return try Self.json(AppTransactionInfoResponse(signedAppTransactionInfo: signed))
+            }
+            on("POST", "/v1/transactions/{transactionId}/finish") { _, context in
+                let id = try Self.transactionID(context["transactionId"])
+                guard let transaction = try await api.store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
+                try await api.store.finish(id)
+                return HTTPResponse(status: 200)
+            }
         }
+    }
+
+    /// The router's refusals in Apple's terms: a path or query that cannot be decoded is a bad
+    /// request; a path or method the API does not have is Apple's "no such resource".
+    static func refusal(_ error: RoutingError, _ request: HTTPRequest) -> HTTPResponse {
+        if error.status == 400 { return ServerAPIError.generalBadRequest.with(error.message).response }
+        return ServerAPIError(404, 4_040_000, "No such resource: \(request.method) \(request.path).").response
     }
 
     // MARK: Authentication
 
-    private func authenticate(_ request: HTTPRequest) async throws {
+    /// Whether a request carries a valid API token: an ES256 JWT signed by an active key of the store.
+    fileprivate func authenticate(_ request: HTTPRequest) async throws {
         guard let header = request.headers["authorization"], header.hasPrefix("Bearer ") else { throw ServerAPIError.unauthorized }
         let token = String(header.dropFirst("Bearer ".count))
         guard let keyID = try? ServerAPIToken.keyID(of: token),
@@ -40,79 +116,6 @@ struct ServerAPIRoutes {
               (try? ServerAPIToken.verify(token, publicKey: publicKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: store.identity.bundleId,
                                           now: wallClock.now())) != nil
         else { throw ServerAPIError.unauthorized }
-    }
-
-    // MARK: Routing
-
-    private func route(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let path = request.pathSegments
-        let route = ServerAPIPath(method: request.method, path: path)
-        if let captured = route.match("GET", "inApps", "v1", "transactions", "*") {
-            let id = try Self.transactionID(captured[0])
-            guard let transaction = try await store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
-            return try Self.json(TransactionInfoResponse(signedTransactionInfo: try await store.signedForServer([transaction])[0]))
-        }
-        if let captured = route.match("GET", "inApps", "*", "history", "*"), captured[0] == "v1" || captured[0] == "v2" {
-            return try await history(request, version: captured[0], transactionID: try Self.transactionID(captured[1]))
-        }
-        if let captured = route.match("GET", "inApps", "v1", "subscriptions", "*") {
-            return try await statuses(request, transactionID: try Self.transactionID(captured[0]))
-        }
-        if let captured = route.match("GET", "inApps", "v2", "refund", "lookup", "*") {
-            return try await refunds(request, transactionID: try Self.transactionID(captured[0]))
-        }
-        if let captured = route.match("GET", "inApps", "v1", "lookup", "*") {
-            guard let transactions = try await store.orderTransactions(captured[0]) else {
-                return try Self.json(OrderLookupResponse(status: 1, signedTransactions: []))
-            }
-            return try Self.json(OrderLookupResponse(status: 0, signedTransactions: try await store.signedForServer(transactions)))
-        }
-        if let captured = route.match("PUT", "inApps", "v1", "subscriptions", "extend", "*"), captured[0] != "mass" {
-            return try await extend(request, originalTransactionID: captured[0])
-        }
-        if route.match("POST", "inApps", "v1", "subscriptions", "extend", "mass") != nil {
-            return try await massExtend(request)
-        }
-        if let captured = route.match("GET", "inApps", "v1", "subscriptions", "extend", "mass", "*", "*") {
-            guard let result = try await store.massExtension(captured[1]), result.productID == captured[0] else { throw ServerAPIError.statusRequestNotFound }
-            return try Self.json(MassExtendRenewalDateStatusResponse(
-                requestIdentifier: result.requestIdentifier, complete: true, completeDate: AppStoreJSON.milliseconds(from: result.completeDate),
-                succeededCount: Int64(result.succeededCount), failedCount: Int64(result.failedCount)))
-        }
-        if route.match("POST", "inApps", "v1", "notifications", "test") != nil {
-            return try Self.json(SendTestNotificationResponse(testNotificationToken: try await store.requestTestNotification()))
-        }
-        if let captured = route.match("GET", "inApps", "v1", "notifications", "test", "*") {
-            guard UUID(uuidString: captured[0]) != nil else { throw ServerAPIError.invalidTestNotificationToken }
-            guard let (notification, delivery) = try await store.testNotification(uuid: captured[0].lowercased()) else {
-                throw ServerAPIError.testNotificationNotFound
-            }
-            return try Self.json(CheckTestNotificationResponse(signedPayload: notification.signedPayload, sendAttempts: delivery.sendAttempts))
-        }
-        if route.match("POST", "inApps", "v1", "notifications", "history") != nil {
-            return try await notificationHistory(request)
-        }
-        if let captured = route.match("PUT", "inApps", "*", "transactions", "consumption", "*"), captured[0] == "v1" || captured[0] == "v2" {
-            let id = try Self.transactionID(captured[1])
-            try ConsumptionValidation.validate(request.body, version: captured[0])
-            guard try await store.ledgerTransaction(id) != nil else { throw ServerAPIError.transactionIdNotFound }
-            return HTTPResponse(status: 202)
-        }
-        if let captured = route.match("PUT", "inApps", "v1", "transactions", "*", "appAccountToken") {
-            return try await setAppAccountToken(request, originalTransactionID: captured[0])
-        }
-        if let captured = route.match("GET", "inApps", "v1", "transactions", "appTransactions", "*") {
-            let id = try Self.transactionID(captured[0])
-            guard let signed = try await store.serverAppTransaction(ofTransaction: id) else { throw ServerAPIError.transactionIdNotFound }
-            return try Self.json(AppTransactionInfoResponse(signedAppTransactionInfo: signed))
-        }
-        if let captured = route.match("POST", "inApps", "v1", "transactions", "*", "finish") {
-            let id = try Self.transactionID(captured[0])
-            guard let transaction = try await store.ledgerTransaction(id), transaction.isPurchased else { throw ServerAPIError.transactionIdNotFound }
-            try await store.finish(id)
-            return HTTPResponse(status: 200)
-        }
-        throw ServerAPIError(404, 4_040_000, "No such resource: \(request.method) \(request.path).")
     }
 
     // MARK: History
@@ -367,19 +370,35 @@ struct ServerAPIRoutes {
     }
 }
 
-/// A request's method and path segments, matched against the Server API's paths, where `*` stands for
-/// any one segment: the Server API answers its own paths (with Apple's error for one it does not have).
-struct ServerAPIPath {
-    let method: String
-    let path: [String]
+/// The Server API's token check, in front of its routes and its refusals: a request without a valid
+/// token is answered `401` before anything else, as Apple's is.
+struct ServerAPIAuthentication: HTTPMiddleware {
+    let routes: ServerAPIRoutes
 
-    /// The segments the `*`s stand for, or `nil` when the method or the path does not match.
-    func match(_ method: String, _ pattern: String...) -> [String]? {
-        guard method == self.method, pattern.count == path.count else { return nil }
-        var captured: [String] = []
-        for (expected, segment) in zip(pattern, path) {
-            if expected == "*" { captured.append(segment) } else if expected != segment { return nil }
+    func handle(_ request: HTTPRequest, context: RequestContext,
+                next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        try await routes.authenticate(request)
+        return try await next(request, context)
+    }
+}
+
+/// The Server API's failures in Apple's terms: the store's errors as Apple's codes, anything else
+/// Apple's general internal error.
+struct ServerAPIErrorMapping: HTTPMiddleware {
+    func handle(_ request: HTTPRequest, context: RequestContext,
+                next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        do {
+            return try await next(request, context)
+        } catch let error as ServerAPIError {
+            throw error
+        } catch let error as RoutingError {
+            throw error
+        } catch let error as AppStoreError {
+            throw ServerAPIRoutes.apiError(error)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ServerAPIError.generalInternal.with("\(error)")
         }
-        return captured
     }
 }

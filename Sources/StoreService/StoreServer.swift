@@ -166,17 +166,8 @@ enum StoreRoutes {
         DeviceRoutes.register(on: &router, store: store, devices: devices)
         AdminRoutes.register(on: &router, store: store)
         WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
-        // The App Store Server API answers its own paths, with Apple's error bodies and codes.
-        // Every method reaches it (Apple answers an unknown one with its own error) and malformed
-        // query values reach it as sent (`?revision=%%%` is Apple's invalid revision, 4000005).
-        let serverAPI = ServerAPIRoutes(store: store, wallClock: SystemStoreClock())
-        for method in ["GET", "POST", "PUT", "PATCH", "DELETE"] {
-            router.on(method, "/inApps/{path...}", query: .lenient) { request, _ in await serverAPI.handle(request) }
-        }
-        router.refusalResponse = { error, request in
-            guard error.status == 400, request.rawPath.hasPrefix("/inApps/") else { return error.response }
-            return ServerAPIError.generalBadRequest.with(error.message).response
-        }
+        // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
+        ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).register(on: &router)
         router.on("POST", "/ocsp") { request, _ in await Self.ocsp(request.body, store: store, authority: authority) }
         router.on("GET", "/ocsp/{request}") { _, context in
             await Self.ocsp(Data(base64Encoded: context["request"]) ?? Data(), store: store, authority: authority)

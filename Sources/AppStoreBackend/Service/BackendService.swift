@@ -2,6 +2,7 @@ import AppStoreModels
 import Foundation
 import HTTPService
 import ServiceLogging
+import Synchronization
 
 /// The backend's HTTP endpoints, over its storage:
 ///
@@ -29,6 +30,8 @@ public struct BackendService: Sendable {
     /// The token the dashboard's forms carry (random per service), which the cross-site check asks of
     /// every form post.
     public let formToken: String
+    /// The routes ``handle(_:)`` answers with, compiled once.
+    private let inProcessRoutes = CompiledRoutes()
 
     public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = .disabled, formToken: String = FormToken.make()) {
@@ -42,11 +45,16 @@ public struct BackendService: Sendable {
     /// Answers a request in this process (an app's own server calling its backend), with no check of
     /// where it comes from; `storekit backend serve` puts ``router(listeningAddress:allowedHosts:)``
     /// on the network instead.
+    ///
+    /// The routes are compiled at the first request and kept: set ``metrics`` before.
     public func handle(_ request: HTTPRequest) async -> HTTPResponse {
-        var router = Router()
-        router.logger = logger
-        register(on: &router)
-        return await router.respond(to: request)
+        let table = inProcessRoutes.table {
+            var router = Router()
+            router.logger = logger
+            register(on: &router)
+            return router.compiled()
+        }
+        return await table.respond(to: request)
     }
 
     /// The routes with the checks a network service needs in front of them: the `Host` allow-list
@@ -187,5 +195,19 @@ public struct BackendService: Sendable {
 
     private static func json(_ object: Any, status: Int = 200) -> HTTPResponse {
         .json(status, (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
+    }
+}
+
+/// A route table compiled on first use and kept, for a value type that answers requests itself.
+final class CompiledRoutes: Sendable {
+    private let compiled = Mutex<RouteTable?>(nil)
+
+    func table(_ compile: () -> RouteTable) -> RouteTable {
+        compiled.withLock { table in
+            if let table { return table }
+            let made = compile()
+            table = made
+            return made
+        }
     }
 }
