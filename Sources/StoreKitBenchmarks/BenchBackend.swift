@@ -20,9 +20,12 @@ import StoreKitCommands
 /// the subscription metrics: the rollups of a year of `--subscribers` made-up subscribers are loaded
 /// (summed as a rebuild sums them) and a year of daily figures, and the cohort table, are asked for.
 struct BenchBackend: Command {
-    static let name = "bench backend"
-    static let abstract = "Measure notification ingestion and entitlement reads of the backend against verification (build with -c release)."
-    static let usage = "[--json] [--notifications N] [--subscribers N (the metrics' year, default 100000)] [--postgres postgres://USER@HOST:PORT/DB]"
+    static let declaration = CommandDeclaration("bench backend", group: .benchmarks, abstract: "Measure notification ingestion and entitlement reads of the backend against verification (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--notifications", "N", "how many notifications to ingest"),
+        .option("--subscribers", "N", "the metrics' year of made-up subscribers (default 100000)"),
+        .option("--postgres", "URL", "measure on PostgreSQL too: postgres://USER@HOST:PORT/DB"),
+    ])
 
     var json: Bool
     var count: Int

@@ -8,9 +8,11 @@ import StoreKitCommands
 /// next to Foundation's `JSONSerialization` parsing the same bytes in the same run, and the ratio of
 /// the full path to the one-millisecond-per-product limit.
 struct BenchCatalog: Command {
-    static let name = "bench catalog"
-    static let abstract = "Measure reading a .storekit file and building its catalog (build with -c release)."
-    static let usage = "[FILE] [--json] [--seconds S]"
+    static let declaration = CommandDeclaration("bench catalog", group: .benchmarks, abstract: "Measure reading a .storekit file and building its catalog (build with -c release).", arguments: [
+        .optionalPositional("FILE", "the .storekit file (default: the example shop)"),
+        .flag("--json", "print JSON"),
+        .option("--seconds", "S", "how long each measurement runs"),
+    ])
 
     var file: String?
     var json: Bool

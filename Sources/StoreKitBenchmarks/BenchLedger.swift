@@ -15,9 +15,10 @@ import StoreKitCommands
 /// medians are reported. The cost of a view should not grow with the history of other accounts:
 /// `ratio_<largest>_to_<smallest>` near 1.
 struct BenchLedger: Command {
-    static let name = "bench ledger"
-    static let abstract = "Measure opening a store and one account's views at 1,000 / 100,000 / 1,000,000 transactions (build with -c release)."
-    static let usage = "[--json] [--sizes N,N,…]"
+    static let declaration = CommandDeclaration("bench ledger", group: .benchmarks, abstract: "Measure opening a store and one account's views at 1,000 / 100,000 / 1,000,000 transactions (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--sizes", "N,N,…", "the ledger sizes to measure"),
+    ])
 
     static let operations = ["open", "currentEntitlements", "status", "latest", "unfinished", "all", "purchase"]
 
@@ -121,9 +122,9 @@ struct BenchLedger: Command {
 /// `storekit bench ledger-probe`: opens a store made by `bench ledger` and times alice's views, in
 /// this fresh process, with the peak memory after each.
 struct BenchLedgerProbe: Command {
-    static let name = "bench ledger-probe"
-    static let abstract = "Time opening a bench ledger store and alice's views in this process (used by bench ledger)."
-    static let usage = "DIR"
+    static let declaration = CommandDeclaration("bench ledger-probe", group: .benchmarks, abstract: "Time opening a bench ledger store and alice's views in this process (used by bench ledger).", arguments: [
+        .positional("DIR", "the store's folder"),
+    ])
 
     var directory: String
 

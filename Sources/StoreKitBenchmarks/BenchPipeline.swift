@@ -38,9 +38,13 @@ import Synchronization
 /// cost the backend nothing. Peak resident memory is this process's (the store, its sender, the
 /// balancer) and the largest backend process's.
 struct BenchPipeline: Command {
-    static let name = "bench pipeline"
-    static let abstract = "Measure renewals, notification delivery and backend ingestion as one pipeline (build with -c release)."
-    static let usage = "[--subscribers N] [--postgres URL] [--instances K] [--in-flight N] [--json]"
+    static let declaration = CommandDeclaration("bench pipeline", group: .benchmarks, abstract: "Measure renewals, notification delivery and backend ingestion as one pipeline (build with -c release).", arguments: [
+        .option("--subscribers", "N", "how many subscribers"),
+        .option("--postgres", "URL", "the backends' PostgreSQL (default: SQLite)"),
+        .option("--instances", "K", "how many backend processes"),
+        .option("--in-flight", "N", "notification posts at once"),
+        .flag("--json", "print JSON"),
+    ])
 
     var json: Bool
     var subscribers: Int

@@ -17,9 +17,12 @@ import StoreKitCommands
 /// machine that gets slower or faster during the run shifts every figure alike; min, median and max are
 /// reported. Also measures `currentEntitlements` for an account with 10,000 transactions.
 struct BenchPurchase: Command {
-    static let name = "bench purchase"
-    static let abstract = "Measure durable purchases per second, alone and eight in flight, and currentEntitlements cost (build with -c release)."
-    static let usage = "[--json] [--seconds S] [--rounds N] [--history N]"
+    static let declaration = CommandDeclaration("bench purchase", group: .benchmarks, abstract: "Measure durable purchases per second, alone and eight in flight, and currentEntitlements cost (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--seconds", "S", "how long each measurement runs"),
+        .option("--rounds", "N", "how many rounds"),
+        .option("--history", "N", "how many transactions the account already has"),
+    ])
 
     /// Purchases in flight in the concurrent measurement, each from its own customer.
     static let purchasesInFlight = 8

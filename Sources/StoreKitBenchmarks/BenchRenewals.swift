@@ -16,9 +16,12 @@ import StoreKitCommands
 /// the years. The aim is a year of 10,000 monthly subscribers (about 110,000 renewals) in under 10
 /// seconds; min, median and max are reported.
 struct BenchRenewals: Command {
-    static let name = "bench renewals"
-    static let abstract = "Measure a year of monthly renewals for 1,000 and 10,000 subscribers (build with -c release)."
-    static let usage = "[--json] [--subscribers N] [--rounds N] [--storage sqlite|memory]"
+    static let declaration = CommandDeclaration("bench renewals", group: .benchmarks, abstract: "Measure a year of monthly renewals for 1,000 and 10,000 subscribers (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--subscribers", "N", "one size instead of both"),
+        .option("--rounds", "N", "how many rounds"),
+        .option("--storage", "sqlite|memory", "the ledger's storage (default sqlite)"),
+    ])
 
     var json: Bool
     var subscribers: Int

@@ -20,9 +20,11 @@ import StoreService
 /// - Long polls: thousands of `Transaction.updates` polls held open at once; the `/health` latency
 ///   meanwhile, and how long `stop` takes with them open (each must get its answer).
 struct BenchServe: Command {
-    static let name = "bench serve"
-    static let abstract = "Measure the HTTP server with wrk: purchases, signed reads and pages against in-process purchases and a hello-world handler; open long polls (build with -c release)."
-    static let usage = "[--json] [--seconds N] [--long-polls N]"
+    static let declaration = CommandDeclaration("bench serve", group: .benchmarks, abstract: "Measure the HTTP server with wrk: purchases, signed reads and pages against in-process purchases and a hello-world handler; open long polls (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--seconds", "N", "how long each load runs"),
+        .option("--long-polls", "N", "how many long polls to hold open"),
+    ])
 
     var json: Bool
     var seconds: Double

@@ -15,9 +15,13 @@ import StoreKitCommands
 /// at least 0.75. A last figure verifies the real Apple-signed vector with the chain cache off (two
 /// P-384 chain checks each time).
 struct BenchVerify: Command {
-    static let name = "bench verify"
-    static let abstract = "Measure JWS verification rates against raw OpenSSL (build with -c release)."
-    static let usage = "[--json] [--seconds S] [--rounds N] [--apple-vector FILE --apple-root CERT]"
+    static let declaration = CommandDeclaration("bench verify", group: .benchmarks, abstract: "Measure JWS verification rates against raw OpenSSL (build with -c release).", arguments: [
+        .flag("--json", "print JSON"),
+        .option("--seconds", "S", "how long each measurement runs"),
+        .option("--rounds", "N", "how many rounds"),
+        .option("--apple-vector", "FILE", "a real Apple-signed JWS to verify too"),
+        .option("--apple-root", "CERT", "Apple's root, for --apple-vector"),
+    ])
 
     var json: Bool
     var seconds: Double

@@ -33,10 +33,10 @@ public enum StoreKitCommand {
             return ExitStatus.usage
         }
         if rest.contains("--help") || rest.contains("-h") {
-            console.print("usage: storekit \(type.name) \(type.usage)\n\n\(type.abstract)")
+            console.print(type.declaration.help)
             return ExitStatus.success
         }
-        var scanner = ArgumentScanner(rest)
+        var scanner = ArgumentScanner(rest, declaration: type.declaration)
         let command: any Command
         do {
             command = try type.init(parsing: &scanner)
@@ -77,17 +77,22 @@ public enum StoreKitCommand {
         return nil
     }
 
-    /// The overview printed by `storekit help`.
+    /// The overview printed by `storekit help`: the commands by group, each with what it does.
     public static func help(_ commands: [any Command.Type]) -> String {
         let width = commands.map { $0.name.count }.max() ?? 0
-        let lines = commands.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.abstract)" }
+        var sections: [String] = []
+        for group in CommandGroup.allCases {
+            let members = commands.filter { $0.declaration.group == group }
+            guard !members.isEmpty else { continue }
+            let lines = members.map { "  \($0.name.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.abstract)" }
+            sections.append("\(group.rawValue):\n" + lines.joined(separator: "\n"))
+        }
         return """
         storekit: a local App Store, StoreKit 2 semantics and App Store signed data, anywhere Swift runs.
 
         usage: storekit COMMAND [ARGUMENTS]
 
-        commands:
-        \(lines.joined(separator: "\n"))
+        \(sections.joined(separator: "\n\n"))
 
         Run `storekit COMMAND --help` for a command's arguments.
         """

@@ -29,11 +29,15 @@ struct BackendOptions {
     var appAppleID: Int64?
     var roots: [String]
 
-    static let usage = """
-        --database sqlite:PATH|postgres://USER@HOST:PORT/DB --bundle-id ID --root FILE… [--environment Xcode|Sandbox|Production] [--app-apple-id N]
-          --root (required, repeatable): a root certificate to trust, PEM or DER: Apple Root CA G3 for Apple's data, or a local
-          store's (`storekit ca export`). STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for the flags.
-        """
+    static let database = ArgumentDeclaration.option("--database", "URL", "sqlite:PATH or postgres://USER@HOST:PORT/DB (or STOREKIT_BACKEND_DATABASE)", required: true)
+    static let arguments: [ArgumentDeclaration] = [
+        database,
+        .option("--bundle-id", "ID", "the app whose data it takes (or STOREKIT_BACKEND_BUNDLE_ID)", required: true),
+        .repeating("--root", "FILE", "a root certificate to trust, PEM or DER: Apple Root CA G3, or a local store's (storekit ca export)", required: true),
+        .option("--environment", "Xcode|Sandbox|Production", "the environment its data comes from (default Production)"),
+        .option("--app-apple-id", "N", "the app's Apple ID (Production)"),
+    ]
+    static let discussion = "STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for --database and --bundle-id."
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         let environmentVariables = ProcessInfo.processInfo.environment
@@ -61,9 +65,12 @@ struct BackendOptions {
 
 /// `storekit backend serve`: the entitlement backend as an HTTP service.
 struct BackendServeCommand: Command {
-    static let name = "backend serve"
-    static let abstract = "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out."
-    static let usage = "[--host H] [--port P] [--allowed-host NAME…] [--metrics] " + LoggingOptions.usage + " " + BackendOptions.usage
+    static let declaration = CommandDeclaration("backend serve", group: .backend, abstract: "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out.", arguments: [
+        .option("--host", "ADDRESS", "the address to listen on (default 127.0.0.1)"),
+        .option("--port", "N", "the port (default 0: a free one, printed)"),
+        .repeating("--allowed-host", "NAME", "a host name clients reach it by"),
+        .flag("--metrics", "answer GET /metrics in Prometheus' text format (behind the backend's key)"),
+    ] + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
 
     var options: BackendOptions
     var host: String
@@ -99,12 +106,12 @@ struct BackendServeCommand: Command {
 
 /// `storekit backend reconcile`: records what the backend missed from the notification history.
 struct BackendReconcileCommand: Command {
-    static let name = "backend reconcile"
-    static let abstract = "Record the notifications the backend missed, from the App Store Server API's notification history."
-    static let usage = BackendOptions.usage + "\n" + """
-          --key-file FILE (JSON with keyId, issuerId, privateKey, as `storekit api-key create --json` prints)
-          [--api-url URL (a local store; Apple's for the environment otherwise)] [--since ISO8601] [--until ISO8601 (default now)]
-        """
+    static let declaration = CommandDeclaration("backend reconcile", group: .backend, abstract: "Record the notifications the backend missed, from the App Store Server API's notification history.", arguments: BackendOptions.arguments + [
+        .option("--key-file", "FILE", "the API key: JSON with keyId, issuerId, privateKey, as storekit api-key create --json prints", required: true),
+        .option("--api-url", "URL", "a local store's Server API (default: Apple's for the environment)"),
+        .option("--since", "DATE", "look from this ISO 8601 date"),
+        .option("--until", "DATE", "look up to this ISO 8601 date (default: now)"),
+    ], discussion: BackendOptions.discussion)
 
     var options: BackendOptions
     var keyFile: String
@@ -137,9 +144,10 @@ struct BackendReconcileCommand: Command {
 
 /// `storekit backend key create`: a bearer key for the backend's `/v1` endpoints.
 struct BackendKeyCreateCommand: Command {
-    static let name = "backend key create"
-    static let abstract = "Create a bearer key for the backend's /v1 endpoints; it is printed once and stored only as a digest."
-    static let usage = "--database sqlite:PATH [--label TEXT]"
+    static let declaration = CommandDeclaration("backend key create", group: .backend, abstract: "Create a bearer key for the backend's /v1 endpoints; it is printed once and stored only as a digest.", arguments: [
+        BackendOptions.database,
+        .option("--label", "TEXT", "what the key is for (default service)"),
+    ])
 
     var database: String
     var label: String

@@ -4,13 +4,15 @@ import Foundation
 /// `storekit backend metrics`: the subscription figures by day, or the cohort table, from the
 /// backend's rollups (what `GET /v1/metrics` answers).
 struct BackendMetricsCommand: Command {
-    static let name = "backend metrics"
-    static let abstract = "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database."
-    static let usage = """
-        --database sqlite:PATH|postgres://… --from YYYY-MM-DD --to YYYY-MM-DD [--product ID] [--group ID] [--cohorts] [--json]
-          Each figure is defined in docs/analytics.md. --cohorts prints, for each month's new subscriptions, how many were
-          active at the end of each later month.
-        """
+    static let declaration = CommandDeclaration("backend metrics", group: .backend, abstract: "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database.", arguments: [
+        BackendOptions.database,
+        .option("--from", "YYYY-MM-DD", "the first day", required: true),
+        .option("--to", "YYYY-MM-DD", "the last day", required: true),
+        .option("--product", "ID", "one product's figures"),
+        .option("--group", "ID", "one subscription group's figures"),
+        .flag("--cohorts", "print the cohort table: for each month's new subscriptions, how many were active at the end of each later month"),
+        .flag("--json", "print JSON"),
+    ], discussion: "Each figure is defined in docs/analytics.md.")
 
     var database: String
     var from: CalendarDay
@@ -85,9 +87,9 @@ struct BackendMetricsCommand: Command {
 
 /// `storekit backend metrics rebuild`: recomputes the rollups from the recorded transactions and notifications.
 struct BackendMetricsRebuildCommand: Command {
-    static let name = "backend metrics rebuild"
-    static let abstract = "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction."
-    static let usage = "--database sqlite:PATH|postgres://…"
+    static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: [
+        BackendOptions.database,
+    ])
 
     var database: String
 

@@ -3,9 +3,12 @@ import StoreKitCatalog
 
 /// `storekit catalog`: lists the products of a `.storekit` file as StoreKit presents them.
 struct CatalogCommand: Command {
-    static let name = "catalog"
-    static let abstract = "List the products of a .storekit file, localized and priced for a storefront."
-    static let usage = "FILE [--locale L] [--storefront CODE] [--json]"
+    static let declaration = CommandDeclaration("catalog", group: .store, abstract: "List the products of a .storekit file, localized and priced for a storefront.", arguments: [
+        .positional("FILE", "the .storekit file"),
+        .option("--locale", "L", "the locale to present in (default: the file's)"),
+        .option("--storefront", "CODE", "the storefront to price for (default: the file's)"),
+        .flag("--json", "print JSON"),
+    ])
 
     var file: String
     var locale: String?

@@ -2,12 +2,24 @@
 ///
 /// Options take their value as the next argument or after `=` (`--root a.cer`, `--root=a.cer`).
 /// Anything left over when the command calls ``finish()`` is a usage error, so a mistyped option
-/// never passes silently.
+/// never passes silently. Given the command's ``CommandDeclaration``, it reads only what the
+/// declaration lists: an option it does not list stays unread (and ``finish()`` calls it unknown),
+/// and reading a word it does not list is a mistake in the command, reported as one.
 public struct ArgumentScanner {
     private var remaining: [String]
+    private let declaration: CommandDeclaration?
+    /// The names the command asked for, given or not (the tests check every declared one is asked for).
+    public private(set) var asked: Set<String> = []
 
-    public init(_ arguments: [String]) {
+    public init(_ arguments: [String], declaration: CommandDeclaration? = nil) {
         self.remaining = arguments
+        self.declaration = declaration
+    }
+
+    /// Whether the declaration (if any) lists `name` as one of `kinds`; records that it was asked for.
+    private mutating func accepts(_ name: String, as kinds: Set<ArgumentDeclaration.Kind>) -> Bool {
+        asked.insert(name)
+        return declaration?.declares(name, as: kinds) ?? true
     }
 
     /// Whether no arguments are left.
@@ -15,6 +27,7 @@ public struct ArgumentScanner {
 
     /// Removes and returns the next argument if it is not an option.
     public mutating func nextWord() -> String? {
+        if let declaration, !declaration.arguments.contains(where: { $0.kind == .optionalPositional || $0.kind == .remaining }) { return nil }
         guard let first = remaining.first, !first.hasPrefix("--") || first == "-" else { return nil }
         remaining.removeFirst()
         return first
@@ -22,6 +35,7 @@ public struct ArgumentScanner {
 
     /// Whether `name` was given; removes every occurrence.
     public mutating func flag(_ name: String) -> Bool {
+        guard accepts(name, as: [.flag]) else { return false }
         let before = remaining.count
         remaining.removeAll { $0 == name }
         return remaining.count != before
@@ -29,6 +43,7 @@ public struct ArgumentScanner {
 
     /// Every value given for a repeatable option, in order.
     public mutating func values(_ name: String) throws(ValidationError) -> [String] {
+        guard accepts(name, as: [.option, .repeating]) else { return [] }
         var values: [String] = []
         var index = 0
         while index < remaining.count {
@@ -68,9 +83,12 @@ public struct ArgumentScanner {
     }
 
     /// The next positional argument, which must be there.
-    public mutating func positional(_ name: String) throws(ValidationError) -> String {
+    public mutating func positional(_ name: String, missing meaning: String? = nil) throws(ValidationError) -> String {
+        guard accepts(name, as: [.positional, .optionalPositional, .remaining]) else {
+            throw ValidationError("this command reads \(name), which its declaration does not list (a mistake in storekit)")
+        }
         guard let index = remaining.firstIndex(where: { !$0.hasPrefix("--") || $0 == "-" }) else {
-            throw ValidationError("missing \(name)")
+            throw ValidationError("missing \(meaning ?? name)")
         }
         return remaining.remove(at: index)
     }

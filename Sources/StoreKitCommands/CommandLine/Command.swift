@@ -1,19 +1,25 @@
 /// One `storekit` subcommand.
 ///
-/// A command parses its arguments in `init(parsing:)` (throwing ``ValidationError`` for usage
-/// mistakes) and does its work in ``run(console:)`` (throwing ``CommandFailure`` or a module error
-/// for failures). The command tree in ``StoreKitCommand`` maps names to these types.
+/// A command declares itself once (``declaration``: name, group, what it does, every argument),
+/// parses its arguments in `init(parsing:)` from a scanner that accepts only what the declaration
+/// lists (throwing ``ValidationError`` for usage mistakes), and does its work in ``run(console:)``
+/// (throwing ``CommandFailure`` or a module error for failures). Its help is made from the same
+/// declaration, so the two cannot drift. The command tree in ``StoreKitCommand`` maps names to these types.
 public protocol Command: Sendable {
-    /// The word that selects the command, such as `verify`.
-    static var name: String { get }
-    /// One line saying what the command does.
-    static var abstract: String { get }
-    /// The argument synopsis after the command name.
-    static var usage: String { get }
+    static var declaration: CommandDeclaration { get }
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError)
 
     func run(console: Console) async throws
+}
+
+extension Command {
+    /// The words that select the command, such as `ca init`.
+    public static var name: String { declaration.name }
+    /// One line saying what the command does.
+    public static var abstract: String { declaration.abstract }
+    /// The argument synopsis after the command name.
+    public static var usage: String { declaration.usage }
 }
 
 /// A command that parses and runs as another command with one setting changed, so that only its

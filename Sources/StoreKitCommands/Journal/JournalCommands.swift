@@ -3,9 +3,9 @@ import OpenStoreKit
 
 /// `storekit journal show`: what an app's delivery journal records, one entry a line.
 struct JournalShowCommand: Command {
-    static let name = "journal show"
-    static let abstract = "List the entries of an app's delivery journal (EntitlementCenter's record of what it delivered)."
-    static let usage = "FILE"
+    static let declaration = CommandDeclaration("journal show", group: .purchases, abstract: "List the entries of an app's delivery journal (EntitlementCenter's record of what it delivered).", arguments: [
+        .positional("FILE", "the journal"),
+    ])
 
     var file: String
 
@@ -26,9 +26,11 @@ struct JournalShowCommand: Command {
 /// `storekit journal consume`: uses up a consumable once per key, as `EntitlementCenter.consume` does,
 /// printing each key that this call recorded. Keys another process already recorded are skipped.
 struct JournalConsumeCommand: Command {
-    static let name = "journal consume"
-    static let abstract = "Record consumption of PRODUCT_ID in a delivery journal once per KEY; print the keys this call recorded."
-    static let usage = "FILE PRODUCT_ID KEY..."
+    static let declaration = CommandDeclaration("journal consume", group: .purchases, abstract: "Record consumption of PRODUCT_ID in a delivery journal once per KEY; print the keys this call recorded.", arguments: [
+        .positional("FILE", "the journal"),
+        .positional("PRODUCT_ID", "the consumable"),
+        .remaining("KEY", "the consumption keys"),
+    ])
 
     var file: String
     var productID: String

@@ -4,7 +4,10 @@ import ServiceLogging
 /// `--log-level LEVEL` and `--log-format text|json` of the serving commands: what a server logs on
 /// standard error, and how.
 struct LoggingOptions {
-    static let usage = "[--log-level trace|debug|info|notice|warning|error|critical] [--log-format text|json]"
+    static let arguments: [ArgumentDeclaration] = [
+        .option("--log-level", "LEVEL", "the least a log line says: trace, debug, info (default), notice, warning, error or critical"),
+        .option("--log-format", "text|json", "how log lines are written on standard error (default text)"),
+    ]
 
     var level: Logger.Level
     var format: StreamLogHandler.Format

@@ -20,10 +20,14 @@ import StoreService
 /// (8 unless given), in order per original transaction, with Apple's retry schedule. `--metrics`
 /// turns on `GET /metrics` (Prometheus' text format), behind the access token like the rest.
 struct ServeCommand: Command {
-    static let name = "serve"
-    static let abstract = "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/)."
-    static let usage = "DIR [--host 127.0.0.1] [--port N] [--clock manual|real] [--notifications-in-flight N] [--metrics] " + ServerAccessOptions.usage
-        + " " + LoggingOptions.usage
+    static let declaration = CommandDeclaration("serve", group: .server, abstract: "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--host", "ADDRESS", "the address to listen on (default 127.0.0.1; any other needs the token)"),
+        .option("--port", "N", "the port (default 0: a free one, printed)"),
+        .option("--clock", "manual|real", "the clock to run on (default: the store's own)"),
+        .option("--notifications-in-flight", "N", "notification posts at once, 1 to 256 (default 8)"),
+        .flag("--metrics", "answer GET /metrics in Prometheus' text format"),
+    ] + ServerAccessOptions.arguments + LoggingOptions.arguments)
 
     var directory: String
     var host: String
@@ -68,7 +72,11 @@ struct ServeCommand: Command {
 /// `--token`, `--token-file FILE` and `--allowed-host NAME` of the serving commands: who may use a
 /// server (see `ServerAccess` and docs/security.md).
 struct ServerAccessOptions {
-    static let usage = "[--token | --token-file FILE] [--allowed-host NAME…]"
+    static let arguments: [ArgumentDeclaration] = [
+        .flag("--token", "require an access token on loopback too (made now and printed)"),
+        .option("--token-file", "FILE", "the access token, from a file (16 characters or more)"),
+        .repeating("--allowed-host", "NAME", "a host name clients reach the server by"),
+    ]
 
     /// `--token`: require a token, made now and printed, also on loopback.
     var requiresToken: Bool

@@ -4,9 +4,10 @@ import Foundation
 
 /// `storekit api-key create`: a new In-App Purchase key for the store's App Store Server API.
 struct APIKeyCreateCommand: Command {
-    static let name = "api-key create"
-    static let abstract = "Make an In-App Purchase key for the store's App Store Server API; print its ID, issuer ID and private key (PKCS#8 PEM)."
-    static let usage = "DIR [--json]"
+    static let declaration = CommandDeclaration("api-key create", group: .server, abstract: "Make an In-App Purchase key for the store's App Store Server API; print its ID, issuer ID and private key (PKCS#8 PEM).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .flag("--json", "print {keyId, issuerId, privateKey} as JSON"),
+    ])
 
     var directory: String
     var json: Bool
@@ -32,9 +33,10 @@ struct APIKeyCreateCommand: Command {
 
 /// `storekit api-key revoke`: requests signed with the key are refused from now on.
 struct APIKeyRevokeCommand: Command {
-    static let name = "api-key revoke"
-    static let abstract = "Revoke an API key: requests signed with it get 401 from now on."
-    static let usage = "DIR KEY_ID"
+    static let declaration = CommandDeclaration("api-key revoke", group: .server, abstract: "Revoke an API key: requests signed with it get 401 from now on.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("KEY_ID", "the key's ID"),
+    ])
 
     var directory: String
     var keyID: String
@@ -52,9 +54,9 @@ struct APIKeyRevokeCommand: Command {
 
 /// `storekit api-key list`: the store's API keys.
 struct APIKeyListCommand: Command {
-    static let name = "api-key list"
-    static let abstract = "List the store's API keys (revoked ones marked)."
-    static let usage = "DIR"
+    static let declaration = CommandDeclaration("api-key list", group: .server, abstract: "List the store's API keys (revoked ones marked).", arguments: [
+        .positional("DIR", "the store's folder"),
+    ])
 
     var directory: String
 

@@ -4,9 +4,9 @@ import Foundation
 
 /// `storekit ca init`: makes a local certificate authority shaped like Apple's signing chain.
 struct CertificateAuthorityInit: Command {
-    static let name = "ca init"
-    static let abstract = "Make a local certificate authority (root, intermediate, signing leaf) in DIR."
-    static let usage = "DIR"
+    static let declaration = CommandDeclaration("ca init", group: .signing, abstract: "Make a local certificate authority (root, intermediate, signing leaf) in DIR.", arguments: [
+        .positional("DIR", "the folder to make it in"),
+    ])
 
     var directory: String
 
@@ -25,9 +25,10 @@ struct CertificateAuthorityInit: Command {
 
 /// `storekit ca export`: prints the root certificate servers must trust.
 struct CertificateAuthorityExport: Command {
-    static let name = "ca export"
-    static let abstract = "Print the root certificate of DIR's authority (DER, or PEM with --pem)."
-    static let usage = "DIR [--pem]"
+    static let declaration = CommandDeclaration("ca export", group: .signing, abstract: "Print the root certificate of DIR's authority (DER, or PEM with --pem).", arguments: [
+        .positional("DIR", "the authority's folder, or a store's"),
+        .flag("--pem", "print PEM instead of DER"),
+    ])
 
     var directory: String
     var pem: Bool
@@ -49,9 +50,10 @@ struct CertificateAuthorityExport: Command {
 
 /// `storekit ca sign`: signs a JSON payload into an App Store-shaped JWS.
 struct CertificateAuthoritySign: Command {
-    static let name = "ca sign"
-    static let abstract = "Sign the JSON object in PAYLOAD.json as a JWS with DIR's authority."
-    static let usage = "DIR PAYLOAD.json"
+    static let declaration = CommandDeclaration("ca sign", group: .signing, abstract: "Sign the JSON object in PAYLOAD.json as a JWS with DIR's authority.", arguments: [
+        .positional("DIR", "the authority's folder, or a store's"),
+        .positional("PAYLOAD.json", "the payload to sign"),
+    ])
 
     var directory: String
     var payloadPath: String
@@ -99,16 +101,17 @@ enum CertificateAuthorityLocation {
 
 /// `storekit ca revoke`: the store's OCSP responder reports a certificate of its authority revoked.
 struct CertificateAuthorityRevoke: Command {
-    static let name = "ca revoke"
-    static let abstract = "Make a store's OCSP responder (storekit serve) report its intermediate or signing certificate revoked."
-    static let usage = "DIR intermediate|leaf"
+    static let declaration = CommandDeclaration("ca revoke", group: .signing, abstract: "Make a store's OCSP responder (storekit serve) report its intermediate or signing certificate revoked.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("CERTIFICATE", "intermediate or leaf"),
+    ])
 
     var directory: String
     var member: CertificateAuthority.Member
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         directory = try arguments.positional("DIR")
-        let text = try arguments.positional("intermediate|leaf")
+        let text = try arguments.positional("CERTIFICATE", missing: "intermediate or leaf")
         guard let member = CertificateAuthority.Member(rawValue: text) else { throw ValidationError("revoke intermediate or leaf, not \(text)") }
         self.member = member
     }

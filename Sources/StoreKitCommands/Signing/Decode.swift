@@ -3,9 +3,9 @@ import Foundation
 
 /// `storekit decode`: shows a JWS's header and payload without verifying anything.
 struct Decode: Command {
-    static let name = "decode"
-    static let abstract = "Print a JWS's header and payload as JSON, unverified."
-    static let usage = "JWS_OR_FILE"
+    static let declaration = CommandDeclaration("decode", group: .signing, abstract: "Print a JWS's header and payload as JSON, unverified.", arguments: [
+        .positional("JWS_OR_FILE", "the JWS, or a file holding it"),
+    ])
 
     var input: String
 

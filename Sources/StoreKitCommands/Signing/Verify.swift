@@ -9,9 +9,16 @@ import Foundation
 /// `--unchecked-local` does what Apple's libraries do and says on standard error that nothing was
 /// checked.
 struct Verify: Command {
-    static let name = "verify"
-    static let abstract = "Verify App Store signed data and print its payload as JSON."
-    static let usage = "--root CERT [--root CERT…] --bundle-id ID --environment Production|Sandbox|Xcode|LocalTesting [--app-apple-id N] [--kind transaction|renewal|notification|app-transaction] [--online] [--unchecked-local] JWS_OR_FILE"
+    static let declaration = CommandDeclaration("verify", group: .signing, abstract: "Verify App Store signed data and print its payload as JSON.", arguments: [
+        .positional("JWS_OR_FILE", "the JWS, or a file holding it"),
+        .repeating("--root", "CERT", "a root certificate to trust", required: true),
+        .option("--bundle-id", "ID", "the app it must be for", required: true),
+        .option("--environment", "Production|Sandbox|Xcode|LocalTesting", "the environment it must be from", required: true),
+        .option("--app-apple-id", "N", "the app's Apple ID (Production)"),
+        .option("--kind", "transaction|renewal|notification|app-transaction", "what it is (default: found from the payload)"),
+        .flag("--online", "check revocation with the certificates' OCSP responders"),
+        .flag("--unchecked-local", "accept Xcode and LocalTesting data (signed by no Apple chain)"),
+    ])
 
     var roots: [String]
     var bundleId: String

@@ -3,9 +3,12 @@ import Foundation
 
 /// `storekit purchase-intent`: sends a purchase intent to the app on a device.
 struct PurchaseIntentCommand: Command {
-    static let name = "purchase-intent"
-    static let abstract = "Send a purchase intent to the app on a device (a promoted in-app purchase tapped on the App Store)."
-    static let usage = "DIR DEVICE PRODUCT_ID [--offer OFFER_ID]"
+    static let declaration = CommandDeclaration("purchase-intent", group: .purchases, abstract: "Send a purchase intent to the app on a device (a promoted in-app purchase tapped on the App Store).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("DEVICE", "the device"),
+        .positional("PRODUCT_ID", "the product"),
+        .option("--offer", "OFFER_ID", "a promotional or win-back offer to go with it"),
+    ])
 
     var directory: String
     var device: String
@@ -28,14 +31,17 @@ struct PurchaseIntentCommand: Command {
 
 /// `storekit customer-response`: what the customer on a device does the next time the app shows a sheet.
 struct CustomerResponseCommand: Command {
-    static let name = "customer-response"
-    static let abstract = "Queue what the customer does in the next sheet of a kind the app shows on a device."
-    static let usage = """
-        DIR DEVICE SHEET RESPONSE [ARGUMENT]
-          sheets: \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))
-          responses: dismiss; redeem-code NAME (offerCodeRedeem); cancel PRODUCT_ID, change-to PRODUCT_ID (manageSubscriptions);
-                     accept, decline (priceIncreaseConsent); update-payment (billingIssue); win-back OFFER_ID (winBackOffer)
-        """
+    static let declaration = CommandDeclaration("customer-response", group: .purchases, abstract: "Queue what the customer does in the next sheet of a kind the app shows on a device.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("DEVICE", "the device"),
+        .positional("SHEET", "the kind of sheet"),
+        .positional("RESPONSE", "what the customer does"),
+        .optionalPositional("ARGUMENT", "the response's argument"),
+    ], discussion: """
+        sheets: \(CustomerSheet.allCases.map(\.rawValue).joined(separator: ", "))
+        responses: dismiss; redeem-code NAME (offerCodeRedeem); cancel PRODUCT_ID, change-to PRODUCT_ID (manageSubscriptions);
+                   accept, decline (priceIncreaseConsent); update-payment (billingIssue); win-back OFFER_ID (winBackOffer)
+        """)
 
     var directory: String
     var device: String
@@ -53,13 +59,13 @@ struct CustomerResponseCommand: Command {
         let verb = try arguments.positional("RESPONSE")
         switch verb {
         case "dismiss": response = .dismiss
-        case "redeem-code": response = .redeemOfferCode(referenceName: try arguments.positional("NAME"))
-        case "cancel": response = .cancelSubscription(productID: try arguments.positional("PRODUCT_ID"))
-        case "change-to": response = .changeSubscription(toProductID: try arguments.positional("PRODUCT_ID"))
+        case "redeem-code": response = .redeemOfferCode(referenceName: try arguments.positional("ARGUMENT", missing: "the offer code's reference NAME"))
+        case "cancel": response = .cancelSubscription(productID: try arguments.positional("ARGUMENT", missing: "PRODUCT_ID"))
+        case "change-to": response = .changeSubscription(toProductID: try arguments.positional("ARGUMENT", missing: "PRODUCT_ID"))
         case "accept": response = .acceptPriceIncrease
         case "decline": response = .declinePriceIncrease
         case "update-payment": response = .updatePaymentMethod
-        case "win-back": response = .redeemWinBackOffer(offerID: try arguments.positional("OFFER_ID"))
+        case "win-back": response = .redeemWinBackOffer(offerID: try arguments.positional("ARGUMENT", missing: "OFFER_ID"))
         default:
             throw ValidationError("RESPONSE is dismiss, redeem-code, cancel, change-to, accept, decline, update-payment or win-back, not \(verb)")
         }

@@ -4,13 +4,23 @@ import Foundation
 
 /// `storekit purchase`: buys a product as an app on a device would.
 struct PurchaseCommand: Command {
-    static let name = "purchase"
-    static let abstract = "Buy a product on a device of an account; print the signed transaction."
-    static let usage = """
-        DIR PRODUCT_ID [--account NAME] [--device NAME | --outside-app] [--quantity N] [--app-account-token UUID] \
-        [--offer introductory|promotional:ID|code:REFERENCE|winback:ID] [--signature SIG [--key-id ID --nonce UUID --timestamp MS]] \
-        [--purchase-date DATE [--renewal until-now|cancel-immediately]] [--json]
-        """
+    static let declaration = CommandDeclaration("purchase", group: .purchases, abstract: "Buy a product on a device of an account; print the signed transaction.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("PRODUCT_ID", "the product to buy"),
+        .option("--account", "NAME", "the buyer (default: default)"),
+        .option("--device", "NAME", "the device the app runs on (default: default)"),
+        .flag("--outside-app", "buy outside the app: the transaction reaches devices through their updates"),
+        .option("--quantity", "N", "how many of a consumable (default 1)"),
+        .option("--app-account-token", "UUID", "the app's own identifier for the customer"),
+        .option("--offer", "OFFER", "introductory, promotional:ID, code:REFERENCE or winback:ID"),
+        .option("--signature", "SIG", "a promotional offer's signature: a JWS, or a legacy one with --key-id, --nonce and --timestamp"),
+        .option("--key-id", "ID", "a legacy signature's key"),
+        .option("--nonce", "UUID", "a legacy signature's nonce"),
+        .option("--timestamp", "MS", "a legacy signature's time, in milliseconds since 1970"),
+        .option("--purchase-date", "DATE", "back-date a subscription purchase"),
+        .option("--renewal", "until-now|cancel-immediately", "what a back-dated subscription did since (default until-now)"),
+        .flag("--json", "print JSON"),
+    ], discussion: "--device and --outside-app exclude each other.")
 
     var directory: String
     var request: PurchaseRequest

@@ -5,9 +5,11 @@ import StoreKitCatalog
 
 /// `storekit settings`: shows or changes the test-environment settings (SKTestSession's properties).
 struct SettingsCommand: Command {
-    static let name = "settings"
-    static let abstract = "Show the store's settings, change one (KEY VALUE), or reset them to the file's."
-    static let usage = "DIR [KEY VALUE | reset]   (keys: \(SettingsCommand.keys.joined(separator: ", ")), simulatedError.API)"
+    static let declaration = CommandDeclaration("settings", group: .store, abstract: "Show the store's settings, change one (KEY VALUE), or reset them to the file's.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .optionalPositional("KEY", "the setting to change, or reset"),
+        .optionalPositional("VALUE", "its new value"),
+    ], discussion: "keys: \(SettingAssignment.keys.joined(separator: ", ")), simulatedError.API")
 
     static let keys = SettingAssignment.keys
 
@@ -58,9 +60,11 @@ struct SettingsCommand: Command {
 
 /// `storekit notifications`: the outbox, decoded, oldest first.
 struct NotificationsCommand: Command {
-    static let name = "notifications"
-    static let abstract = "List the App Store Server Notifications in the outbox, oldest first."
-    static let usage = "DIR [--after SEQUENCE] [--json]"
+    static let declaration = CommandDeclaration("notifications", group: .subscriptions, abstract: "List the App Store Server Notifications in the outbox, oldest first.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--after", "SEQUENCE", "only those after this one"),
+        .flag("--json", "print JSON"),
+    ])
 
     var directory: String
     var after: Int64

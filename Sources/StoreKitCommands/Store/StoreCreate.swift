@@ -7,9 +7,18 @@ import StoreKitCatalog
 
 /// `storekit store create`: a new local App Store in a directory, from a `.storekit` file.
 struct StoreCreate: Command {
-    static let name = "store create"
-    static let abstract = "Create a local App Store in DIR from a .storekit file."
-    static let usage = "DIR --config FILE [--bundle-id ID] [--environment Xcode|Sandbox|Production|LocalTesting] [--app-apple-id N] [--clock manual|real] [--start DATE] [--app-version V] [--original-app-version V] [--ocsp-url URL|none]"
+    static let declaration = CommandDeclaration("store create", group: .store, abstract: "Create a local App Store in DIR from a .storekit file.", arguments: [
+        .positional("DIR", "the folder to create"),
+        .option("--config", "FILE", "the .storekit file to sell", required: true),
+        .option("--bundle-id", "ID", "the app's bundle identifier (default com.example.app)"),
+        .option("--environment", "Xcode|Sandbox|Production|LocalTesting", "what the store signs as (default Xcode)"),
+        .option("--app-apple-id", "N", "the app's Apple ID; required for Production"),
+        .option("--clock", "manual|real", "manual (default): time moves with advance; real: the machine's clock, at the file's time rate"),
+        .option("--start", "DATE", "where a manual clock starts (default: now)"),
+        .option("--app-version", "V", "the app version the store reports (default 1)"),
+        .option("--original-app-version", "V", "the version new customers' app transactions report as first bought"),
+        .option("--ocsp-url", "URL|none", "where the certificates say the OCSP responder is (default http://127.0.0.1:8080/ocsp)"),
+    ])
 
     /// Where the store's certificates say their OCSP responder is: `storekit serve` on `make serve`'s port.
     static let defaultOCSPURL = "http://127.0.0.1:8080/ocsp"

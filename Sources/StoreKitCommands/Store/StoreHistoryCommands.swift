@@ -7,9 +7,17 @@ import StoreKitCatalog
 
 /// `storekit store import`: a customer's real history, verified, into a new or existing local store.
 struct StoreImport: Command {
-    static let name = "store import"
-    static let abstract = "Import signed App Store data (JWS lines, Server API answers) into the store in DIR, making it if needed."
-    static let usage = "DIR --from FILE [--from FILE…] (--root CERT [--root CERT…] | --unverified) [--config FILE.storekit] [--bundle-id ID] [--account NAME] [--ocsp-url URL|none] [--json]"
+    static let declaration = CommandDeclaration("store import", group: .store, abstract: "Import signed App Store data (JWS lines, Server API answers) into the store in DIR, making it if needed.", arguments: [
+        .positional("DIR", "the store's folder (made when it does not exist)"),
+        .repeating("--from", "FILE", "a file of JWS lines or a saved App Store Server API answer", required: true),
+        .repeating("--root", "CERT", "a root certificate to verify with (Apple's AppleRootCA-G3.cer for real data)"),
+        .flag("--unverified", "import without checking anything (never grant from such data)"),
+        .option("--config", "FILE", "the .storekit file to sell (default: made from the products the data names)"),
+        .option("--bundle-id", "ID", "the app whose data to take"),
+        .option("--account", "NAME", "the account the history belongs to"),
+        .option("--ocsp-url", "URL|none", "where a new store's certificates say the OCSP responder is"),
+        .flag("--json", "print JSON"),
+    ], discussion: "Give --root (one or more) or --unverified.")
 
     var directory: String
     var files: [String]
@@ -23,12 +31,8 @@ struct StoreImport: Command {
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         files = try arguments.values("--from")
-        guard !files.isEmpty else { throw ValidationError("missing --from FILE: a file of JWS lines or a saved App Store Server API answer") }
         roots = try arguments.values("--root")
         unverified = arguments.flag("--unverified")
-        guard roots.isEmpty == unverified else {
-            throw ValidationError(unverified ? "--unverified and --root exclude each other" : "missing --root CERT (Apple's root, AppleRootCA-G3.cer, for real data), or --unverified to import without checking anything")
-        }
         configurationPath = try arguments.value("--config")
         bundleId = try arguments.value("--bundle-id")
         account = try arguments.value("--account")
@@ -38,6 +42,10 @@ struct StoreImport: Command {
         ocspURL = ocsp.isEmpty ? nil : ocsp
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
+        guard !files.isEmpty else { throw ValidationError("missing --from FILE: a file of JWS lines or a saved App Store Server API answer") }
+        guard roots.isEmpty == unverified else {
+            throw ValidationError(unverified ? "--unverified and --root exclude each other" : "missing --root CERT (Apple's root, AppleRootCA-G3.cer, for real data), or --unverified to import without checking anything")
+        }
     }
 
     func run(console: Console) async throws {
@@ -126,9 +134,12 @@ struct StoreImport: Command {
 
 /// `storekit store export`: an account's history as the App Store Server API answers it.
 struct StoreExport: Command {
-    static let name = "store export"
-    static let abstract = "Write an account's history as App Store Server API answers (transaction history pages, subscription statuses, notification history pages) into OUT."
-    static let usage = "DIR --account NAME --format server-api OUT"
+    static let declaration = CommandDeclaration("store export", group: .store, abstract: "Write an account's history as App Store Server API answers (transaction history pages, subscription statuses, notification history pages) into OUT.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("OUT", "the folder to write the answers into"),
+        .option("--account", "NAME", "the account to export", required: true),
+        .option("--format", "server-api", "the answers' format (server-api)", required: true),
+    ])
 
     /// Transactions per history page, as Apple's Get Transaction History.
     static let pageSize = 20

@@ -5,9 +5,13 @@ import Foundation
 /// purchase is durable. Crash tests kill it at random and check that every printed identifier is in
 /// the ledger exactly once.
 struct StressPurchaseCommand: Command {
-    static let name = "stress purchase"
-    static let abstract = "Buy PRODUCT_ID in a loop, printing each transaction ID (completed or pending) once it is durable (for crash and concurrency tests)."
-    static let usage = "DIR PRODUCT_ID [--count N] [--account NAME] [--device NAME]"
+    static let declaration = CommandDeclaration("stress purchase", group: .purchases, abstract: "Buy PRODUCT_ID in a loop, printing each transaction ID (completed or pending) once it is durable (for crash and concurrency tests).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("PRODUCT_ID", "the product"),
+        .option("--count", "N", "how many (default: until killed)"),
+        .option("--account", "NAME", "the buyer (default: default)"),
+        .option("--device", "NAME", "the device (default: default)"),
+    ])
 
     var directory: String
     var productID: String

@@ -6,9 +6,11 @@ import Foundation
 struct TransactionControl: Command {
     enum Action { case refund, approve, decline, delete, resolve, requestRefund, reverseRefund }
 
-    static let name = "refund"
-    static let abstract = "Refund a transaction now (REFUND; family copies are revoked)."
-    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other]"
+    static let declaration = CommandDeclaration("refund", group: .purchases, abstract: "Refund a transaction now (REFUND; family copies are revoked).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("TRANSACTION_ID", "the transaction"),
+        .option("--reason", "developerIssue|other", "why (default other)"),
+    ])
 
     var action: Action = .refund
     var directory: String
@@ -54,58 +56,53 @@ struct TransactionControl: Command {
 }
 
 struct ReverseRefundCommand: CommandVariant {
-    static let name = "reverse-refund"
-    static let abstract = "Reverse a refund after a dispute (REFUND_REVERSED): the purchase, or the subscription period still running, is entitled again."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = TransactionControl.declaration.variant("reverse-refund", abstract: "Reverse a refund after a dispute (REFUND_REVERSED): the purchase, or the subscription period still running, is entitled again.", dropping: ["--reason"])
     static func adapt(_ base: inout TransactionControl) { base.action = .reverseRefund }
     var base: TransactionControl
 }
 
 struct ApproveCommand: CommandVariant {
-    static let name = "approve"
-    static let abstract = "Approve a pending Ask to Buy purchase; it arrives through the account's updates."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = TransactionControl.declaration.variant("approve", abstract: "Approve a pending Ask to Buy purchase; it arrives through the account's updates.", dropping: ["--reason"])
     static func adapt(_ base: inout TransactionControl) { base.action = .approve }
     var base: TransactionControl
 }
 
 struct DeclineCommand: CommandVariant {
-    static let name = "decline"
-    static let abstract = "Decline a pending Ask to Buy purchase; no transaction ever appears."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = TransactionControl.declaration.variant("decline", abstract: "Decline a pending Ask to Buy purchase; no transaction ever appears.", dropping: ["--reason"])
     static func adapt(_ base: inout TransactionControl) { base.action = .decline }
     var base: TransactionControl
 }
 
 struct DeleteCommand: CommandVariant {
-    static let name = "delete"
-    static let abstract = "Delete a transaction with its renewals and family copies, as if it never happened."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = TransactionControl.declaration.variant("delete", abstract: "Delete a transaction with its renewals and family copies, as if it never happened.", dropping: ["--reason"])
     static func adapt(_ base: inout TransactionControl) { base.action = .delete }
     var base: TransactionControl
 }
 
 struct ResolveCommand: CommandVariant {
-    static let name = "resolve"
-    static let abstract = "Resolve an interrupted purchase or a subscription's billing issue."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = TransactionControl.declaration.variant("resolve", abstract: "Resolve an interrupted purchase or a subscription's billing issue.", dropping: ["--reason"])
     static func adapt(_ base: inout TransactionControl) { base.action = .resolve }
     var base: TransactionControl
 }
 
 struct RequestRefundCommand: CommandVariant {
-    static let name = "request-refund"
-    static let abstract = "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND (or REFUND_DECLINED)."
-    static let usage = "DIR TRANSACTION_ID [--reason developerIssue|other] [--decline]"
+    static let declaration = TransactionControl.declaration.variant("request-refund", abstract: "Ask for a refund in the app (beginRefundRequest): CONSUMPTION_REQUEST where it applies, then REFUND (or REFUND_DECLINED).", adding: [.flag("--decline", "the App Store declines the request (REFUND_DECLINED)")])
     static func adapt(_ base: inout TransactionControl) { base.action = .requestRefund }
     var base: TransactionControl
 }
 
 /// `storekit account`: creates or changes an account.
 struct AccountCommand: Command {
-    static let name = "account"
-    static let abstract = "Create or change an account: storefront, Ask to Buy, family group, in-app purchase restriction, app account token, devices."
-    static let usage = "DIR NAME [--storefront CODE|default] [--ask-to-buy on|off] [--family GROUP|none] [--purchases allowed|restricted] [--app-account-token UUID|none] [--device NAME…]"
+    static let declaration = CommandDeclaration("account", group: .purchases, abstract: "Create or change an account: storefront, Ask to Buy, family group, in-app purchase restriction, app account token, devices.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("NAME", "the account"),
+        .option("--storefront", "CODE|default", "where it buys (ISO 3166-1 alpha-3), or the store's default"),
+        .option("--ask-to-buy", "on|off", "whether a parent approves its purchases"),
+        .option("--family", "GROUP|none", "its family group, sharing family-shareable purchases"),
+        .option("--purchases", "allowed|restricted", "whether it may buy in apps (Screen Time)"),
+        .option("--app-account-token", "UUID|none", "the token its storefront purchases carry"),
+        .repeating("--device", "NAME", "a device signed in to it"),
+    ])
 
     var directory: String
     var account: String

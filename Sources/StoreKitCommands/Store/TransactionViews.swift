@@ -4,9 +4,13 @@ import Foundation
 
 /// `storekit transactions`: the transaction manager's list.
 struct TransactionsCommand: Command {
-    static let name = "transactions"
-    static let abstract = "List every transaction (pending, declined and revoked included), or one account's, a page at a time."
-    static let usage = "DIR [--account NAME] [--after ID] [--limit N] [--json]"
+    static let declaration = CommandDeclaration("transactions", group: .purchases, abstract: "List every transaction (pending, declined and revoked included), or one account's, a page at a time.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--account", "NAME", "only this account's"),
+        .option("--after", "ID", "start after this transaction"),
+        .option("--limit", "N", "at most this many"),
+        .flag("--json", "print JSON"),
+    ])
 
     /// How many rows are read from the ledger at a time; the listing streams page by page.
     static let pageSize = 500
@@ -67,9 +71,12 @@ struct TransactionsCommand: Command {
 struct TransactionViewCommand: Command {
     enum View { case entitlements, unfinished }
 
-    static let name = "entitlements"
-    static let abstract = "List an account's current entitlements (Transaction.currentEntitlements)."
-    static let usage = "DIR (--account NAME | --device NAME) [--json]"
+    static let declaration = CommandDeclaration("entitlements", group: .purchases, abstract: "List an account's current entitlements (Transaction.currentEntitlements).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--account", "NAME", "the account"),
+        .option("--device", "NAME", "the device, for its account's view"),
+        .flag("--json", "print JSON"),
+    ], discussion: "Name an --account or a --device.")
 
     var view: View = .entitlements
     var directory: String
@@ -78,9 +85,9 @@ struct TransactionViewCommand: Command {
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        (account, device) = try arguments.accountOrDevice()
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
+        (account, device) = try arguments.accountOrDevice()
     }
 
     func run(console: Console) async throws {
@@ -100,9 +107,7 @@ struct TransactionViewCommand: Command {
 
 /// `storekit unfinished`: `Transaction.unfinished` of a device.
 struct UnfinishedCommand: CommandVariant {
-    static let name = "unfinished"
-    static let abstract = "List the transactions a device's app has not finished (Transaction.unfinished)."
-    static let usage = "DIR --device NAME [--json]"
+    static let declaration = TransactionViewCommand.declaration.variant("unfinished", abstract: "List the transactions a device's app has not finished (Transaction.unfinished).", dropping: ["--account", "--device"], adding: [.option("--device", "NAME", "the device", required: true)], discussion: nil)
 
     static func adapt(_ base: inout TransactionViewCommand) { base.view = .unfinished }
     var base: TransactionViewCommand
@@ -110,9 +115,10 @@ struct UnfinishedCommand: CommandVariant {
 
 /// `storekit finish`: `transaction.finish()`.
 struct FinishCommand: Command {
-    static let name = "finish"
-    static let abstract = "Finish a transaction, as the app does after delivering it."
-    static let usage = "DIR TRANSACTION_ID"
+    static let declaration = CommandDeclaration("finish", group: .purchases, abstract: "Finish a transaction, as the app does after delivering it.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("TRANSACTION_ID", "the transaction"),
+    ])
 
     var directory: String
     var id: UInt64
@@ -130,9 +136,12 @@ struct FinishCommand: Command {
 
 /// `storekit updates`: takes a device's `Transaction.updates` (or status updates) entries.
 struct UpdatesCommand: Command {
-    static let name = "updates"
-    static let abstract = "Take what waits in a device's Transaction.updates (or, with --statuses, Status.updates)."
-    static let usage = "DIR --device NAME [--statuses] [--json]"
+    static let declaration = CommandDeclaration("updates", group: .purchases, abstract: "Take what waits in a device's Transaction.updates (or, with --statuses, Status.updates).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--device", "NAME", "the device", required: true),
+        .flag("--statuses", "take Product.SubscriptionInfo.Status.updates instead"),
+        .flag("--json", "print JSON"),
+    ])
 
     var directory: String
     var device: String
@@ -166,9 +175,11 @@ struct UpdatesCommand: Command {
 
 /// `storekit launch`: the app starts on a device.
 struct LaunchCommand: Command {
-    static let name = "launch"
-    static let abstract = "Launch the app on a device: unfinished transactions are queued in its updates again."
-    static let usage = "DIR --device NAME [--account NAME]"
+    static let declaration = CommandDeclaration("launch", group: .purchases, abstract: "Launch the app on a device: unfinished transactions are queued in its updates again.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .option("--device", "NAME", "the device", required: true),
+        .option("--account", "NAME", "the account a new device signs in to"),
+    ])
 
     var directory: String
     var device: String

@@ -6,9 +6,13 @@ import StoreKitCatalog
 /// `storekit offer-signature`: signs a promotional offer with the configuration's offer key, as the
 /// developer's server would, and prints the arguments `storekit purchase` takes.
 struct OfferSignatureCommand: Command {
-    static let name = "offer-signature"
-    static let abstract = "Sign a promotional offer with the .storekit file's offer key (legacy, or --jws for V2)."
-    static let usage = "DIR PRODUCT_ID OFFER_ID [--app-account-token UUID] [--jws]"
+    static let declaration = CommandDeclaration("offer-signature", group: .subscriptions, abstract: "Sign a promotional offer with the .storekit file's offer key (legacy, or --jws for V2).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("PRODUCT_ID", "the subscription's product"),
+        .positional("OFFER_ID", "the promotional offer"),
+        .option("--app-account-token", "UUID", "the customer's app account token"),
+        .flag("--jws", "sign a JWS (StoreKit 2's promotionalOffer(_:compactJWS:))"),
+    ])
 
     var directory: String
     var productID: String
@@ -51,9 +55,11 @@ struct OfferSignatureCommand: Command {
 
 /// `storekit availability`: takes a product off sale or puts it back.
 struct AvailabilityCommand: Command {
-    static let name = "availability"
-    static let abstract = "Take a product off sale (off) or put it back (on); subscriptions to it expire at renewal."
-    static let usage = "DIR PRODUCT_ID on|off"
+    static let declaration = CommandDeclaration("availability", group: .store, abstract: "Take a product off sale (off) or put it back (on); subscriptions to it expire at renewal.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("PRODUCT_ID", "the product"),
+        .positional("STATE", "on or off"),
+    ])
 
     var directory: String
     var productID: String
@@ -62,7 +68,7 @@ struct AvailabilityCommand: Command {
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         directory = try arguments.positional("DIR")
         productID = try arguments.positional("PRODUCT_ID")
-        let value = try arguments.positional("on|off")
+        let value = try arguments.positional("STATE", missing: "on or off")
         guard value == "on" || value == "off" else { throw ValidationError("availability is on or off, not \(value)") }
         available = value == "on"
     }

@@ -4,9 +4,13 @@ import Foundation
 
 /// `storekit status`: `Product.SubscriptionInfo.status(for:)` of an account in a group.
 struct StatusCommand: Command {
-    static let name = "status"
-    static let abstract = "Show an account's subscription statuses in a group: state, transaction, renewal info."
-    static let usage = "DIR GROUP_ID (--account NAME | --device NAME) [--json]"
+    static let declaration = CommandDeclaration("status", group: .subscriptions, abstract: "Show an account's subscription statuses in a group: state, transaction, renewal info.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("GROUP_ID", "the subscription group"),
+        .option("--account", "NAME", "the account"),
+        .option("--device", "NAME", "the device, for its account's view"),
+        .flag("--json", "print JSON"),
+    ], discussion: "Name an --account or a --device.")
 
     var directory: String
     var group: String
@@ -15,10 +19,10 @@ struct StatusCommand: Command {
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        (account, device) = try arguments.accountOrDevice()
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
         group = try arguments.positional("GROUP_ID")
+        (account, device) = try arguments.accountOrDevice()
     }
 
     func run(console: Console) async throws {
@@ -49,9 +53,11 @@ struct StatusCommand: Command {
 
 /// `storekit renewal`: turns automatic renewal on or off.
 struct RenewalCommand: Command {
-    static let name = "renewal"
-    static let abstract = "Turn a subscription's automatic renewal on or off (DID_CHANGE_RENEWAL_STATUS)."
-    static let usage = "DIR ORIGINAL_TRANSACTION_ID --auto-renew on|off"
+    static let declaration = CommandDeclaration("renewal", group: .subscriptions, abstract: "Turn a subscription's automatic renewal on or off (DID_CHANGE_RENEWAL_STATUS).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("ORIGINAL_TRANSACTION_ID", "the subscription"),
+        .option("--auto-renew", "on|off", "renew at the end of the period or not", required: true),
+    ])
 
     var directory: String
     var id: UInt64
@@ -74,9 +80,11 @@ struct RenewalCommand: Command {
 
 /// `storekit expire` and `storekit force-renew`: the session's subscription controls by product.
 struct ExpireCommand: Command {
-    static let name = "expire"
-    static let abstract = "Expire an account's subscription to a product now (EXPIRED VOLUNTARY)."
-    static let usage = "DIR PRODUCT_ID [--account NAME]"
+    static let declaration = CommandDeclaration("expire", group: .subscriptions, abstract: "Expire an account's subscription to a product now (EXPIRED VOLUNTARY).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("PRODUCT_ID", "the subscription's product"),
+        .option("--account", "NAME", "the subscriber (default: default)"),
+    ])
 
     var forceRenewal = false
     var directory: String
@@ -102,18 +110,18 @@ struct ExpireCommand: Command {
 }
 
 struct ForceRenewCommand: CommandVariant {
-    static let name = "force-renew"
-    static let abstract = "End the current period of an account's subscription now and renew it."
-    static let usage = "DIR PRODUCT_ID [--account NAME]"
+    static let declaration = ExpireCommand.declaration.variant("force-renew", abstract: "End the current period of an account's subscription now and renew it.")
     static func adapt(_ base: inout ExpireCommand) { base.forceRenewal = true }
     var base: ExpireCommand
 }
 
 /// `storekit price-increase`: request, agree to or decline a price increase.
 struct PriceIncreaseCommand: Command {
-    static let name = "price-increase"
-    static let abstract = "Ask for consent to a price increase, or have the customer agree or decline."
-    static let usage = "DIR TRANSACTION_ID request|agree|decline"
+    static let declaration = CommandDeclaration("price-increase", group: .subscriptions, abstract: "Ask for consent to a price increase, or have the customer agree or decline.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("TRANSACTION_ID", "a transaction of the subscription"),
+        .positional("ACTION", "request, agree or decline"),
+    ])
 
     var directory: String
     var id: UInt64
@@ -122,7 +130,7 @@ struct PriceIncreaseCommand: Command {
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         directory = try arguments.positional("DIR")
         id = try StoreAccess.transactionID(try arguments.positional("TRANSACTION_ID"))
-        action = try arguments.positional("request|agree|decline")
+        action = try arguments.positional("ACTION", missing: "request, agree or decline")
         guard ["request", "agree", "decline"].contains(action) else { throw ValidationError("the action is request, agree or decline, not \(action)") }
     }
 
@@ -139,9 +147,11 @@ struct PriceIncreaseCommand: Command {
 
 /// `storekit extend`: extends a renewal date as the App Store Server API does.
 struct ExtendCommand: Command {
-    static let name = "extend"
-    static let abstract = "Extend a subscription's renewal date by whole days (RENEWAL_EXTENDED; at most 90)."
-    static let usage = "DIR ORIGINAL_TRANSACTION_ID --days N"
+    static let declaration = CommandDeclaration("extend", group: .subscriptions, abstract: "Extend a subscription's renewal date by whole days (RENEWAL_EXTENDED; at most 90).", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("ORIGINAL_TRANSACTION_ID", "the subscription"),
+        .option("--days", "N", "how many days, 1 to 90", required: true),
+    ])
 
     var directory: String
     var id: UInt64
@@ -162,9 +172,9 @@ struct ExtendCommand: Command {
 
 /// `storekit test-notification`: a TEST notification in the outbox.
 struct TestNotificationCommand: Command {
-    static let name = "test-notification"
-    static let abstract = "Put a TEST notification in the outbox, as the App Store Server API's request does."
-    static let usage = "DIR"
+    static let declaration = CommandDeclaration("test-notification", group: .subscriptions, abstract: "Put a TEST notification in the outbox, as the App Store Server API's request does.", arguments: [
+        .positional("DIR", "the store's folder"),
+    ])
 
     var directory: String
 

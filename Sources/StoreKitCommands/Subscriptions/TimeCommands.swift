@@ -3,9 +3,10 @@ import Foundation
 
 /// `storekit advance`: moves a manual clock, playing every renewal and expiry that falls due.
 struct AdvanceCommand: Command {
-    static let name = "advance"
-    static let abstract = "Move the store's manual clock forward, playing every lifecycle event due on the way."
-    static let usage = "DIR DURATION   (ISO 8601 such as P1M, P3D, PT12H, or 3d, 2w, 1M, 1y, 12h, 30m, 45s)"
+    static let declaration = CommandDeclaration("advance", group: .subscriptions, abstract: "Move the store's manual clock forward, playing every lifecycle event due on the way.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("DURATION", "how far: ISO 8601 such as P1M, P3D, PT12H, or 3d, 2w, 1M, 1y, 12h, 30m, 45s"),
+    ])
 
     var directory: String
     var step: TimeStep
@@ -29,9 +30,9 @@ struct AdvanceCommand: Command {
 
 /// `storekit now`: the store's current time.
 struct NowCommand: Command {
-    static let name = "now"
-    static let abstract = "Print the store's current time."
-    static let usage = "DIR"
+    static let declaration = CommandDeclaration("now", group: .subscriptions, abstract: "Print the store's current time.", arguments: [
+        .positional("DIR", "the store's folder"),
+    ])
 
     var directory: String
 

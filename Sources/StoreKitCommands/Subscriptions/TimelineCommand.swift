@@ -3,9 +3,11 @@ import StoreService
 
 /// `storekit timeline`: a subscription's life as an SVG picture.
 struct TimelineCommand: Command {
-    static let name = "timeline"
-    static let abstract = "Draw a subscription's periods, offers, plan changes, billing problems, refunds and expiries as an SVG."
-    static let usage = "DIR TRANSACTION_ID --svg FILE"
+    static let declaration = CommandDeclaration("timeline", group: .subscriptions, abstract: "Draw a subscription's periods, offers, plan changes, billing problems, refunds and expiries as an SVG.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("TRANSACTION_ID", "a transaction of the subscription"),
+        .option("--svg", "FILE", "where to write the drawing", required: true),
+    ])
 
     var directory: String
     var transactionID: UInt64
