@@ -69,7 +69,8 @@ let package = Package(
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
-                resources: ["page.html", "transaction-manager.html", "manager.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
+                resources: ["page.html", "transaction-manager.html", "manager.js", "manager-page.js", "manager-transactions.js", "manager-accounts.js",
+                            "manager-settings.js", "manager-notifications.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // PostgreSQL connections through libpq; the only importer of CLibPQ.
         .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.

@@ -133,6 +133,7 @@ struct AdminRoutes {
             try await store.replaceSettingsOverrides(overrides)
             return try Self.json(try await store.currentSettings())
         }
+        router.on("GET", "/v1/admin/vocabulary") { _, _ in try Self.json(VocabularyBody()) }
         router.on("GET", "/v1/admin/settings") { request, context in
             return try Self.json(try await store.currentSettings())
         }
@@ -280,6 +281,22 @@ struct AdminRoutes {
         var subscriptions: [String: SubscriptionRecord]
         /// The store's time, to tell a period that has ended.
         var now: Date
+        /// How the Transaction Manager shows each transaction, by identifier: its state, what the row
+        /// says and the actions that apply (``TransactionRow``).
+        var rows: [String: TransactionRow]
+    }
+    /// `GET /v1/admin/vocabulary`: the names of what the pages offer to choose, as the store knows them.
+    struct VocabularyBody: Encodable {
+        struct Choice<Value: Encodable>: Encodable { var value: Value; var label: String }
+        struct Flag: Encodable { var key: String; var label: String }
+        struct State: Encodable { var state: String; var label: String }
+        var timeRates = TimeRate.allCases.map { Choice(value: $0.rawValue, label: $0.label) }
+        var settingFlags = [("askToBuyEnabled", "Ask to Buy"), ("interruptedPurchasesEnabled", "Interrupted purchases"),
+                            ("shouldEnterBillingRetryOnRenewal", "Billing retry on renewal"), ("billingGracePeriodIsEnabled", "Billing grace period"),
+                            ("failTransactionsEnabled", "Fail transactions"), ("disableDialogs", "Disable dialogs"),
+                            ("includesConsumablesInHistory", "Consumables in history")].map { Flag(key: $0.0, label: $0.1) }
+        var failableAPIs = FailableAPI.allCases.map(\.rawValue)
+        var transactionStates = TransactionRow.states.map { State(state: $0, label: TransactionRow.label(of: $0)) }
     }
     struct SubscriptionsBody: Encodable { var subscriptions: [SubscriptionRecord] }
     struct AccountsBody: Encodable { var accounts: [StoreAccount] }
@@ -315,8 +332,8 @@ struct AdminRoutes {
         case "newest": newestFirst = true
         case let other: throw APIError.badRequest("order is oldest or newest, not \(other)")
         }
-        if let state, !Self.transactionStates.contains(state) {
-            throw APIError.badRequest("state is one of \(Self.transactionStates.joined(separator: ", ")), not \(state)")
+        if let state, !TransactionRow.states.contains(state) {
+            throw APIError.badRequest("state is one of \(TransactionRow.states.joined(separator: ", ")), not \(state)")
         }
         // A search for a number is a transaction identifier; anything else is part of a product identifier.
         var searchedID: UInt64?
@@ -329,7 +346,7 @@ struct AdminRoutes {
             (account.map { transaction.account == $0 } ?? true)
                 && (productPart.map { transaction.productID.lowercased().contains($0) } ?? true)
                 && (kind.map { transaction.productKind.rawValue == $0 } ?? true)
-                && (state.map { Self.stateName(transaction, now: now) == $0 } ?? true)
+                && (state.map { TransactionRow.state(of: transaction, now: now) == $0 } ?? true)
         }
         if let searchedID {
             let found = try await store.ledgerTransaction(searchedID).map { [$0] } ?? []
@@ -365,18 +382,11 @@ struct AdminRoutes {
         for originalID in Set(transactions.filter { $0.productKind == .autoRenewable }.map(\.originalID)) {
             if let record = try await store.subscriptionRecord(originalTransactionID: originalID) { subscriptions[String(originalID)] = record }
         }
-        return try Self.json(TransactionsBody(transactions: transactions, nextAfter: nextAfter, subscriptions: subscriptions, now: now))
-    }
-
-    static let transactionStates = ["purchased", "pendingApproval", "interrupted", "declined", "refunded", "revoked", "upgraded", "expired"]
-
-    /// A transaction's state as the Transaction Manager lists it: a subscription period that has
-    /// ended (without being refunded or upgraded) is expired.
-    static func stateName(_ transaction: LedgerTransaction, now: Date) -> String {
-        if let revocation = transaction.revocation { return revocation.type == .familyRevoke ? "revoked" : "refunded" }
-        if transaction.isUpgraded { return "upgraded" }
-        if transaction.state == .purchased, let expiration = transaction.expirationDate, expiration <= now { return "expired" }
-        return transaction.state.rawValue
+        var rows: [String: TransactionRow] = [:]
+        for transaction in transactions {
+            rows[String(transaction.id)] = TransactionRow(transaction, subscription: subscriptions[String(transaction.originalID)], now: now)
+        }
+        return try Self.json(TransactionsBody(transactions: transactions, nextAfter: nextAfter, subscriptions: subscriptions, now: now, rows: rows))
     }
 
     /// `GET /v1/admin/changes?since=V&wait=S`: the ledger's version, at once when it is not `since`,

@@ -22,4 +22,28 @@ public enum TimeRate: Int, Hashable, Sendable, CaseIterable, Codable {
 
     /// Whether Apple has deprecated the rate (the "one day is …" family).
     public var isDeprecated: Bool { (1...6).contains(rawValue) }
+
+    /// The rate in words, as Xcode's editor lists it: "Monthly renewal every hour".
+    public var label: String {
+        switch self {
+        case .realTime: return "Real time"
+        case .oneHourIsOneDay: return "1 hour is 1 day"
+        case .thirtyMinutesIsOneDay: return "30 minutes is 1 day"
+        case .fiveMinutesIsOneDay: return "5 minutes is 1 day"
+        case .oneMinuteIsOneDay: return "1 minute is 1 day"
+        case .thirtySecondsIsOneDay: return "30 seconds is 1 day"
+        case .oneSecondIsOneDay: return "1 second is 1 day"
+        case .monthlyRenewalEveryHour: return "Monthly renewal every hour"
+        case .monthlyRenewalEveryThirtyMinutes: return "Monthly renewal every 30 minutes"
+        case .monthlyRenewalEveryFifteenMinutes: return "Monthly renewal every 15 minutes"
+        case .monthlyRenewalEveryFiveMinutes: return "Monthly renewal every 5 minutes"
+        case .monthlyRenewalEveryThirtySeconds: return "Monthly renewal every 30 seconds"
+        case .oneRenewalEveryFifteenMinutes: return "One renewal every 15 minutes"
+        case .oneRenewalEveryFiveMinutes: return "One renewal every 5 minutes"
+        case .oneRenewalEveryMinute: return "One renewal every minute"
+        case .oneRenewalEveryThirtySeconds: return "One renewal every 30 seconds"
+        case .oneRenewalEveryTenSeconds: return "One renewal every 10 seconds"
+        case .oneRenewalEveryTwoSeconds: return "One renewal every 2 seconds"
+        }
+    }
 }

@@ -16,7 +16,8 @@ extension HTML {
         }
         return PageFrame.shared.fill([
             "title": escape(title),
-            "script": script.map { #"<script src="\#(escape($0))" defer></script>"# } ?? "",
+            // A module: deferred like `defer`, and it may import its parts (the Transaction Manager's).
+            "script": script.map { #"<script type="module" src="\#(escape($0))"></script>"# } ?? "",
             "body-attributes": bodyClass.map { attributes(["class": $0]) } ?? "",
             "skip-text": escape(skipText),
             "page-name": escape(pageName),

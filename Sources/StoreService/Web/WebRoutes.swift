@@ -20,7 +20,14 @@ struct WebRoutes {
     static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport, formToken: String) {
         let routes = WebRoutes(store: store, devices: devices, formToken: formToken)
         router.on("GET", "/") { _, _ in Self.page(Self.transactionManager) }
-        router.on("GET", "/assets/manager.js") { _, _ in Self.asset(PackageResources.manager_js, type: "text/javascript; charset=utf-8") }
+        let scripts: [(String, [UInt8])] = [
+            ("manager.js", PackageResources.manager_js), ("manager-page.js", PackageResources.manager_page_js),
+            ("manager-transactions.js", PackageResources.manager_transactions_js), ("manager-accounts.js", PackageResources.manager_accounts_js),
+            ("manager-settings.js", PackageResources.manager_settings_js), ("manager-notifications.js", PackageResources.manager_notifications_js),
+        ]
+        for (name, bytes) in scripts {
+            router.on("GET", "/assets/\(name)") { _, _ in Self.asset(bytes, type: "text/javascript; charset=utf-8") }
+        }
         router.on("GET", "/assets/storefront.js") { _, _ in Self.asset(PackageResources.storefront_js, type: "text/javascript; charset=utf-8") }
         router.on("GET", "/assets/style.css") { _, _ in Self.asset(PackageResources.style_css, type: "text/css; charset=utf-8") }
         for path in ["/favicon.svg", "/favicon.ico"] {

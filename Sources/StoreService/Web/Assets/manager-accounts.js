@@ -1,0 +1,87 @@
+// The accounts table and the account form: storefront, Ask to Buy, family group, purchase
+// restriction, app account token and devices of each account.
+import { $, state, h, fill, enc, say, api, act, loadsWith } from "./manager-page.js";
+import { firstPage } from "./manager-transactions.js";
+
+async function loadAccounts() {
+  const [a, d] = await Promise.all([api("GET", "/v1/admin/accounts"), api("GET", "/v1/admin/devices")]);
+  state.accounts = a.accounts || [];
+  state.devices = d.devices || [];
+  renderAccounts();
+}
+loadsWith(loadAccounts);
+
+function renderAccounts() {
+  const byAccount = new Map();
+  state.devices.forEach(d => { if (!byAccount.has(d.account)) byAccount.set(d.account, []); byAccount.get(d.account).push(d); });
+  const none = text => h("span", { class: "muted" }, text);
+  fill($("accounts-body"), state.accounts.length ? state.accounts.map(a => {
+    const devices = byAccount.get(a.name) || [];
+    return h("tr", { "data-account": a.name },
+      h("th", { scope: "row" }, a.name),
+      h("td", { "data-label": "Storefront" }, a.storefront || none("default")),
+      h("td", { "data-label": "Ask to Buy" }, a.askToBuy ? "On" : "Off"),
+      h("td", { "data-label": "Family group" }, a.familyGroup || none("none")),
+      h("td", { "data-label": "Purchases" }, a.inAppPurchasesAllowed === false ? h("span", { class: "badge warning" }, "restricted") : "allowed"),
+      h("td", { "data-label": "App account token" }, a.appAccountToken ? h("code", { "data-token": a.appAccountToken }, a.appAccountToken) : none("none")),
+      h("td", { "data-label": "Devices" }, devices.length ? h("ul", { class: "device-links" }, devices.map(d => h("li", {},
+        h("a", { href: `/store?account=${enc(a.name)}&device=${enc(d.name)}`,
+          "aria-label": `${d.name}: open the storefront as ${a.name}` }, d.name)))) : none("no devices")),
+      h("td", { "data-label": "Actions" }, h("div", { class: "actions" },
+        h("button", { type: "button", "data-action": "edit-account", "aria-label": `Edit account ${a.name}` }, "Edit"),
+        h("button", { type: "button", "data-action": "show-account", "aria-label": `Transactions of ${a.name}` },
+          "Transactions"))));
+  }) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, "No accounts yet: create one below, or buy on the storefront.")));
+
+  const select = $("filter-account"), chosen = select.value;
+  const names = state.accounts.map(a => a.name);
+  if (chosen && names.indexOf(chosen) < 0) names.push(chosen);
+  fill(select, [h("option", { value: "" }, "All accounts")].concat(names.map(n => h("option", { value: n }, n))));
+  select.value = chosen;
+}
+
+$("accounts-body").addEventListener("click", ev => {
+  const button = ev.target.closest("button[data-action]");
+  if (!button) return;
+  const account = state.accounts.find(a => a.name === button.closest("tr").dataset.account);
+  if (!account) return;
+  if (button.dataset.action === "show-account") {
+    $("filter-account").value = account.name;
+    firstPage();
+    $("tx-title").scrollIntoView({ behavior: "smooth" });
+  } else {
+    $("account-name").value = account.name;
+    $("account-storefront").value = account.storefront || "";
+    $("account-family").value = account.familyGroup || "";
+    $("account-token").value = account.appAccountToken || "";
+    $("account-devices").value = "";
+    $("account-ask").checked = !!account.askToBuy;
+    $("account-allowed").checked = account.inAppPurchasesAllowed !== false;
+    $("account-storefront").focus();
+  }
+});
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+$("account-form").addEventListener("submit", ev => {
+  ev.preventDefault();
+  const name = $("account-name").value.trim();
+  if (!name) { $("account-name").setAttribute("aria-invalid", "true"); say("An account needs a name.", "error"); $("account-name").focus(); return; }
+  $("account-name").removeAttribute("aria-invalid");
+  const token = $("account-token").value.trim();
+  if (token && token !== "none" && !UUID.test(token)) {
+    $("account-token").setAttribute("aria-invalid", "true");
+    say("An app account token is a UUID (such as 0a1b2c3d-0000-4000-8000-000000000001), or none.", "error");
+    $("account-token").focus();
+    return;
+  }
+  $("account-token").removeAttribute("aria-invalid");
+  const body = { askToBuy: $("account-ask").checked, purchasesAllowed: $("account-allowed").checked };
+  const storefront = $("account-storefront").value.trim(), family = $("account-family").value.trim();
+  if (storefront) body.storefront = storefront;
+  if (family) body.familyGroup = family;
+  if (token) body.appAccountToken = token.toLowerCase();
+  const devices = $("account-devices").value.split(/[\s,]+/).filter(Boolean);
+  if (devices.length) body.devices = devices;
+  act(() => api("PUT", `/v1/admin/accounts/${enc(name)}`, body), `Saved account ${name}.`,
+    ev.target.querySelector("button[type=submit]"));
+});

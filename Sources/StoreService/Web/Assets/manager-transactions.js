@@ -1,0 +1,238 @@
+// The transactions table: a page of the ledger at a time, filtered and ordered by the store; each
+// row drawn from what the server says of it (its state, its lines, the actions that apply).
+import { $, state, h, fill, small, enc, fmtDate, say, api, act, report, loadsWith } from "./manager-page.js";
+
+const PAGE_SIZE = 50, CONFIRM_MS = 6000;
+
+const presentation = t => state.presentations[String(t.id)] || { state: t.state, stateLabel: t.state, badge: "", details: [], actions: [] };
+
+function query() {
+  const q = new URLSearchParams();
+  q.set("limit", String(PAGE_SIZE));
+  q.set("order", state.order);
+  if (state.after !== null) q.set("after", String(state.after));
+  [["account", "filter-account"], ["search", "filter-search"], ["type", "filter-type"], ["state", "filter-state"]]
+    .forEach(([name, id]) => { const v = $(id).value.trim(); if (v) q.set(name, v); });
+  return q.toString();
+}
+
+export async function loadTransactions() {
+  const token = ++state.txToken;
+  let data;
+  try {
+    data = await api("GET", "/v1/admin/transactions?" + query());
+  } catch (e) {
+    // Rows that may no longer be true are not left on screen under a failed filter.
+    if (token === state.txToken) {
+      state.rows = new Map(); state.list = [];
+      fill($("tx-body"), h("tr", {}, h("td", { colspan: 8, class: "empty" }, `The transactions could not be loaded: ${e.message}`)));
+    }
+    throw e;
+  }
+  if (token !== state.txToken) return;
+  state.nextAfter = data.nextAfter === undefined ? null : data.nextAfter;
+  state.presentations = data.rows || {};
+  state.now = Number(data.now || 0);
+  state.list = data.transactions || [];
+  renderTransactions();
+}
+loadsWith(loadTransactions);
+
+function actionsFor(t, row) {
+  const name = `transaction ${t.id} (${t.productID})`;
+  return row.actions.map(a => a.href
+    ? h("a", { href: a.href, "data-timeline": t.originalID, "aria-label": `${a.label} of subscription ${t.originalID}` }, a.label)
+    : h("button", { type: "button", class: a.destructive ? "danger" : null, "data-action": a.action, "aria-label": `${a.label} ${name}` }, a.label));
+}
+
+function txRow(t) {
+  const row = presentation(t);
+  const badges = [h("span", { class: `badge ${row.badge}` }, row.stateLabel)];
+  if (t.state === "purchased" && t.finishedDate == null) badges.push(" ", h("span", { class: "badge pending" }, "unfinished"));
+  // Imported from data Apple signed: it keeps Apple's identifiers (storekit store import).
+  if (t.imported) badges.push(" ", h("span", { class: "badge", title: "imported from data the App Store signed" }, "imported"));
+  const lines = row.details.map(d => h("li", { "data-detail": d.detail }, d.text));
+  return h("tr", { "data-transaction-id": t.id, "data-product-id": t.productID, "data-account": t.account, "data-state": row.state, "data-reason": t.reason,
+    "data-subscription-state": row.subscriptionState, "data-auto-renew": row.autoRenew === undefined || row.autoRenew === null ? null : String(row.autoRenew),
+    "data-price-increase": row.priceIncrease, "data-offer": t.offer ? String(t.offer.type) : null },
+    h("th", { scope: "row" }, `#${t.id}`, t.originalID !== t.id ? small(`original #${t.originalID}`) : null),
+    h("td", { "data-label": "Purchased" }, fmtDate(t.purchaseDate), t.reason && t.reason !== "purchase" ? small(t.reason) : null),
+    h("td", { "data-label": "Account" }, t.account, t.device ? small(t.device) : null),
+    h("td", { "data-label": "Product" }, h("code", {}, t.productID),
+      small(t.productKind + (t.ownership && t.ownership !== "purchased" ? ` · ${t.ownership}` : ""))),
+    h("td", { class: "num", "data-label": "Quantity" }, String(t.quantity === undefined ? 1 : t.quantity)),
+    h("td", { "data-label": "Expires" }, t.expirationDate != null ? fmtDate(t.expirationDate) : "—"),
+    h("td", { "data-label": "State" }, badges, lines.length ? h("ul", { class: "subscription" }, lines) : null),
+    h("td", { "data-label": "Actions" }, h("div", { class: "actions" }, actionsFor(t, row))));
+}
+
+const SORT_VALUE = { id: t => t.id, purchaseDate: t => Number(t.purchaseDate), account: t => t.account,
+  productID: t => t.productID, expirationDate: t => Number(t.expirationDate || 0), state: t => presentation(t).state };
+
+function emptyText() {
+  const chosen = $("filter-state").value, search = $("filter-search").value.trim();
+  if (state.stack.length) return "No more transactions.";
+  if (search) return `No transaction matches “${search}”.`;
+  if (chosen) {
+    const known = state.vocabulary.transactionStates.find(s => s.state === chosen);
+    return `No ${known ? known.label : chosen} transactions.`;
+  }
+  if ($("filter-account").value || $("filter-type").value) return "No transactions match these filters.";
+  return "No transactions yet: buy something on the storefront, or with storekit purchase.";
+}
+
+function renderTransactions() {
+  const body = $("tx-body");
+  const active = document.activeElement;
+  let restore = null;
+  if (active && body.contains(active) && active.dataset.action) {
+    restore = { id: active.closest("tr").dataset.transactionId, action: active.dataset.action };
+  }
+  const { key, direction } = state.sort;
+  const list = state.list.slice();
+  if (key !== "id" && key !== "purchaseDate") {
+    const value = SORT_VALUE[key], sign = direction === "ascending" ? 1 : -1;
+    list.sort((a, b) => { const x = value(a), y = value(b); return (x < y ? -1 : x > y ? 1 : 0) * sign || (b.id - a.id); });
+  }
+  state.rows = new Map(list.map(t => [String(t.id), t]));
+  fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, emptyText())));
+  const confirming = confirmingButton();
+  if (confirming) arm(confirming, state.rows.get(state.confirming.id));
+  document.querySelectorAll("#tx-table th[data-sort]").forEach(th => {
+    if (th.dataset.sort === key) th.setAttribute("aria-sort", direction); else th.removeAttribute("aria-sort");
+  });
+  $("tx-caption").textContent = `Transactions, ${state.order === "newest" ? "newest" : "oldest"} first; dates in UTC`;
+  $("page-label").textContent = `Page ${state.stack.length + 1}`;
+  $("page-previous").disabled = state.stack.length === 0;
+  $("page-next").disabled = state.nextAfter === null;
+  if (restore) {
+    const el = body.querySelector(`tr[data-transaction-id="${restore.id}"] [data-action="${restore.action}"]`);
+    (el || $("tx-scroll")).focus();
+  }
+}
+
+document.querySelectorAll("#tx-table th[data-sort] button.sort").forEach(button => button.addEventListener("click", () => {
+  const key = button.closest("th").dataset.sort;
+  const direction = state.sort.key === key && state.sort.direction === "descending" ? "ascending" : "descending";
+  state.sort = { key, direction };
+  if (key === "id" || key === "purchaseDate") {
+    // The ledger's own order: the store pages through it, newest or oldest first.
+    state.order = direction === "descending" ? "newest" : "oldest";
+    firstPage();
+  } else {
+    renderTransactions();
+  }
+}));
+
+const txPath = (t, verb) => `/v1/admin/transactions/${t.id}${verb ? "/" + verb : ""}`;
+const subPath = (t, verb) => `/v1/admin/subscriptions/${t.originalID}/${verb}`;
+const ofAccount = t => ({ productID: t.productID, account: t.account });
+
+/// The days to extend by, checked before anything is sent.
+function extendDays() {
+  const input = $("extend-days"), text = input.value.trim(), days = Number(text);
+  const ok = /^\d+$/.test(text) && days >= 1 && days <= 90;
+  input.setAttribute("aria-invalid", ok ? "false" : "true");
+  $("extend-hint").textContent = ok ? "" : "Give a whole number of days from 1 to 90.";
+  return ok ? days : null;
+}
+$("extend-days").addEventListener("input", extendDays);
+
+// What each action sends: the admin API's method, path and body, and what the banner says.
+const ROW_ACTIONS = {
+  refund: t => ["POST", txPath(t, "refund"), { reason: $("refund-reason").value }, `Refunded transaction ${t.id}.`],
+  approve: t => ["POST", txPath(t, "approve"), undefined, `Approved transaction ${t.id}.`],
+  decline: t => ["POST", txPath(t, "decline"), undefined, `Declined transaction ${t.id}.`],
+  resolve: t => ["POST", txPath(t, "resolve"), undefined, `Resolved transaction ${t.id}.`],
+  delete: t => ["DELETE", txPath(t), undefined, `Deleted transaction ${t.id}.`],
+  expire: t => ["POST", "/v1/admin/subscriptions/expire", ofAccount(t), `Expired ${t.account}'s ${t.productID}.`],
+  renew: t => ["POST", "/v1/admin/subscriptions/force-renew", ofAccount(t), `Renewed ${t.account}'s ${t.productID}.`],
+  "auto-renew-off": t => ["POST", subPath(t, "renewal"), { enabled: false }, `Automatic renewal off for subscription ${t.originalID}.`],
+  "auto-renew-on": t => ["POST", subPath(t, "renewal"), { enabled: true }, `Automatic renewal on for subscription ${t.originalID}.`],
+  "price-increase": t => ["POST", subPath(t, "price-increase"), { action: $("price-increase-action").value },
+    `Price increase (${$("price-increase-action").value}) for subscription ${t.originalID}.`],
+  extend: t => {
+    const days = extendDays();
+    return days === null ? null : ["POST", subPath(t, "extend"), { days }, `Extended subscription ${t.originalID} by ${days} days.`];
+  }
+};
+
+// An action that cannot be undone asks for a second press; the row awaiting it survives redraws (a
+// live refresh redraws every row).
+const confirmText = action => `Confirm ${action}`;
+
+function arm(button, t) {
+  const text = confirmText(button.dataset.action);
+  button.dataset.confirming = "yes";
+  button.dataset.label = button.textContent;
+  button.dataset.spoken = button.getAttribute("aria-label");
+  button.classList.add("confirming");
+  button.textContent = text;
+  button.setAttribute("aria-label", `${text} of transaction ${t.id} (${t.productID})`);
+}
+
+function confirmingButton() {
+  const c = state.confirming;
+  return c ? document.querySelector(`#tx-body tr[data-transaction-id="${c.id}"] button[data-action="${c.action}"]`) : null;
+}
+
+function disarm(button) {
+  const c = state.confirming;
+  if (c && button.closest("tr") && button.closest("tr").dataset.transactionId === c.id && button.dataset.action === c.action) state.confirming = null;
+  if (!button.dataset.confirming) return;
+  delete button.dataset.confirming;
+  button.classList.remove("confirming");
+  button.textContent = button.dataset.label;
+  button.setAttribute("aria-label", button.dataset.spoken);
+}
+
+$("tx-body").addEventListener("click", ev => {
+  const button = ev.target.closest("button[data-action]");
+  if (!button) return;
+  const t = state.rows.get(button.closest("tr").dataset.transactionId);
+  const make = ROW_ACTIONS[button.dataset.action];
+  if (!t || !make) return;
+  const destructive = button.classList.contains("danger");
+  if (destructive && !button.dataset.confirming) {
+    const confirming = { id: String(t.id), action: button.dataset.action };
+    state.confirming = confirming;
+    arm(button, t);
+    say(`Press “${confirmText(button.dataset.action)}” again to ${button.dataset.action} transaction ${t.id}; it cannot be undone.`, "info");
+    setTimeout(() => {
+      if (state.confirming !== confirming) return;
+      const current = confirmingButton();
+      state.confirming = null;
+      if (current) disarm(current);
+    }, CONFIRM_MS);
+    return;
+  }
+  state.confirming = null;
+  const request = make(t);
+  if (!request) return;
+  const [method, path, body, message] = request;
+  act(() => api(method, path, body), message, button);
+});
+$("tx-body").addEventListener("focusout", ev => {
+  const button = ev.target.closest && ev.target.closest("button[data-confirming]");
+  if (button && !button.contains(ev.relatedTarget)) disarm(button);
+});
+
+export function firstPage() { state.after = null; state.stack = []; report(loadTransactions()); }
+$("page-next").addEventListener("click", () => {
+  if (state.nextAfter !== null) { state.stack.push(state.after); state.after = state.nextAfter; report(loadTransactions()); }
+});
+$("page-previous").addEventListener("click", () => {
+  if (state.stack.length) { state.after = state.stack.pop(); report(loadTransactions()); }
+});
+$("filters").addEventListener("submit", ev => { ev.preventDefault(); firstPage(); });
+$("filters").addEventListener("change", ev => { if (ev.target.id !== "filter-search") firstPage(); });
+let typing = null;
+$("filter-search").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(firstPage, 300); });
+
+/// The state filter's choices, as the server names the states.
+export function fillStateFilter() {
+  const select = $("filter-state"), chosen = select.value;
+  fill(select, [h("option", { value: "" }, "All states")].concat(state.vocabulary.transactionStates.map(s =>
+    h("option", { value: s.state }, s.label.charAt(0).toUpperCase() + s.label.slice(1)))));
+  select.value = chosen;
+}
