@@ -5,15 +5,22 @@ import Dispatch
 /// suspends the calling task until it returns.
 ///
 /// The pool has one thread per core (two on a small CI machine); a call that blocks there can stop
-/// every task in the process. Each call runs on a serial dispatch queue of its own, which Dispatch
-/// backs with a thread of its overcommit pool, so calls never wait for one another.
+/// every task in the process. Calls run on a bounded pool of threads of their own
+/// (``BlockingThreadPool``, at most 128): calls that block at once each get a thread until the bound,
+/// and later ones wait for a thread, so the process's thread count stays bounded.
 public enum BlockingWork {
     /// Runs `body` off the cooperative pool and returns what it returns, or throws what it throws.
     ///
     /// The call is not cancelled with the task: a blocking call cannot be interrupted from outside.
+    /// `label` names the call in a debugger's view of the waiting task.
     public static func run<Result: Sendable, Failure: Error>(_ label: String = "BlockingWork",
                                                              _ body: @escaping @Sendable () throws(Failure) -> Result) async throws(Failure) -> Result {
-        try await BlockingQueue(label: label).run(body)
+        let outcome = await withCheckedContinuation { (continuation: CheckedContinuation<Swift.Result<Result, Failure>, Never>) in
+            BlockingThreadPool.shared.submit {
+                continuation.resume(returning: Swift.Result { () throws(Failure) -> Result in try body() })
+            }
+        }
+        return try outcome.get()
     }
 }
 

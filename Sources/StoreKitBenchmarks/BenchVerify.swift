@@ -51,7 +51,7 @@ struct BenchVerify: Command {
         }
         let verifier = try SignedDataVerifier(rootCertificates: [authority.rootCertificate], bundleId: signed.bundleId ?? "",
                                               environment: signed.environment ?? .sandbox)
-        _ = try verifier.verifyAndDecodeTransaction(jws)
+        _ = try await verifier.verifyAndDecodeTransaction(jws)
 
         var raws: [Double] = []
         var warms: [Double] = []

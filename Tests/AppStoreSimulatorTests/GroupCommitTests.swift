@@ -93,7 +93,7 @@ struct GroupCommitTests {
             let outcomes = await Self.purchaseAtOnce(counted.store, requests)
             for (index, outcome) in outcomes.enumerated() {
                 let signed = try Self.transaction(outcome)
-                let payload = try verifier.verifyAndDecodeTransaction(signed.jws)
+                let payload = try await verifier.verifyAndDecodeTransaction(signed.jws)
                 #expect(payload.transactionId == String(signed.transaction.id), "round \(round) customer \(index)")
                 #expect(signed.transaction.account == "customer-\(index)")
                 ids.append(signed.transaction.id)

@@ -258,7 +258,7 @@ struct SubscriptionControlTests {
         try await test.store.setAutoRenew(originalTransactionID: 0, enabled: false)
         let updates = try await test.store.takeUpdates(device: "tablet", channel: .statuses)
         #expect(updates.map(\.renewalState) == [.subscribed, .subscribed])
-        let renewal = try test.verifier.verifyAndDecodeRenewalInfo(try #require(updates.last?.signedRenewalInfo))
+        let renewal = try await test.verifier.verifyAndDecodeRenewalInfo(try #require(updates.last?.signedRenewalInfo))
         #expect(renewal.autoRenewStatus == .off)
         #expect(try await test.store.takeUpdates(device: "tablet", channel: .statuses).isEmpty)
     }

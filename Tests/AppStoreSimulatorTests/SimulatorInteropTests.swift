@@ -37,7 +37,7 @@ struct SimulatorInteropTests {
                                                                .didChangeRenewalPref, .priceIncrease, .test]))
         for notification in notifications {
             items.append(("notification", notification.signedPayload))
-            let payload = try test.verifier.verifyAndDecodeNotification(notification.signedPayload)
+            let payload = try await test.verifier.verifyAndDecodeNotification(notification.signedPayload)
             if let transaction = payload.data?.signedTransactionInfo { items.append(("transaction", transaction)) }
             if let renewal = payload.data?.signedRenewalInfo { items.append(("renewal", renewal)) }
         }

@@ -75,8 +75,8 @@ struct YearScenarioTests {
             "REFUND",
         ])
         for notification in try await store.notifications() {
-            let payload = try test.verifier.verifyAndDecodeNotification(notification.signedPayload)
-            let embedded = try test.verifier.verifyAndDecodeEmbeddedData(of: payload)
+            let payload = try await test.verifier.verifyAndDecodeNotification(notification.signedPayload)
+            let embedded = try await test.verifier.verifyAndDecodeEmbeddedData(of: payload)
             #expect(embedded.transaction?.originalTransactionId == "0")
             #expect(embedded.renewalInfo?.originalTransactionId == "0")
         }

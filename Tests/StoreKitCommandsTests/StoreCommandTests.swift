@@ -43,11 +43,11 @@ struct StoreCommandTests {
         let store = try await TestStores.open(URL(fileURLWithPath: directory))
         let root = store.rootCertificate
         let verifier = try SignedDataVerifier(rootCertificates: [root], bundleId: "com.example.shop", appAppleId: 1_470_168_868, environment: .production)
-        let app = try verifier.verifyAndDecodeAppTransaction(try await store.appTransaction(device: "phone").jws)
+        let app = try await verifier.verifyAndDecodeAppTransaction(try await store.appTransaction(device: "phone").jws)
         #expect(app.originalApplicationVersion == "1.4")
         #expect(app.applicationVersion == "2.0")
         #expect(app.appAppleId == 1_470_168_868)
-        let notification = try verifier.verifyAndDecodeNotification(try #require(try await store.notifications().first).signedPayload)
+        let notification = try await verifier.verifyAndDecodeNotification(try #require(try await store.notifications().first).signedPayload)
         #expect(notification.data?.appAppleId == 1_470_168_868)
         #expect(notification.data?.environment == .production)
     }
@@ -68,7 +68,7 @@ struct StoreCommandTests {
         // The printed JWS verifies against the store's exported root.
         let root = try Certificate(derRepresentation: await CommandRun.run(["ca", "export", store]).standardOutputData)
         let verifier = try SignedDataVerifier(rootCertificates: [root], bundleId: "com.example.shop", environment: .sandbox)
-        #expect(try verifier.verifyAndDecodeTransaction(try #require(object["jws"] as? String)).quantity == 2)
+        #expect(try await verifier.verifyAndDecodeTransaction(try #require(object["jws"] as? String)).quantity == 2)
 
         _ = await CommandRun.run(["purchase", store, "com.example.shop.pro", "--account", "alice", "--device", "phone"])
         let entitlements = await CommandRun.run(["entitlements", store, "--account", "alice", "--json"])

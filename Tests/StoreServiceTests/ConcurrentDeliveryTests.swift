@@ -42,9 +42,9 @@ struct ConcurrentDeliveryTests {
                 if let failEvery, number % failEvery == 0 { return .text(500, "a failure on purpose") }
                 guard let object = try? JSONSerialization.jsonObject(with: request.body) as? [String: Any],
                       let payload = object["signedPayload"] as? String,
-                      let notification = try? verifier.verifyAndDecodeNotification(payload),
+                      let notification = try? await verifier.verifyAndDecodeNotification(payload),
                       let signedTransaction = notification.data?.signedTransactionInfo,
-                      let transaction = try? verifier.verifyAndDecodeTransaction(signedTransaction),
+                      let transaction = try? await verifier.verifyAndDecodeTransaction(signedTransaction),
                       let uuid = notification.notificationUUID, let original = transaction.originalTransactionId,
                       let signedDate = notification.signedDate
                 else { return .text(400, "not a verified notification about a transaction") }

@@ -85,7 +85,7 @@ struct NotificationDeliveryTests {
                 try await api.store.advanceTime(by: 12 * 3_600)
                 try await eventually("the receiver got the refund") { receiver.payloads.count == 4 }
                 try await eventually("attempt 3 to deliver the refund") { try await api.store.notification(sequence: refund.sequence)?.1.attempts.count == 3 }
-                let delivered = try verifier.verifyAndDecodeNotification(receiver.payloads[3])
+                let delivered = try await verifier.verifyAndDecodeNotification(receiver.payloads[3])
                 #expect(delivered.notificationType == .refund)
                 #expect(delivered.notificationUUID == refund.notificationUUID)
                 let final = try #require(try await api.store.notification(sequence: refund.sequence)?.1)

@@ -74,10 +74,10 @@ struct SwiftServerAPIClientTests {
             try await client.finishTransaction(String(gems[5]))
             #expect(try await api.store.ledgerTransaction(gems[5])?.isFinished == true)
             let app = try await client.getAppTransactionInfo(String(gems[0]))
-            #expect(try verifier.verifyAndDecodeAppTransaction(app.signedAppTransactionInfo ?? "").bundleId == ServedServerAPI.bundleID)
+            #expect(try await verifier.verifyAndDecodeAppTransaction(app.signedAppTransactionInfo ?? "").bundleId == ServedServerAPI.bundleID)
             let test = try await client.requestTestNotification()
             let status = try await client.getTestNotificationStatus(test.testNotificationToken ?? "")
-            #expect(try verifier.verifyAndDecodeNotification(status.signedPayload ?? "").notificationType == .test)
+            #expect(try await verifier.verifyAndDecodeNotification(status.signedPayload ?? "").notificationType == .test)
             await #expect(throws: AppStoreServerAPIError(httpStatusCode: 404, apiErrorCode: 4_040_010, errorMessage: "Transaction id not found.")) {
                 _ = try await client.getTransactionInfo("31337")
             }

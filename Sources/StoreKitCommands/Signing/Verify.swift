@@ -65,10 +65,10 @@ struct Verify: Command {
         let jws = try await SignedDataInput.read(input, console: console)
         let kind = try self.kind ?? detectKind(jws)
         switch kind {
-        case .transaction: _ = try verifier.verifyAndDecodeTransaction(jws)
-        case .renewalInfo: _ = try verifier.verifyAndDecodeRenewalInfo(jws)
-        case .notification: _ = try verifier.verifyAndDecodeNotification(jws)
-        case .appTransaction: _ = try verifier.verifyAndDecodeAppTransaction(jws)
+        case .transaction: _ = try await verifier.verifyAndDecodeTransaction(jws)
+        case .renewalInfo: _ = try await verifier.verifyAndDecodeRenewalInfo(jws)
+        case .notification: _ = try await verifier.verifyAndDecodeNotification(jws)
+        case .appTransaction: _ = try await verifier.verifyAndDecodeAppTransaction(jws)
         }
         if uncheckedLocal {
             console.printError("warning: nothing but the format was checked: \(environment.rawValue) data is not signed by Apple, and Apple's libraries accept it unchecked; drop --unchecked-local to check it against --root")
