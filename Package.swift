@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "SimulatorConnection", targets: ["SimulatorConnection"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
+        .library(name: "SQLDatabase", targets: ["SQLDatabase"]),
         .library(name: "AppStoreBackend", targets: ["AppStoreBackend"]),
         .executable(name: "storekit", targets: ["storekit"]),
     ],
@@ -38,7 +39,7 @@ let package = Package(
         .target(name: "BlockingWork"),
         // Where servers say what happened: a logger with levels, metadata and request ids, written as text or JSON lines.
         .target(name: "ServiceLogging"),
-        // The package's one HTTP client (Foundation's URLSession underneath): one pool, timeouts, cancellation.
+        // The package's HTTP clients: `HTTPClient` on Foundation's URLSession (one pool, timeouts, cancellation) and `KeepAliveConnections` (keep-alive connections for notification delivery).
         .target(name: "HTTPClient"),
         // Codable payloads exactly as Apple sends them; Foundation only.
         .target(name: "AppStoreModels"),
@@ -50,8 +51,13 @@ let package = Package(
         .target(name: "AppStoreSimulator", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork"]),
         // SQLite connections and statements; the only importer of CSQLite.
         .target(name: "SQLiteDatabase", dependencies: ["CSQLite"]),
+        // PostgreSQL connections through libpq; the only importer of CLibPQ.
+        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
+        // The SQL layer under the ledger and the backend, on SQLite and PostgreSQL: connections, typed
+        // database errors, write transactions, named migrations, lanes of their own threads.
+        .target(name: "SQLDatabase", dependencies: ["SQLiteDatabase", "PostgresClient", "BlockingWork"]),
         // The default, durable ledger storage, on SQLite.
-        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLiteDatabase"]),
+        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLDatabase", "SQLiteDatabase", "BlockingWork"]),
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
         .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning", "HTTPClient"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
@@ -71,11 +77,9 @@ let package = Package(
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "manager-page.js", "manager-transactions.js", "manager-accounts.js",
                             "manager-settings.js", "manager-notifications.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
-        // PostgreSQL connections through libpq; the only importer of CLibPQ.
-        .target(name: "PostgresClient", dependencies: ["CLibPQ"]),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
         // Its dashboard's HTML and CSS are files in Dashboard/Assets, built into the binary.
-        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLiteDatabase", "PostgresClient",
+        .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLDatabase",
                                                        "HTTPService", "BlockingWork", "ServiceLogging"],
                 resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
         // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
@@ -120,9 +124,9 @@ let package = Package(
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "ServiceLogging", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
                                                            "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase",
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase", "SQLDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
-        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
+        .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "SQLDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "OpenStoreKit", "OpenStoreKitTesting",
                                                                 "AppStoreSimulatorSQLite", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
     ],

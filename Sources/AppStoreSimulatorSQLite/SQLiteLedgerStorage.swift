@@ -1,6 +1,8 @@
+import BlockingWork
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import SQLDatabase
 import SQLiteDatabase
 import StoreKitCatalog
 import Synchronization
@@ -26,11 +28,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// or it lies on a read-only filesystem. Reads work; a change is refused as read-only.
     public let isReadOnly: Bool
 
-    /// The table layout this code writes; stores written with an earlier layout are converted when opened.
+    /// The table layout this code writes, recorded in the `meta` table for earlier versions (which
+    /// recorded their layout only there); stores written with an earlier layout are converted when opened.
     static let layoutVersion = 6
 
     private struct State {
-        let connection: SQLiteConnection
+        let database: SQLiteDatabaseConnection
+        var connection: SQLiteConnection { database.sqlite }
         let cache = RowCache()
     }
 
@@ -39,45 +43,63 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// Opening never creates or changes a file that is not a store: a missing file, or one that is not
     /// an SQLite database, is reported as ``AppStoreError/storage(_:)``. A store written by the
     /// previous table layout is converted once, in one transaction.
+    ///
+    /// The initializer blocks its thread (it may wait for SQLite's write lock to convert the store):
+    /// from async code, await ``open(path:create:)``.
+    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLiteLedgerStorage.open(path:create:) instead")
     public init(path: String, create: Bool) throws(AppStoreError) {
         self.path = path
         if !create, !FileManager.default.fileExists(atPath: path) {
             throw .storage("\(path) does not exist")
         }
         isReadOnly = !create && !Self.isWritable(path)
-        let connection: SQLiteConnection
+        let database: SQLiteDatabaseConnection
         do {
             if isReadOnly {
                 // Without a write-ahead log to read, nothing can have changed since the last writer
                 // closed the store, and nobody can change it while this user cannot write: read the
                 // file as immutable (no -shm file to create). With a log present, read through it.
                 let hasLog = FileManager.default.fileExists(atPath: path + "-wal")
-                connection = try SQLiteConnection(path: path, mode: .readOnly(immutable: !hasLog))
-                try connection.query("SELECT count(*) FROM sqlite_master")
+                database = try SQLiteDatabaseConnection(path: path, mode: .readOnly(immutable: !hasLog))
             } else {
-                connection = try SQLiteConnection(path: path, mode: create ? .create : .readWrite)
-                // Reading the schema makes SQLite check the file header before anything is written.
-                try connection.query("SELECT count(*) FROM sqlite_master")
                 // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
                 // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
                 // writes of the same pages.
-                try connection.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
+                database = try SQLiteDatabaseConnection(path: path, mode: create ? .create(ownerOnly: false) : .readWrite,
+                                                        pragmas: "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
             }
         } catch {
             throw .storage("\(path) is not a store database: \(error.message)")
         }
-        do {
-            try Self.prepareLayout(connection, create: create, readOnly: isReadOnly)
+        do throws(DatabaseError) {
+            let holdsStore = try database.hasTable("meta")
+            guard create || holdsStore else { throw DatabaseError(engine: .sqlite, code: nil, message: "the database holds no store") }
+            if isReadOnly {
+                guard try Self.migrations.isCurrent(on: database, adoptingEarlierLayouts: true) else {
+                    throw DatabaseError(engine: .sqlite, code: nil,
+                                        message: "the store was written by an earlier version and must be converted once, but it is read-only here")
+                }
+            } else {
+                try Self.migrations.migrate(database)
+            }
         } catch {
             throw .storage("cannot prepare the ledger in \(path): \(error.message)")
         }
-        state = Mutex(State(connection: connection))
+        state = Mutex(State(database: database))
+    }
+
+    /// Opens (or, with `create`, creates) the database at `path` on a thread of its own, never on
+    /// Swift's cooperative pool; see ``init(path:create:)``.
+    public static func open(path: String, create: Bool) async throws(AppStoreError) -> SQLiteLedgerStorage {
+        try await BlockingWork.run("SQLiteLedgerStorage.open") { () throws(AppStoreError) -> SQLiteLedgerStorage in
+            try SQLiteLedgerStorage(path: path, create: create)
+        }
     }
 
     // MARK: Units of work
 
     public func read<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> Result) throws(AppStoreError) -> Result {
-        try transaction("reading the ledger", begin: "BEGIN") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
+        try transaction("reading the ledger", writes: false) { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
             (nil, try body(reader))
         }
     }
@@ -85,7 +107,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// On a read-only store the unit of work still runs (it may find nothing to change); a change it
     /// makes is refused with an error that says the store is read-only.
     public func write<Result>(_ body: (any LedgerReader) throws(AppStoreError) -> (LedgerChanges, Result)) throws(AppStoreError) -> Result {
-        try transaction("committing a change", begin: isReadOnly ? "BEGIN" : "BEGIN IMMEDIATE") { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
+        try transaction("committing a change", writes: !isReadOnly) { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
             let (changes, result) = try body(reader)
             if isReadOnly, !changes.isEmpty {
                 throw .storage("the store is read-only: \(path) cannot be written by this user (a read-only filesystem or missing write permission); reading commands still work")
@@ -94,7 +116,9 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
-    private func transaction<Result>(_ what: String, begin: String,
+    /// One unit of work in one SQLite transaction through the SQL layer: a write transaction takes
+    /// the write lock at once (`BEGIN IMMEDIATE`), so writers in every process queue there.
+    private func transaction<Result>(_ what: String, writes: Bool,
                                      _ body: (Reader) throws(AppStoreError) -> (LedgerChanges?, Result)) throws(AppStoreError) -> Result {
         // The result stays with the caller's task: it is handed out of the lock through this variable
         // rather than as the lock's (sending) result.
@@ -102,41 +126,44 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         try state.withLock { (state: inout State) throws(AppStoreError) in
             let connection = state.connection
             let cache = state.cache
-            do throws(SQLiteError) {
-                try connection.query(begin)
-            } catch {
-                throw .storage("\(what) failed in \(path): \(error.message)")
-            }
-            var finished = false
-            defer { if !finished { _ = try? connection.query("ROLLBACK") } }
-            let version: Int64
-            do throws(SQLiteError) {
-                version = try Self.version(connection)
-            } catch {
-                throw .storage("\(what) failed in \(path): \(error.message)")
-            }
-            if cache.version != version { cache.reset(version: version) }
-            let reader = Reader(connection: connection, cache: cache, version: version, path: path)
-            let (changes, result) = try body(reader)
-            if let failure = reader.failure { throw failure }
-            do {
-                if let changes, !changes.isEmpty {
-                    try Self.apply(changes, version: version + 1, to: connection)
-                    try connection.query("COMMIT")
-                    finished = true
-                    cache.didCommit(changes, version: version + 1)
-                } else {
-                    try connection.query("COMMIT")
-                    finished = true
+            let path = path
+            let failed = { (error: DatabaseError) -> AppStoreError in .storage("\(what) failed in \(path): \(error.message)") }
+            var applying = false
+            // The unit: what it committed, at which version.
+            let unit = { () throws(AppStoreError) -> (LedgerChanges?, Int64) in
+                let version: Int64
+                do throws(SQLiteError) {
+                    version = try Self.version(connection)
+                } catch {
+                    throw .storage("\(what) failed in \(path): \(error.message)")
                 }
-            } catch let error as SQLiteError {
-                cache.reset(version: -1)
-                throw .storage("\(what) failed in \(path): \(error.message)")
-            } catch {
-                cache.reset(version: -1)
-                throw .storage("\(what) failed in \(path): \(error)")
+                if cache.version != version { cache.reset(version: version) }
+                let reader = Reader(connection: connection, cache: cache, version: version, path: path)
+                let (changes, result) = try body(reader)
+                if let failure = reader.failure { throw failure }
+                if let changes, !changes.isEmpty {
+                    applying = true
+                    do {
+                        try Self.apply(changes, version: version + 1, to: connection)
+                    } catch let error as SQLiteError {
+                        throw .storage("\(what) failed in \(path): \(error.message)")
+                    } catch {
+                        throw .storage("\(what) failed in \(path): \(error)")
+                    }
+                }
+                output = result
+                return (changes, version)
             }
-            output = result
+            do throws(AppStoreError) {
+                let (changes, version) = writes
+                    ? try state.database.writeTransaction(attempts: 1, databaseError: { _ in nil }, wrap: failed, unit)
+                    : try state.database.readTransaction(wrap: failed, unit)
+                if let changes, !changes.isEmpty { cache.didCommit(changes, version: version + 1) }
+            } catch {
+                // Rows written by a transaction that was rolled back may be in the cache.
+                if applying { cache.reset(version: -1) }
+                throw error
+            }
         }
         return output!
     }
@@ -270,7 +297,6 @@ extension SQLiteLedgerStorage {
         CREATE INDEX IF NOT EXISTS updates_waiting_by_transaction ON updates(transaction_id) WHERE delivered = 0;
         """
 
-    /// Creates the tables of a new store, or converts a store of layout 1, in one transaction.
     /// Whether this user can change the database: the file and its folder (where SQLite keeps its log
     /// and lock files) are writable, on a filesystem mounted read-write.
     private static func isWritable(_ path: String) -> Bool {
@@ -278,45 +304,45 @@ extension SQLiteLedgerStorage {
         return access(path, W_OK) == 0 && access(folder.isEmpty ? "." : folder, W_OK) == 0
     }
 
-    private static func prepareLayout(_ connection: SQLiteConnection, create: Bool, readOnly: Bool) throws(SQLiteError) {
-        var hasMeta = false
-        try connection.query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'meta'") { row in hasMeta = row.integer(0) > 0 }
-        guard hasMeta || create else { throw SQLiteError(code: 0, message: "the database holds no store") }
-        if hasMeta, try currentLayout(connection) >= layoutVersion { return }
-        guard !readOnly else {
-            throw SQLiteError(code: 0, message: "the store was written by an earlier version and must be converted once, but it is read-only here")
-        }
-        try connection.query("BEGIN IMMEDIATE")
-        do throws(SQLiteError) {
-            try connection.execute(baseTables)
-            // Another process may have converted the store while this one waited for the lock.
-            let layout = try currentLayout(connection)
-            if layout < layoutVersion {
-                if layout < 2 {
-                    try connection.execute(layoutTwoColumns)
-                    try fillLayoutTwoColumns(connection)
-                    try connection.execute(layoutTwoIndexes)
-                }
-                if layout < 3 { try connection.execute(layoutThree) }
-                try connection.execute(layoutFour)
-                if layout < 5 { try connection.execute(layoutFive) }
-                if layout < 6 { try composeNames(connection) }
-                try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(layoutVersion))])
-                var hasStore = false
-                try connection.query("SELECT 1 FROM meta WHERE key = 'schema'") { _ in hasStore = true }
-                if hasStore { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
-            }
-            try connection.query("COMMIT")
-        } catch {
-            _ = try? connection.query("ROLLBACK")
-            throw error
-        }
-    }
-
-    private static func currentLayout(_ connection: SQLiteConnection) throws(SQLiteError) -> Int {
+    /// The ledger's layouts as named migrations of the SQL layer, run once per store by whichever
+    /// process opens it first. A store written before they were recorded (its layout only in `meta`)
+    /// has its layouts adopted as done.
+    static let migrations = SchemaMigrations(schema: "ledger", migrations: [
+        layout("layout-1-tables") { (connection) throws(SQLiteError) in try connection.execute(baseTables) },
+        layout("layout-2-view-columns") { (connection) throws(SQLiteError) in
+            try connection.execute(layoutTwoColumns)
+            try fillLayoutTwoColumns(connection)
+            try connection.execute(layoutTwoIndexes)
+        },
+        layout("layout-3-notification-delivery") { (connection) throws(SQLiteError) in try connection.execute(layoutThree) },
+        layout("layout-4-fewer-index-entries") { (connection) throws(SQLiteError) in try connection.execute(layoutFour) },
+        layout("layout-5-feed-details") { (connection) throws(SQLiteError) in try connection.execute(layoutFive) },
+        layout("layout-6-composed-names") { (connection) throws(SQLiteError) in try composeNames(connection) },
+    ], alreadyApplied: { (connection) throws(DatabaseError) in
+        guard try connection.hasTable("meta") else { return [] }
         var layout = 1
-        try connection.query("SELECT value FROM meta WHERE key = 'layout'") { row in layout = Int(row.text(0) ?? "") ?? 1 }
-        return layout
+        try connection.query("SELECT value FROM meta WHERE key = 'layout'", []) { row in layout = Int(row.text(0) ?? "") ?? 1 }
+        return layoutNames.prefix(layout).map { $0 }
+    })
+
+    /// The layouts' migrations by number (``layoutVersion`` of them).
+    private static let layoutNames = ["layout-1-tables", "layout-2-view-columns", "layout-3-notification-delivery",
+                                      "layout-4-fewer-index-entries", "layout-5-feed-details", "layout-6-composed-names"]
+
+    /// A layout's migration: its SQLite statements, then the layout number and (for a store that
+    /// holds records already) the records' schema, as earlier versions read them from `meta`.
+    private static func layout(_ name: String, _ change: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> Void) -> Migration {
+        let number = (layoutNames.firstIndex(of: name) ?? 0) + 1
+        return Migration(name) { (database) throws(DatabaseError) in
+            guard let database = database as? SQLiteDatabaseConnection else {
+                throw DatabaseError(engine: database.engine, code: nil, message: "the ledger lives in SQLite only")
+            }
+            try database.withSQLite { (connection) throws(SQLiteError) in
+                try change(connection)
+                try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(number))])
+                if number > 1 { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
+            }
+        }
     }
 
     /// What layout 6 changes: account and device names are kept in Unicode's composed form (NFC),

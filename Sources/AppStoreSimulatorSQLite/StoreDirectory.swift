@@ -1,3 +1,4 @@
+import BlockingWork
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
@@ -38,6 +39,21 @@ public enum StoreDirectory {
     /// recorded so that a replaced `ca/` is noticed. Refuses a folder that is not empty.
     ///
     /// - Parameter start: The manual clock's starting time (ignored for the real clock).
+    ///
+    /// Creating writes and syncs files: the work runs on a thread of its own (``BlockingWork``), never
+    /// on Swift's cooperative pool.
+    public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
+                              clockMode: ClockMode, start: Date, ocspURL: String? = nil,
+                              identifiers: IdentifierGenerator = .random) async throws(AppStoreError) -> SimulatedAppStore {
+        try await BlockingWork.run("StoreDirectory.create") { () throws(AppStoreError) -> SimulatedAppStore in
+            try create(at: directory, configuration: configuration, identity: identity, clockMode: clockMode, start: start,
+                       ocspURL: ocspURL, identifiers: identifiers)
+        }
+    }
+
+    /// ``create(at:configuration:identity:clockMode:start:ocspURL:identifiers:)`` on the calling thread,
+    /// which it blocks: for code that runs on a thread of its own.
+    @available(*, noasync, message: "creating a store blocks its thread; await the async create(at:…) instead")
     public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
                               clockMode: ClockMode, start: Date, ocspURL: String? = nil,
                               identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
@@ -109,6 +125,19 @@ public enum StoreDirectory {
     ///
     /// - Parameter clockMode: Runs the store on this clock instead of the one it was created with
     ///   (`storekit serve --clock`); time on a manual clock never runs backwards.
+    ///
+    /// Opening may convert the ledger once and waits for SQLite: the work runs on a thread of its own
+    /// (``BlockingWork``), never on Swift's cooperative pool.
+    public static func open(at directory: URL, clockMode override: ClockMode? = nil,
+                            identifiers: IdentifierGenerator = .random) async throws(AppStoreError) -> SimulatedAppStore {
+        try await BlockingWork.run("StoreDirectory.open") { () throws(AppStoreError) -> SimulatedAppStore in
+            try open(at: directory, clockMode: override, identifiers: identifiers)
+        }
+    }
+
+    /// ``open(at:clockMode:identifiers:)`` on the calling thread, which it blocks: for code that runs
+    /// on a thread of its own.
+    @available(*, noasync, message: "opening a store blocks its thread; await the async open(at:…) instead")
     public static func open(at directory: URL, clockMode override: ClockMode? = nil,
                             identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
         var isDirectory: ObjCBool = false
@@ -138,7 +167,13 @@ public enum StoreDirectory {
         }
     }
 
-    /// The clock mode a store directory was created with.
+    /// The clock mode a store directory was created with, read on a thread of its own.
+    public static func clockMode(at directory: URL) async throws(AppStoreError) -> ClockMode {
+        try await BlockingWork.run("StoreDirectory.clockMode") { () throws(AppStoreError) -> ClockMode in try clockMode(at: directory) }
+    }
+
+    /// ``clockMode(at:)`` on the calling thread, which it blocks.
+    @available(*, noasync, message: "reading a store blocks its thread; await the async clockMode(at:) instead")
     public static func clockMode(at directory: URL) throws(AppStoreError) -> ClockMode {
         try clockMode(in: SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false))
     }

@@ -3,7 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The package's one HTTP client: apps' store connections, test sessions' controls, notification
+/// The package's HTTP client for requests and answers: apps' store connections, test sessions' controls, notification
 /// delivery and the App Store Server API client all send through it.
 ///
 /// One ``shared`` client serves a process: one connection pool, a timeout per request, and one place

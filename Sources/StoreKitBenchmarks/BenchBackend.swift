@@ -72,7 +72,7 @@ struct BenchBackend: Command {
 
     func run(console: Console) async throws {
         let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
-        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench", environment: .sandbox),
+        let store = try await SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench", environment: .sandbox),
                                                  authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
                                                  clock: ManualStoreClock(startingAt: Date(timeIntervalSince1970: 1_767_225_600)))
         // Each purchase sends at least one notification: buy as many as are missing, then count again.

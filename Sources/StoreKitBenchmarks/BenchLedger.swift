@@ -87,7 +87,7 @@ struct BenchLedger: Command {
     /// A store with `transactions` transactions: alice's handful, and the rest as another account's history.
     static func makeStore(at directory: URL, transactions: Int) async throws {
         let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
-        let store = try StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+        let store = try await StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                               clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
         for product in alicesPurchases {
             _ = try await store.purchase(PurchaseRequest(productID: product, account: "alice", device: "phone"))
@@ -138,7 +138,7 @@ struct BenchLedgerProbe: Command {
             result[operation] = ["seconds": seconds, "rss_mb": ProcessMemory.peakResidentMegabytes()]
         }
         let opened = ContinuousClock.now
-        let store = try StoreDirectory.open(at: URL(fileURLWithPath: directory))
+        let store = try await StoreDirectory.open(at: URL(fileURLWithPath: directory))
         record("open", (ContinuousClock.now - opened).seconds)
         let group = BenchStoreFile.group
         record("currentEntitlements", try await Self.median { _ = try await store.currentEntitlements(device: "phone") })

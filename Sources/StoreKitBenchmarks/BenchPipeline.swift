@@ -89,7 +89,7 @@ struct BenchPipeline: Command {
         // 1. The store.
         let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
         let storeDirectory = scratch.appendingPathComponent("store")
-        let store = try StoreDirectory.create(at: storeDirectory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+        let store = try await StoreDirectory.create(at: storeDirectory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                               clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
         // The limit's two stretches: the first renewals of the earliest subscribers, before the
         // pipeline's, and of the latest, after them.

@@ -51,7 +51,7 @@ struct BenchPurchase: Command {
         let message = try AppStoreJSON.encode(BenchmarkSample.transaction)
         let signRate = try BenchmarkTimer.rate(seconds: seconds) { _ = try key.signature(for: message) }
         let commitRows = try await PurchaseRowsCommit(in: scratch, configuration: configuration, identity: identity, start: start)
-        let store = try StoreDirectory.create(at: scratch.appendingPathComponent("store"), configuration: configuration, identity: identity,
+        let store = try await StoreDirectory.create(at: scratch.appendingPathComponent("store"), configuration: configuration, identity: identity,
                                               clockMode: .manual, start: start)
         let request = PurchaseRequest(productID: "bench.consumable", account: "buyer", device: "phone")
 
@@ -84,7 +84,7 @@ struct BenchPurchase: Command {
             costs.append((1 / alone) / (1 / signRate + 1 / commit))
             ratios.append(together / alone)
         }
-        let memoryStore = try SimulatedAppStore.create(configuration: configuration, identity: identity,
+        let memoryStore = try await SimulatedAppStore.create(configuration: configuration, identity: identity,
                                                        authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
                                                        clock: ManualStoreClock(startingAt: start))
         let memoryRate = try await BenchmarkTimer.rate(seconds: seconds / 2) { _ = try await memoryStore.purchase(request) }
@@ -142,7 +142,7 @@ struct BenchPurchase: Command {
     /// Microseconds per `currentEntitlements` call for an account with `history` transactions: the
     /// ledger query alone, and with the results signed in server form.
     private func entitlementCosts(configuration: StoreKitConfiguration) async throws -> (Double, Double) {
-        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+        let store = try await SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                                  authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
                                                  clock: ManualStoreClock(startingAt: Date(timeIntervalSince1970: 1_767_225_600)))
         let request = PurchaseRequest(productID: "bench.consumable", account: "collector", device: nil)
@@ -172,9 +172,9 @@ private final class PurchaseRowsCommit {
     private var round: UInt64 = 0
 
     init(in scratch: URL, configuration: StoreKitConfiguration, identity: StoreIdentity, start: Date) async throws {
-        storage = try SQLiteLedgerStorage(path: scratch.appendingPathComponent("limit.sqlite").path, create: true)
+        storage = try await SQLiteLedgerStorage.open(path: scratch.appendingPathComponent("limit.sqlite").path, create: true)
         let recorder = CommitRecorder(storage)
-        let store = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: try CertificateAuthority.make(),
+        let store = try await SimulatedAppStore.create(configuration: configuration, identity: identity, authority: try CertificateAuthority.make(),
                                                  storage: recorder, clock: ManualStoreClock(startingAt: start))
         let request = PurchaseRequest(productID: "bench.consumable", account: "buyer", device: "phone")
         _ = try await store.purchase(request)

@@ -91,10 +91,10 @@ struct BenchRenewals: Command {
         let start = Date(timeIntervalSince1970: 1_767_225_600)
         let store: SimulatedAppStore
         if durable {
-            store = try StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+            store = try await StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                               clockMode: .manual, start: start)
         } else {
-            store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+            store = try await SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                                  authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(),
                                                  clock: ManualStoreClock(startingAt: start))
         }

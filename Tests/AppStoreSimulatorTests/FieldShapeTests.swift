@@ -103,7 +103,7 @@ struct FieldShapeTests {
     /// auto-renew off, expire, resubscribe, ask for a refund (CONSUMPTION_REQUEST, REFUND), TEST.
     static func ourKinds() async throws -> [String: [[String: String]]] {
         let start = Date(timeIntervalSince1970: 1_767_225_600)
-        let store = try SimulatedAppStore.create(
+        let store = try await SimulatedAppStore.create(
             configuration: TestStore.shopConfiguration,
             identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox, appAppleId: 1_470_168_868),
             authority: TestStore.authority, storage: InMemoryLedgerStorage(), clock: ManualStoreClock(startingAt: start))

@@ -277,7 +277,7 @@ struct PurchaseTests {
         test.clock.set(to: TestStore.start.addingTimeInterval(86_400))
         try await test.store.finish(0)
         let clock = ManualStoreClock(startingAt: .distantPast)
-        let reopened = try SimulatedAppStore.open(storage: test.storage, authority: TestStore.authority, clock: clock)
+        let reopened = try await SimulatedAppStore.open(storage: test.storage, authority: TestStore.authority, clock: clock)
         #expect(try await reopened.ledgerTransactions().map(\.id) == [0])
         #expect(try await reopened.currentSettings().askToBuyEnabled)
         #expect(clock.now() == TestStore.start.addingTimeInterval(86_400))

@@ -38,7 +38,7 @@ struct LedgerStorageTests {
         let scratch = Scratch()
         let storage = try Self.makeStorage(backend, in: scratch)
         let clock = ManualStoreClock(startingAt: TestStore.start)
-        let store = try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
+        let store = try await SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
                                                  authority: TestStore.authority, storage: storage, clock: clock, identifiers: .sequential())
         try await store.addDevice("tablet", account: "alice")
         _ = try await store.purchase(PurchaseRequest(productID: Shop.newsLite, account: "alice", device: "phone"))
@@ -51,8 +51,9 @@ struct LedgerStorageTests {
                                 store.notifications(), store.allAccounts(), store.allDevices())
 
         let reopenedClock = ManualStoreClock(startingAt: .distantPast)
-        let reopened = try SimulatedAppStore.open(storage: backend == .memory ? storage : try SQLiteLedgerStorage(
-            path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: false), authority: TestStore.authority, clock: reopenedClock)
+        let reopenedStorage: any LedgerStorage = backend == .memory
+            ? storage : try await SQLiteLedgerStorage.open(path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: false)
+        let reopened = try await SimulatedAppStore.open(storage: reopenedStorage, authority: TestStore.authority, clock: reopenedClock)
         let after = try await (reopened.ledgerTransactions(), reopened.subscriptionRecords(), reopened.waitingUpdates(device: "tablet"),
                                reopened.notifications(), reopened.allAccounts(), reopened.allDevices())
         #expect(after.0 == before.0)
@@ -100,19 +101,19 @@ struct LedgerStorageTests {
     func storeDirectory() async throws {
         let scratch = Scratch()
         let directory = scratch.url.appendingPathComponent("shop")
-        let store = try StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration,
+        let store = try await StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration,
                                               identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
                                               clockMode: .manual, start: TestStore.start)
         _ = try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "alice", device: "phone"))
         let reopened = try await TestStores.open(directory)
         #expect(try await reopened.ledgerTransactions().count == 1)
         #expect(reopened.rootCertificate == store.rootCertificate)
-        #expect(try StoreDirectory.clockMode(at: directory) == .manual)
-        #expect(throws: AppStoreError.self) {
-            try StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "x"),
-                                      clockMode: .manual, start: TestStore.start)
+        #expect(try await StoreDirectory.clockMode(at: directory) == .manual)
+        await #expect(throws: AppStoreError.self) {
+            try await StoreDirectory.create(at: directory, configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "x"),
+                                            clockMode: .manual, start: TestStore.start)
         }
-        #expect(throws: AppStoreError.self) { try StoreDirectory.open(at: scratch.url.appendingPathComponent("missing")) }
+        await #expect(throws: AppStoreError.self) { try await StoreDirectory.open(at: scratch.url.appendingPathComponent("missing")) }
     }
 }
 

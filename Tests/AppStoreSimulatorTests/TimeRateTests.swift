@@ -65,7 +65,7 @@ struct TimeRateTests {
         let clock = SteppedClock(Self.start)
         var configuration = TestStore.shopConfiguration
         configuration.settings?.timeRate = TimeRate.oneRenewalEveryTenSeconds.rawValue
-        let store = try SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.shop"),
+        let store = try await SimulatedAppStore.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.shop"),
                                                  authority: TestStore.authority, storage: InMemoryLedgerStorage(), clock: clock,
                                                  identifiers: .sequential())
         _ = try await store.purchase(PurchaseRequest(productID: Shop.newsLite, account: "alice", device: "phone"))

@@ -13,7 +13,7 @@ struct BackendMetricsCommandTests {
     /// A backend database that recorded two subscribers' first two months (one in pounds, one refunded).
     static func recordedBackend(in scratch: Scratch) async throws -> String {
         let clock = ManualStoreClock(startingAt: TestStores.start)
-        let store = try SimulatedAppStore.create(configuration: TestStores.shop, identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
+        let store = try await SimulatedAppStore.create(configuration: TestStores.shop, identity: StoreIdentity(bundleId: "com.example.shop", environment: .sandbox),
                                                  authority: try CertificateAuthority.make(), storage: InMemoryLedgerStorage(), clock: clock)
         try await store.configureAccount("bob", storefront: "GBR")
         for account in ["alice", "bob"] {

@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 @testable import AppStoreSimulatorSQLite
 import Foundation
+import SQLDatabase
 import SQLiteDatabase
 import Testing
 import TestSupport
@@ -27,6 +28,7 @@ struct LedgerMigrationTests {
             CREATE INDEX updates_waiting ON updates(delivered, sequence);
             DELETE FROM meta WHERE key IN ('layout', 'version');
             UPDATE meta SET value = '1' WHERE key = 'schema';
+            DROP TABLE schema_migrations;
             """)
     }
 
@@ -66,6 +68,13 @@ struct LedgerMigrationTests {
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
         #expect(layout == String(SQLiteLedgerStorage.layoutVersion))
+        // Each layout is recorded once as a named migration of the SQL layer, by whichever opener was first.
+        var recorded: [String] = []
+        try SQLiteConnection(path: database, mode: .readWrite).query("SELECT name FROM schema_migrations WHERE schema_name = 'ledger' ORDER BY position") {
+            recorded.append($0.text(0) ?? "")
+        }
+        #expect(recorded == SQLiteLedgerStorage.migrations.migrations.map(\.name))
+        #expect(recorded.count == SQLiteLedgerStorage.layoutVersion)
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.
@@ -91,7 +100,7 @@ struct LedgerMigrationTests {
                                      [.integer(rowid)] + values.map { SQLiteConnection.Value.optionalText($0) })
             }
         }
-        try connection.execute("UPDATE meta SET value = '5' WHERE key = 'layout'")
+        try connection.execute("UPDATE meta SET value = '5' WHERE key = 'layout'; DROP TABLE schema_migrations;")
     }
 
     @Test("a store whose names an earlier version kept in another Unicode form opens with them composed; two names that become one stop it, untouched")
@@ -123,7 +132,7 @@ struct LedgerMigrationTests {
         let collisionDatabase = StoreDirectory.databaseURL(in: collision).path
         try SQLiteConnection(path: collisionDatabase, mode: .readWrite).query(
             "INSERT INTO accounts (name, record) SELECT ?1, record FROM accounts WHERE name = ?2", [.text("Rene\u{301}e"), .text("Ren\u{E9}e")])
-        try SQLiteConnection(path: collisionDatabase, mode: .readWrite).execute("UPDATE meta SET value = '5' WHERE key = 'layout'")
+        try SQLiteConnection(path: collisionDatabase, mode: .readWrite).execute("UPDATE meta SET value = '5' WHERE key = 'layout'; DROP TABLE schema_migrations;")
         func contents() throws -> [String] {
             var rows: [String] = []
             let connection = try SQLiteConnection(path: collisionDatabase, mode: .readWrite)

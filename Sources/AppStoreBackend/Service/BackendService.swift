@@ -149,7 +149,7 @@ public struct BackendService: Sendable {
         case .badRequest: (status, code) = (400, "badRequest")
         case .unverified: (status, code) = (422, "unverified")
         case .unauthorized: (status, code) = (401, "unauthorized")
-        case .storage: (status, code) = (503, "storage")
+        case .storage, .database: (status, code) = (503, "storage")
         case .conflict: (status, code) = (409, "conflict")
         }
         var response = Self.json(["error": ["code": code, "message": error.description]], status: status)

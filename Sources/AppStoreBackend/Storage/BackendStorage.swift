@@ -1,3 +1,4 @@
+import SQLDatabase
 import Foundation
 
 /// Where the backend keeps what it verified. Several backend processes may share one database:
@@ -52,6 +53,8 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
     case unauthorized(String)
     /// The database failed; nothing was changed.
     case storage(String)
+    /// The database failed, with the engine's code and whether running again may succeed; nothing was changed.
+    case database(DatabaseError)
     /// The request contradicts what is recorded (a purchase already linked to another customer).
     case conflict(String)
 
@@ -59,6 +62,8 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
         switch self {
         case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message), .conflict(let message):
             return message
+        case .database(let error):
+            return "the backend database failed: \(error)"
         }
     }
 }

@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import SQLDatabase
 
 /// The subscription metrics in the database: each subscription's facts (columns of its transactions'
 /// rows, and the grace period each notification told), the daily rollup (`metric_days`), the cohort table
@@ -38,36 +39,14 @@ extension SQLBackendStorage {
     /// This process's rollup rows.
     static let rollupShard = Int64(getpid() % 4_096)
 
-    /// Brings a database made before the metrics up to them: the notifications' grace column, the
-    /// transactions' fact columns, and the facts and rollups recomputed from what is recorded when
-    /// its rollup layout is not ``metricsLayout``.
-    static func migrateMetrics(on database: any BackendDatabase) throws(BackendError) {
-        do {
-            try database.query("SELECT grace_expires_ms FROM notifications LIMIT 0", [])
-        } catch {
-            try database.execute("ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT")
-        }
-        do {
-            try database.query("SELECT renewal FROM transactions LIMIT 0", [])
-        } catch {
-            for (column, type) in factColumnTypes { try database.execute("ALTER TABLE transactions ADD COLUMN \(column) \(type)") }
-        }
-        let layout = "SELECT version FROM metric_layout WHERE id = 1"
-        guard integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout else { return }
-        try database.execute(database.beginWrite)
-        do throws(BackendError) {
-            if let lock = database.lockMetrics { try database.execute(lock) }
-            // Another instance may have done it while this one waited for the lock.
-            if integer(try database.query(layout, []).first?[0] ?? nil) != metricsLayout {
-                try rebuildMetrics(on: database)
-                try database.query("INSERT INTO metric_layout (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
-                                   [.integer(metricsLayout)])
-            }
-            try database.execute("COMMIT")
-        } catch {
-            try? database.execute("ROLLBACK")
-            throw error
-        }
+    /// The rollups recomputed from what is recorded, for a database whose rollups were written
+    /// another way (or not at all: made before the analytics); the layout is recorded beside them
+    /// for the versions that read it.
+    static func rebuildRollups(on database: BackendDatabase) throws(BackendError) {
+        if let lock = database.lockMetrics { try database.execute(lock) }
+        try rebuildMetrics(on: database)
+        try database.query("INSERT INTO metric_layout (id, version) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+                           [.integer(metricsLayout)])
     }
 
     // MARK: Keeping them with each change
@@ -89,7 +68,7 @@ extension SQLBackendStorage {
     /// The subscriptions a batch of changes touches, locked in one order (so instances sharing
     /// PostgreSQL take turns on each, and never wait on each other crosswise) and read as they were,
     /// in two statements however many there are.
-    static func lockAndReadSubscriptions(of changes: [BackendChange], on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+    static func lockAndReadSubscriptions(of changes: [BackendChange], on database: BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
         let touched = changes.reduce(into: Set<String>()) { $0.formUnion(subscriptions(touchedBy: $1)) }.sorted()
         var facts: [String: SubscriptionFacts] = [:]
         for chunk in stride(from: 0, to: touched.count, by: 500).map({ Array(touched[$0..<min($0 + 500, touched.count)]) }) {
@@ -109,7 +88,7 @@ extension SQLBackendStorage {
     static let factColumns = factColumnTypes.map(\.key).joined(separator: ", ")
     static let factUpdates = factColumnTypes.map { "\($0.key) = excluded.\($0.key)" }.joined(separator: ", ")
 
-    static func factValues(_ fact: TransactionFact) -> [BackendValue] {
+    static func factValues(_ fact: TransactionFact) -> [DatabaseValue] {
         [.text(fact.productID), .text(fact.groupID), .text(fact.currency), .integer(fact.price), .text(fact.offer.rawValue),
          .integer(fact.purchaseMilliseconds), optionalInteger(fact.expiresMilliseconds), optionalInteger(fact.revokedMilliseconds),
          .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)]
@@ -117,7 +96,7 @@ extension SQLBackendStorage {
 
     /// The facts of each of `subscriptions` (every one present, with no facts when it has none), in
     /// one statement: transactions ('t'), then notifications ('n'), in the columns each uses.
-    static func readFacts(of subscriptions: [String], on database: any BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
+    static func readFacts(of subscriptions: [String], on database: BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
         var facts = Dictionary(uniqueKeysWithValues: subscriptions.map { ($0, SubscriptionFacts(transactions: [], notifications: [])) })
         guard !subscriptions.isEmpty else { return facts }
         let list = subscriptions.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
@@ -148,7 +127,7 @@ extension SQLBackendStorage {
 
     /// Adds the difference the recorded changes of a batch make to each subscription they touched,
     /// in three statements at most (rollup rows, cohort cells, last periods).
-    static func updateMetrics(after changes: [BackendChange], before: [String: SubscriptionFacts], on database: any BackendDatabase) throws(BackendError) {
+    static func updateMetrics(after changes: [BackendChange], before: [String: SubscriptionFacts], on database: BackendDatabase) throws(BackendError) {
         var after = before
         for change in changes {
             for subscription in subscriptions(touchedBy: change) {
@@ -185,7 +164,7 @@ extension SQLBackendStorage {
     }
 
     /// Each subscription's last period, many to a statement.
-    static func recordLastPeriods(_ periods: [(subscription: String, period: EntitledPeriod?)], on database: any BackendDatabase) throws(BackendError) {
+    static func recordLastPeriods(_ periods: [(subscription: String, period: EntitledPeriod?)], on database: BackendDatabase) throws(BackendError) {
         try insertRows("INSERT INTO metric_subscriptions (subscription, last_start_ms, last_end_ms, last_period)", periods.map { subscription, period in
             [.text(subscription), optionalInteger(period?.start), optionalInteger(period?.end), .optionalText(period?.encoded)]
         }, """
@@ -196,7 +175,7 @@ extension SQLBackendStorage {
 
     /// Runs `head VALUES (…), (…) tail` for `rows`, as many rows to a statement as keep it under 1,000
     /// parameters (one round trip each, and within SQLite's and PostgreSQL's limits).
-    static func insertRows(_ head: String, _ rows: [[BackendValue]], _ tail: String, on database: any BackendDatabase) throws(BackendError) {
+    static func insertRows(_ head: String, _ rows: [[DatabaseValue]], _ tail: String, on database: BackendDatabase) throws(BackendError) {
         guard let width = rows.first?.count, width > 0 else { return }
         let perStatement = max(1, 999 / width)
         for start in stride(from: 0, to: rows.count, by: perStatement) {
@@ -226,7 +205,7 @@ extension SQLBackendStorage {
         return rows.filter { $0.value != 0 }
     }
 
-    private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: any BackendDatabase) throws(BackendError) {
+    private static func addToRollups(days: [MetricKey: Int64], cohorts: [CohortKey: Int64], on database: BackendDatabase) throws(BackendError) {
         // In one order everywhere, so two transactions of one process never wait on each other crosswise.
         let dayRows = rollupRows(days).sorted { ($0.key.day, $0.key.metric.rawValue, $0.key.currency, $0.key.productID, $0.key.groupID)
                                     < ($1.key.day, $1.key.metric.rawValue, $1.key.currency, $1.key.productID, $1.key.groupID) }
@@ -243,7 +222,7 @@ extension SQLBackendStorage {
 
     /// Recomputes every fact and rollup from the recorded transactions and notifications, in one
     /// transaction: the rollups a running backend keeps must equal what this computes.
-    static func rebuildMetrics(on database: any BackendDatabase) throws(BackendError) {
+    static func rebuildMetrics(on database: BackendDatabase) throws(BackendError) {
         for table in ["metric_days", "metric_cohorts", "metric_subscriptions"] {
             try database.query("DELETE FROM \(table)", [])
         }
@@ -303,7 +282,7 @@ extension SQLBackendStorage {
                 return MetricsReport(asOf: nil, days: [])
             }
             // The rows of one product, of a group's products summed, or of the whole app.
-            let rowsOf: [BackendValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
+            let rowsOf: [DatabaseValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
             let filter = "product_id = $1 AND group_id \(query.productID != nil && query.groupID == nil ? "<>" : "=") $2"
             let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
@@ -362,7 +341,7 @@ extension SQLBackendStorage {
     static let newestSignedDate = "SELECT max(signed_ms) FROM notifications"
 
     static func integer(_ text: String?) -> Int64? { text.flatMap { Int64($0) } }
-    static func optionalInteger(_ value: Int64?) -> BackendValue { value.map { .integer($0) } ?? .null }
+    static func optionalInteger(_ value: Int64?) -> DatabaseValue { value.map { .integer($0) } ?? .null }
 }
 
 extension NotificationFact {

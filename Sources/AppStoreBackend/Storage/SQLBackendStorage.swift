@@ -1,6 +1,7 @@
 import AppStoreModels
 import BlockingWork
 import Foundation
+import SQLDatabase
 import Synchronization
 
 /// The backend's ledger in a SQL database, SQLite (one machine, the default) or PostgreSQL (several
@@ -17,44 +18,81 @@ import Synchronization
 public final class SQLBackendStorage: BackendStorage {
     /// Where the data is, for messages.
     public let location: String
-    private let writerDatabase: Mutex<any BackendDatabase>
-    private let readerDatabase: Mutex<any BackendDatabase>
+    /// Where changes are committed, one grouped transaction after another: a connection and a thread
+    /// of its own.
+    private let writerLane: DatabaseLane
     /// Where reads run, one after another on the reader connection: a thread of its own, never the
-    /// cooperative pool. Writes run on ``writer``.
-    private let reader = BlockingQueue(label: "SQLBackendStorage.reader")
+    /// cooperative pool.
+    private let readerLane: DatabaseLane
 
-    /// Opens (creating the tables when missing) a SQLite database file, off the cooperative pool.
+    /// Opens (creating and migrating the tables when needed) a SQLite database file, off the cooperative pool.
     public static func sqlite(path: String) async throws(BackendError) -> SQLBackendStorage {
-        try await BlockingWork.run("SQLBackendStorage.open") { () throws(BackendError) in
-            try SQLBackendStorage(location: path, writer: SQLiteBackendDatabase(path: path), reader: SQLiteBackendDatabase(path: path))
+        try await open("SQLBackendStorage.open", location: path) { () throws(DatabaseError) in
+            // WAL with every commit synced; a 32 MiB page cache per connection (SQLite's default is
+            // 2 MiB): a backend's tables are keyed by UUIDs and ids that arrive in no order, so with
+            // millions of rows each write touches pages all over its indexes. Bounded, so memory
+            // stays flat as the tables grow. The file is private to its owner from its first byte:
+            // it holds customers' transactions, tokens and user ids.
+            let pragmas = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;"
+            return (try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas),
+                    try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas))
         }
     }
 
-    /// Connects to a PostgreSQL database (`postgres://user@host:port/db`), creating the tables when
-    /// missing, off the cooperative pool.
+    /// Connects to a PostgreSQL database (`postgres://user@host:port/db`), creating and migrating
+    /// the tables when needed, off the cooperative pool.
     public static func postgres(url: String) async throws(BackendError) -> SQLBackendStorage {
-        try await BlockingWork.run("SQLBackendStorage.connect") { () throws(BackendError) in
-            try SQLBackendStorage(location: url, writer: PostgresBackendDatabase(url: url), reader: PostgresBackendDatabase(url: url))
+        try await open("SQLBackendStorage.connect", location: PostgresDatabaseConnection.withoutPassword(url)) { () throws(DatabaseError) in
+            (try PostgresDatabaseConnection(url: url), try PostgresDatabaseConnection(url: url))
         }
     }
 
-    private init(location: String, writer: any BackendDatabase, reader: any BackendDatabase) throws(BackendError) {
-        self.location = location
-        // Both engines take these statements; concurrent creators (two instances starting) may race,
-        // which IF NOT EXISTS and a retry absorb.
-        for attempt in 0..<3 {
-            do {
-                try writer.execute(Self.schema)
-                try writer.execute(Self.metricsSchema)
-                try Self.migrateMetrics(on: writer)
-                break
+    private static func open(_ label: String, location: String, _ connect: @escaping @Sendable () throws(DatabaseError) -> (writer: any DatabaseConnection, reader: any DatabaseConnection)) async throws(BackendError) -> SQLBackendStorage {
+        try await BlockingWork.run(label) { () throws(BackendError) in
+            let (writer, reader): (any DatabaseConnection, any DatabaseConnection)
+            do throws(DatabaseError) {
+                (writer, reader) = try connect()
+                // Whichever instance opens first migrates; the others wait for its commit and find it done.
+                try migrations.migrate(writer)
             } catch {
-                if attempt == 2 { throw error }
+                throw .database(error.during("cannot open the backend database \(location)"))
             }
+            return SQLBackendStorage(writer: writer, reader: reader)
         }
-        writerDatabase = Mutex(writer)
-        readerDatabase = Mutex(reader)
     }
+
+    private init(writer: any DatabaseConnection, reader: any DatabaseConnection) {
+        location = writer.location
+        writerLane = DatabaseLane(writer, label: "SQLBackendStorage.writer")
+        readerLane = DatabaseLane(reader, label: "SQLBackendStorage.reader")
+    }
+
+    /// The backend's tables, one named migration after another (recorded in `schema_migrations`
+    /// by the SQL layer, run once by whichever instance opens the database first).
+    static let migrations = SchemaMigrations(schema: "backend", migrations: [
+        .sql("tables", schema),
+        .sql("notification-grace-period", "ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT"),
+        .sql("transaction-facts", factColumnTypes.map { "ALTER TABLE transactions ADD COLUMN \($0.key) \($0.value);" }.joined(separator: "\n")),
+        .sql("metric-tables", metricsSchema),
+        Migration("metric-rollups-\(metricsLayout)") { (connection) throws(DatabaseError) in
+            do throws(BackendError) { try rebuildRollups(on: BackendDatabase(connection: connection)) } catch {
+                if case .database(let failure) = error { throw failure }
+                throw DatabaseError(engine: connection.engine, code: nil, message: error.description)
+            }
+        },
+    ], alreadyApplied: { (connection) throws(DatabaseError) in
+        // A database written before the migrations were recorded: what its tables hold.
+        guard try connection.hasTable("notifications") else { return [] }
+        var applied = ["tables"]
+        if try connection.hasColumn("grace_expires_ms", in: "notifications") { applied.append("notification-grace-period") }
+        if try connection.hasColumn("renewal", in: "transactions") { applied.append("transaction-facts") }
+        if try connection.hasTable("metric_days") { applied.append("metric-tables") }
+        if try connection.hasTable("metric_layout"),
+           try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {
+            applied.append("metric-rollups-\(metricsLayout)")
+        }
+        return applied
+    })
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS notifications (uuid TEXT PRIMARY KEY, type TEXT NOT NULL, subtype TEXT, signed_ms BIGINT NOT NULL,
@@ -86,7 +124,6 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     private let queue = Mutex(Queue())
-    private let writer = BlockingQueue(label: "SQLBackendStorage.writer")
     private let commitObserver = Mutex<(@Sendable (_ seconds: Double, _ changes: Int) -> Void)?>(nil)
 
     /// Calls `observer` after each commit of the writer with how long it took and how many changes
@@ -104,7 +141,7 @@ public final class SQLBackendStorage: BackendStorage {
                 defer { queue.writing = true }
                 return !queue.writing
             }
-            if startsWriter { writer.async { self.writeWaiting() } }
+            if startsWriter { writerLane.async { self.writeWaiting() } }
         }
         return try result.get()
     }
@@ -119,7 +156,7 @@ public final class SQLBackendStorage: BackendStorage {
             }
             guard !batch.isEmpty else { return }
             let started = ContinuousClock.now
-            let results = writerDatabase.withLock { database in Self.commit(batch, on: database) }
+            let results = writerLane.runHere { connection in Self.commit(batch, on: BackendDatabase(connection: connection)) }
             if let observe = commitObserver.withLock({ $0 }) {
                 let elapsed = ContinuousClock.now - started
                 observe(elapsed / .seconds(1), batch.count)
@@ -135,42 +172,31 @@ public final class SQLBackendStorage: BackendStorage {
 
     /// Commits a batch; each change's own outcome (recorded, a duplicate, or refused as a conflict),
     /// or the failure of the whole batch.
-    private static func commit(_ batch: [Ticket], on database: any BackendDatabase) -> Result<[Result<Bool, BackendError>], BackendError> {
-        var attempt = 0
-        while true {
-            do throws(BackendError) {
-                try database.execute(database.beginWrite)
-                do throws(BackendError) {
-                    // The subscriptions' metrics: every subscription the batch touches locked and read
-                    // before its changes, then updated once for the changes that were recorded.
-                    let metricsBefore = try lockAndReadSubscriptions(of: batch.map(\.change), on: database)
-                    var results: [Result<Bool, BackendError>] = []
-                    for ticket in batch {
-                        do throws(BackendError) {
-                            results.append(.success(try write(ticket, on: database)))
-                        } catch .conflict(let message) {
-                            // Only this change is refused (its savepoint is rolled back); the others commit.
-                            results.append(.failure(.conflict(message)))
-                        }
+    private static func commit(_ batch: [Ticket], on database: BackendDatabase) -> Result<[Result<Bool, BackendError>], BackendError> {
+        Result { () throws(BackendError) in
+            try database.writeTransaction { () throws(BackendError) in
+                // The subscriptions' metrics: every subscription the batch touches locked and read
+                // before its changes, then updated once for the changes that were recorded.
+                let metricsBefore = try lockAndReadSubscriptions(of: batch.map(\.change), on: database)
+                var results: [Result<Bool, BackendError>] = []
+                for ticket in batch {
+                    do throws(BackendError) {
+                        results.append(.success(try write(ticket, on: database)))
+                    } catch .conflict(let message) {
+                        // Only this change is refused (its savepoint is rolled back); the others commit.
+                        results.append(.failure(.conflict(message)))
                     }
-                    let recorded = zip(batch, results).compactMap { ticket, result in (try? result.get()) == true ? ticket.change : nil }
-                    try updateMetrics(after: recorded, before: metricsBefore, on: database)
-                    try database.execute("COMMIT")
-                    return .success(results)
-                } catch {
-                    try? database.execute("ROLLBACK")
-                    throw error
                 }
-            } catch {
-                attempt += 1
-                guard database.isRetryable(error), attempt < 10 else { return .failure(error) }
+                let recorded = zip(batch, results).compactMap { ticket, result in (try? result.get()) == true ? ticket.change : nil }
+                try updateMetrics(after: recorded, before: metricsBefore, on: database)
+                return results
             }
         }
     }
 
     /// Writes one change inside the open transaction, in a savepoint: `false` (and nothing written)
     /// when its notification was recorded before.
-    private static func write(_ ticket: Ticket, on database: any BackendDatabase) throws(BackendError) -> Bool {
+    private static func write(_ ticket: Ticket, on database: BackendDatabase) throws(BackendError) -> Bool {
         let change = ticket.change
         try database.execute("SAVEPOINT change")
         if let notification = change.notification {
@@ -233,39 +259,26 @@ public final class SQLBackendStorage: BackendStorage {
         return true
     }
 
-    /// Runs `body` as one transaction on the writer connection, after the writes waiting now and
-    /// with other instances' metric updates held off (a rebuild).
-    func writeExclusively(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Void) async throws(BackendError) {
-        try await writer.run { () throws(BackendError) in
-            try self.writerDatabase.withLock { (database) throws(BackendError) in
-                var attempt = 0
-                while true {
-                    do throws(BackendError) {
-                        try database.execute(database.beginWrite)
-                        do throws(BackendError) {
-                            if let lock = database.lockMetrics { try database.execute(lock) }
-                            try body(database)
-                            try database.execute("COMMIT")
-                            return
-                        } catch {
-                            try? database.execute("ROLLBACK")
-                            throw error
-                        }
-                    } catch {
-                        attempt += 1
-                        guard database.isRetryable(error), attempt < 10 else { throw error }
-                    }
-                }
-            }
+    /// Runs `body` as one transaction on the writer connection, after the writes waiting now.
+    func write<Result: Sendable>(_ body: @escaping @Sendable (BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
+        try await writerLane.run { (connection) throws(BackendError) -> Result in
+            let database = BackendDatabase(connection: connection)
+            return try database.writeTransaction { () throws(BackendError) -> Result in try body(database) }
+        }
+    }
+
+    /// ``write(_:)`` with other instances' metric updates held off (a rebuild).
+    func writeExclusively(_ body: @escaping @Sendable (BackendDatabase) throws(BackendError) -> Void) async throws(BackendError) {
+        try await write { (database) throws(BackendError) in
+            if let lock = database.lockMetrics { try database.execute(lock) }
+            try body(database)
         }
     }
 
     // MARK: Reading
 
-    func read<Result: Sendable>(_ body: @escaping @Sendable (any BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
-        try await reader.run { () throws(BackendError) -> Result in
-            try self.readerDatabase.withLock { (database) throws(BackendError) -> Result in try body(database) }
-        }
+    func read<Result: Sendable>(_ body: @escaping @Sendable (BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
+        try await readerLane.run { (connection) throws(BackendError) -> Result in try body(BackendDatabase(connection: connection)) }
     }
 
     public func transactions(customer: String) async throws(BackendError) -> [BackendTransaction] {
@@ -324,7 +337,7 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     public func addKey(hash: String, label: String, created: Date) async throws(BackendError) {
-        _ = try await read { (database) throws(BackendError) in
+        _ = try await write { (database) throws(BackendError) in
             try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
                                [.text(hash), .text(label), .integer(AppStoreJSON.milliseconds(from: created))])
         }

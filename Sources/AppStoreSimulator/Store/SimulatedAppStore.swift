@@ -86,9 +86,23 @@ public actor SimulatedAppStore {
 
     // MARK: Opening
 
-    /// Creates a new store in empty storage.
+    /// Creates a new store in empty storage, writing to it on a thread of its own (``BlockingWork``):
+    /// durable storage waits for its disk and its locks, never on Swift's cooperative pool.
     ///
     /// - Throws: ``AppStoreError/storage(_:)`` when the storage already holds a store or cannot be written.
+    public static func create(configuration: StoreKitConfiguration, identity: StoreIdentity, authority: CertificateAuthority,
+                              storage: any LedgerStorage, clock: any StoreClock,
+                              identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) async throws(AppStoreError) -> SimulatedAppStore {
+        try await BlockingWork.run("SimulatedAppStore.create") { () throws(AppStoreError) -> SimulatedAppStore in
+            try create(configuration: configuration, identity: identity, authority: authority, storage: storage, clock: clock,
+                       identifiers: identifiers, realTime: realTime)
+        }
+    }
+
+    /// ``create(configuration:identity:authority:storage:clock:identifiers:realTime:)`` on the calling
+    /// thread, which durable storage blocks: for code on a thread of its own (a test session's
+    /// synchronous initializer on in-memory storage).
+    @available(*, noasync, message: "creating a store writes its storage on this thread; await the async create(…) instead")
     public static func create(configuration: StoreKitConfiguration, identity: StoreIdentity, authority: CertificateAuthority,
                               storage: any LedgerStorage, clock: any StoreClock,
                               identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
@@ -120,6 +134,18 @@ public actor SimulatedAppStore {
     /// `realTime` is the time in the real world, which only the signing certificates follow: each is
     /// valid at the store's time and at the real time, so verifiers with online checks (which judge
     /// certificates by the real time) accept what a store signs whatever its clock shows.
+    ///
+    /// Reading runs on a thread of its own (``BlockingWork``), never on Swift's cooperative pool.
+    public static func open(storage: any LedgerStorage, authority: CertificateAuthority, clock: any StoreClock,
+                            identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) async throws(AppStoreError) -> SimulatedAppStore {
+        try await BlockingWork.run("SimulatedAppStore.open") { () throws(AppStoreError) -> SimulatedAppStore in
+            try open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
+        }
+    }
+
+    /// ``open(storage:authority:clock:identifiers:realTime:)`` on the calling thread, which durable
+    /// storage blocks: for code on a thread of its own.
+    @available(*, noasync, message: "opening a store reads its storage on this thread; await the async open(…) instead")
     public static func open(storage: any LedgerStorage, authority: CertificateAuthority, clock: any StoreClock,
                             identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         let (identityText, configurationText, meta) = try storage.read { (reader) throws(AppStoreError) -> (String, String, LedgerMeta) in

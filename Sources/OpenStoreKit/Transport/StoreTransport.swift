@@ -3,7 +3,7 @@ import StoreKitCatalog
 
 /// How a ``StoreClient`` reaches an App Store: the one seam between the StoreKit-shaped API and a store.
 ///
-/// Every call names the device it is made from. The in-process transport of `OpenStoreKitTesting`
+/// Every call names the device it is made from. The in-process transport of `SimulatorConnection`
 /// talks to a local App Store directly; a transport over HTTP can implement the same protocol. The
 /// transport carries signed data only: the client verifies everything itself.
 ///

@@ -1,0 +1,142 @@
+import Foundation
+import PostgresClient
+import SQLiteDatabase
+
+/// A value bound to a statement's parameter.
+public enum DatabaseValue: Sendable, Hashable {
+    case integer(Int64)
+    case text(String)
+    case null
+
+    public static func optionalText(_ text: String?) -> DatabaseValue { text.map { .text($0) } ?? .null }
+    public static func optionalInteger(_ number: Int64?) -> DatabaseValue { number.map { .integer($0) } ?? .null }
+}
+
+/// One result row, read while the statement runs (SQLite) or from the answer (PostgreSQL).
+public struct DatabaseRow {
+    enum Storage {
+        case sqlite(SQLiteConnection.Row)
+        case postgres(PostgresConnection.Row)
+    }
+    let storage: Storage
+
+    /// How many columns the row has.
+    public var columnCount: Int {
+        switch storage {
+        case .sqlite(let row): return Int(row.columnCount)
+        case .postgres(let row): return row.columns.count
+        }
+    }
+
+    /// The column as text, `nil` for NULL (an integer reads as its digits).
+    public func text(_ column: Int) -> String? {
+        switch storage {
+        case .sqlite(let row): return row.isNull(Int32(column)) ? nil : row.text(Int32(column))
+        case .postgres(let row): return row.text(column)
+        }
+    }
+
+    /// The column as an integer (0 for NULL or text that is not one).
+    public func integer(_ column: Int) -> Int64 {
+        switch storage {
+        case .sqlite(let row): return row.integer(Int32(column))
+        case .postgres(let row): return row.integer(column)
+        }
+    }
+
+    public func isNull(_ column: Int) -> Bool {
+        switch storage {
+        case .sqlite(let row): return row.isNull(Int32(column))
+        case .postgres(let row): return row.isNull(column)
+        }
+    }
+
+    /// Every column as text.
+    public var columns: [String?] { (0..<columnCount).map(text) }
+}
+
+/// One connection to a database, SQLite or PostgreSQL, through which the ledger and the backend
+/// open, migrate, read and commit. Statements take `$1`, `$2`, … parameters (numbered in order of
+/// first use, which both engines accept).
+///
+/// A connection is not thread-safe: its owner uses it from one thread at a time (a lane's queue, or
+/// the store's serial executor), which is why it may be `@unchecked Sendable`. Every call blocks its
+/// thread until the engine answers: never call it on Swift's cooperative pool (``DatabaseLane`` runs
+/// calls on a thread of its own).
+public protocol DatabaseConnection: AnyObject, Sendable {
+    var engine: DatabaseEngine { get }
+    /// Where the database is, for messages (a path, or a URL without its password).
+    var location: String { get }
+    /// The statement that begins a write transaction: SQLite takes its write lock at once
+    /// (`BEGIN IMMEDIATE`), so writers in every process queue there; PostgreSQL locks rows as it goes.
+    var beginWrite: String { get }
+    /// Runs SQL without results; a script of several statements is allowed.
+    func execute(_ sql: String) throws(DatabaseError)
+    /// Runs one statement, calling `row` for each result row, and returns how many there were.
+    @discardableResult
+    func query(_ sql: String, _ values: [DatabaseValue], row: (DatabaseRow) -> Void) throws(DatabaseError) -> Int
+    /// Whether `table` exists (in the connection's schema).
+    func hasTable(_ table: String) throws(DatabaseError) -> Bool
+    /// Whether `table` has `column`.
+    func hasColumn(_ column: String, in table: String) throws(DatabaseError) -> Bool
+    /// Holds off every other process's migration of the schema named `schema` until the current
+    /// transaction ends (SQLite's write lock already does; PostgreSQL takes an advisory lock).
+    func lockForMigration(of schema: String) throws(DatabaseError)
+}
+
+extension DatabaseConnection {
+    /// Runs one statement and returns its rows, each column as text (`nil` for NULL).
+    @discardableResult
+    public func rows(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseError) -> [[String?]] {
+        var rows: [[String?]] = []
+        try query(sql, values) { rows.append($0.columns) }
+        return rows
+    }
+
+    /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.
+    /// A transaction the engine aborted as retryable (a deadlock between PostgreSQL clients) is run
+    /// again, up to `attempts` times; `body` must be safe to run again (it re-reads what it changes).
+    ///
+    /// `databaseError` finds the database's failure in an error `body` threw (to tell whether it is
+    /// retryable); `wrap` turns the layer's own failures (beginning, committing) into `Failure`.
+    public func writeTransaction<Result, Failure: Error>(
+        attempts: Int = 10, databaseError: (Failure) -> DatabaseError?, wrap: (DatabaseError) -> Failure,
+        _ body: () throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do throws(Failure) {
+                do throws(DatabaseError) { try execute(beginWrite) } catch { throw wrap(error) }
+                do throws(Failure) {
+                    let result = try body()
+                    do throws(DatabaseError) { try execute("COMMIT") } catch { throw wrap(error) }
+                    return result
+                } catch {
+                    try? execute("ROLLBACK")
+                    throw error
+                }
+            } catch {
+                guard attempt < attempts, databaseError(error)?.isRetryable == true else { throw error }
+            }
+        }
+    }
+
+    /// Runs `body` in one read transaction (one consistent snapshot), ended when it returns or throws.
+    public func readTransaction<Result, Failure: Error>(wrap: (DatabaseError) -> Failure, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        do throws(DatabaseError) { try execute("BEGIN") } catch { throw wrap(error) }
+        do throws(Failure) {
+            let result = try body()
+            do throws(DatabaseError) { try execute("COMMIT") } catch { throw wrap(error) }
+            return result
+        } catch {
+            try? execute("ROLLBACK")
+            throw error
+        }
+    }
+
+    /// ``writeTransaction(attempts:databaseError:wrap:_:)`` for a body that throws only database errors.
+    public func writeTransaction<Result>(attempts: Int = 10, _ body: () throws(DatabaseError) -> Result) throws(DatabaseError) -> Result {
+        try writeTransaction(attempts: attempts, databaseError: { $0 }, wrap: { $0 }, body)
+    }
+}

@@ -1,0 +1,69 @@
+import Foundation
+import PostgresClient
+
+/// A connection to a PostgreSQL database, which several processes may share.
+public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Sendable {
+    // Unchecked: used from one thread at a time by its owner (see DatabaseConnection).
+    public let engine = DatabaseEngine.postgresql
+    public let location: String
+    public let beginWrite = "BEGIN"
+    private let connection: PostgresConnection
+
+    /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`).
+    public init(url: String) throws(DatabaseError) {
+        location = Self.withoutPassword(url)
+        do { connection = try PostgresConnection(url) } catch { throw Self.error(error) }
+    }
+
+    /// `url` with any password replaced, for messages and logs.
+    public static func withoutPassword(_ url: String) -> String {
+        guard var parts = URLComponents(string: url), parts.password != nil else { return url }
+        parts.password = "…"
+        return parts.string ?? url
+    }
+
+    static func error(_ error: PostgresError) -> DatabaseError {
+        // 40P01: deadlock detected; 40001: serialization failure. Both abort the whole transaction,
+        // which may succeed when run again.
+        DatabaseError(engine: .postgresql, code: error.sqlState, message: error.message,
+                      isRetryable: error.sqlState == "40P01" || error.sqlState == "40001")
+    }
+
+    public func execute(_ sql: String) throws(DatabaseError) {
+        do { try connection.execute(sql) } catch { throw Self.error(error) }
+    }
+
+    @discardableResult
+    public func query(_ sql: String, _ values: [DatabaseValue], row: (DatabaseRow) -> Void) throws(DatabaseError) -> Int {
+        let bound = values.map { value -> PostgresConnection.Value in
+            switch value {
+            case .integer(let number): return .integer(number)
+            case .text(let text): return .text(text)
+            case .null: return .null
+            }
+        }
+        let rows: [PostgresConnection.Row]
+        do { rows = try connection.query(sql, bound) } catch { throw Self.error(error) }
+        for each in rows { row(DatabaseRow(storage: .postgres(each))) }
+        return rows.count
+    }
+
+    public func hasTable(_ table: String) throws(DatabaseError) -> Bool {
+        try !rows("SELECT 1 FROM information_schema.tables WHERE table_schema = current_schema() AND table_name = $1", [.text(table)]).isEmpty
+    }
+
+    public func hasColumn(_ column: String, in table: String) throws(DatabaseError) -> Bool {
+        try !rows("""
+            SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1 AND column_name = $2
+            """, [.text(table), .text(column)]).isEmpty
+    }
+
+    /// A transaction-scoped advisory lock keyed by the schema's name: the first process to open the
+    /// database migrates it, the others wait here and then find the work done.
+    public func lockForMigration(of schema: String) throws(DatabaseError) {
+        // FNV-1a of the name, as a signed 64-bit key.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in schema.utf8 { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        try query("SELECT pg_advisory_xact_lock($1::bigint)", [.integer(Int64(bitPattern: hash))]) { _ in }
+    }
+}
