@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
-        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
+        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "BlockingWork", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "BlockingWork",
                                                            "StoreKitCatalog", "TestSupport", "ExitWhileVerifying", "MainThreadApp"]),
         // An app that exits while its listeners verify (OpenStoreKitTests runs it many times; it must never crash).

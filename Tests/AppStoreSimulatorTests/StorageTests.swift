@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 @testable import AppStoreSimulator
 import AppStoreSimulatorSQLite
+import BlockingWork
 import Foundation
 import StoreKitCatalog
 import Testing
@@ -95,6 +96,19 @@ struct LedgerStorageTests {
         #expect(try Data(contentsOf: junk) == bytes)
         #expect(throws: AppStoreError.self) { try SQLiteLedgerStorage(path: scratch.url.appendingPathComponent("none.sqlite").path, create: false) }
         #expect(!FileManager.default.fileExists(atPath: scratch.url.appendingPathComponent("none.sqlite").path))
+    }
+
+    @Test("the in-memory lifecycle lease: a second holder is refused or waits, and is woken when the first lets go")
+    func inMemoryLeaseWaitsForRelease() async throws {
+        let storage = InMemoryLedgerStorage()
+        let first = try #require(try storage.acquireLifecycleLease(wait: false))
+        #expect(try storage.acquireLifecycleLease(wait: false) == nil, "a held lease is refused to a caller that does not wait")
+        // A waiting caller on a thread of its own (as a store's serial executor is) gets it once it is released.
+        let waiter = Task.detached { try await BlockingWork.run { () throws(AppStoreError) -> Bool in try storage.acquireLifecycleLease(wait: true) != nil } }
+        first.release()
+        #expect(try await waiter.value)
+        // The waiter's lease ended with it: the next caller gets the lease at once.
+        #expect(try storage.acquireLifecycleLease(wait: false) != nil)
     }
 
     @Test("a store directory holds the ledger and the authority, and opens again")

@@ -10,7 +10,9 @@ import Synchronization
 /// test check that a failed commit leaves the store unchanged.
 public final class InMemoryLedgerStorage: LedgerStorage {
     private let contents = Mutex(Contents())
-    private let lease = Mutex(false)
+    /// The lifecycle lease: whether it is held, and the condition a waiting holder sleeps on until
+    /// it is released.
+    private let lease = LeaseFlag()
 
     public init() {}
 
@@ -46,12 +48,9 @@ public final class InMemoryLedgerStorage: LedgerStorage {
     }
 
     public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
-        while !lease.withLock({ held in held ? false : { held = true; return true }() }) {
-            guard wait else { return nil }
-            // Only the store's own serial executor asks (never Swift's pool), and the holder is another
-            // store in this process, which lets go within its unit of work.
-            usleep(1_000)
-        }
+        // Only the store's own serial executor waits (never Swift's pool), and the holder is another
+        // store in this process, which lets go within its unit of work and wakes the waiter.
+        guard lease.take(waiting: wait) else { return nil }
         return Lease(storage: self)
     }
 
@@ -61,7 +60,7 @@ public final class InMemoryLedgerStorage: LedgerStorage {
         init(storage: InMemoryLedgerStorage) { self.storage = Mutex(storage) }
         func release() {
             storage.withLock { storage in
-                storage?.lease.withLock { $0 = false }
+                storage?.lease.release()
                 storage = nil
             }
         }
@@ -348,5 +347,31 @@ extension Array {
             if predicate(self[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
+    }
+}
+
+/// A flag taken and released by lease holders, with a condition for a holder that waits.
+private final class LeaseFlag: @unchecked Sendable {
+    // Unchecked: `held` is read and written only while `condition` is locked.
+    private let condition = NSCondition()
+    private var held = false
+
+    /// Takes the flag; when it is held, returns `false` or (with `waiting`) sleeps until it is released.
+    func take(waiting: Bool) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while held {
+            guard waiting else { return false }
+            condition.wait()
+        }
+        held = true
+        return true
+    }
+
+    func release() {
+        condition.lock()
+        held = false
+        condition.signal()
+        condition.unlock()
     }
 }
