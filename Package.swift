@@ -44,7 +44,7 @@ let package = Package(
         // Codable payloads exactly as Apple sends them; Foundation only.
         .target(name: "AppStoreModels"),
         // ES256 JWS, X.509, the local certificate authority, signature creators and the verifier.
-        .target(name: "AppStoreSigning", dependencies: ["AppStoreModels", "COpenSSL", "BlockingWork"]),
+        .target(name: "AppStoreSigning", dependencies: ["AppStoreModels", "COpenSSL", "BlockingWork", "ServiceLogging"]),
         // `.storekit` configuration files, validation, storefronts, periods and the product catalog.
         .target(name: "StoreKitCatalog", dependencies: ["AppStoreModels"]),
         // The local App Store engine: ledger, purchases, subscriptions, notifications, test-session controls.

@@ -148,6 +148,7 @@ public enum StoreDirectory {
         guard FileManager.default.fileExists(atPath: database.path) else {
             throw .storage("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`")
         }
+        try refuseIfOthersCanWrite([directory, database, authorityURL(in: directory)])
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
         let recordedMode = try clockMode(in: storage)
         let mode = override ?? recordedMode
@@ -158,6 +159,21 @@ public enum StoreDirectory {
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)
+    }
+
+    /// Refuses a store another user could change (its folder, ledger or certificate authority writable
+    /// by group or others), as ssh refuses a key others can read: such a user could delete every
+    /// transaction or sign as the store.
+    static func refuseIfOthersCanWrite(_ urls: [URL]) throws(AppStoreError) {
+        for url in urls {
+            var status = stat()
+            guard lstat(url.path, &status) == 0 else { continue }
+            let mode = status.st_mode & 0o7777
+            if mode & 0o022 != 0 {
+                let fix = (status.st_mode & S_IFMT) == S_IFDIR ? "chmod 700" : "chmod 600"
+                throw .storage("\(url.path) can be written by other users (mode \(String(mode, radix: 8))), so they could change the store; run \(fix) \(url.path)")
+            }
+        }
     }
 
     /// The certificate authority of a store directory (with its private keys: a server's OCSP responder signs with them).

@@ -16,13 +16,14 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
     guard let statePointer = requestContext.pointee else {
         requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
-        // Framing a proxy in front could read otherwise (request smuggling): refused before the body.
-        let framing = pairs(connection, MHD_ValueKind.HEADER_KIND).filter { ["content-length", "transfer-encoding"].contains($0.0.lowercased()) }
-        let lengths = framing.filter { $0.0.lowercased() == "content-length" }
-        if lengths.count > 1 || (!lengths.isEmpty && framing.count > lengths.count) || lengths.contains(where: { Int($0.1) == nil }) {
-            return queue(badRequest("the request's length is given more than once, or both as Content-Length and Transfer-Encoding"), on: connection,
+        // Framing a proxy in front could read otherwise (request smuggling), and headers a proxy could
+        // read another way, are refused before the body (RFC 9112).
+        let headerPairs = pairs(connection, MHD_ValueKind.HEADER_KIND)
+        if let refusal = RequestFraming.refusal(of: headerPairs) {
+            return queue(refusal.status == 400 ? badRequest(refusal.message) : notImplemented(refusal.message), on: connection,
                          deadlines: context.deadlines)
         }
+        let lengths = headerPairs.filter { $0.0.lowercased() == "content-length" }
         // A body announced larger than the limit is refused before a byte of it is read (the
         // connection then closes, its body unread).
         if let length = lengths.first.flatMap({ Int($0.1) }), length > context.maximumBodySize {
@@ -77,6 +78,12 @@ private func badRequest(_ message: String) -> HTTPResponse {
                  body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "badRequest", "message": message]])) ?? Data())
 }
 
+/// A `501` naming the transfer coding the server does not implement.
+private func notImplemented(_ message: String) -> HTTPResponse {
+    HTTPResponse(status: 501, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                 body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "notImplemented", "message": message]])) ?? Data())
+}
+
 /// The answer to a body larger than the server accepts.
 private let payloadTooLarge = HTTPResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
                                            body: Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8))
@@ -105,6 +112,11 @@ private func queue(_ response: HTTPResponse, on connection: OpaquePointer) -> MH
     }
     guard let created else { return MHD_Result.NO }
     for header in response.headers { MHD_add_response_header(created, header.name, header.value) }
+    // No answer of a local server is shown inside another site's frame (clickjacking) or read as
+    // another type than it says; a page that sets its own policy keeps it.
+    for header in RequestFraming.defaultResponseHeaders where !response.headers.contains(where: { $0.name.lowercased() == header.name.lowercased() }) {
+        MHD_add_response_header(created, header.name, header.value)
+    }
     let result = MHD_queue_response(connection, UInt32(response.status), created)
     MHD_destroy_response(created)
     return result

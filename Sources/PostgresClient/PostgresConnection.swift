@@ -40,6 +40,20 @@ public final class PostgresConnection: @unchecked Sendable {
 
     deinit { PQfinish(connection) }
 
+    /// Whether the connection to the server is up, as libpq last saw it.
+    public var isConnected: Bool { PQstatus(connection) == CONNECTION_OK }
+
+    /// Connects again with the same parameters: after the server restarted or the connection broke,
+    /// libpq's connection stays broken until it is reset.
+    public func reset() throws(PostgresError) {
+        PQreset(connection)
+        guard isConnected else {
+            let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw PostgresError("cannot connect to PostgreSQL again: \(message)")
+        }
+        if let result = PQexec(connection, "SET client_min_messages TO WARNING") { PQclear(result) }
+    }
+
     /// A parameter value: text, or SQL NULL.
     public enum Value: Sendable {
         case text(String)

@@ -82,6 +82,8 @@ public protocol DatabaseConnection: AnyObject, Sendable {
     /// Holds off every other process's migration of the schema named `schema` until the current
     /// transaction ends (SQLite's write lock already does; PostgreSQL takes an advisory lock).
     func lockForMigration(of schema: String) throws(DatabaseError)
+    /// Connects again when the connection to the server was lost (nothing to do for a file).
+    func reconnectIfLost() throws(DatabaseError)
 }
 
 extension DatabaseConnection {

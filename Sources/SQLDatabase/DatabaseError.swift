@@ -18,12 +18,16 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     /// serialization failure between PostgreSQL clients. (SQLite's writers queue on its write lock
     /// with a timeout; a busy error after it is reported, not retried.)
     public var isRetryable: Bool
+    /// Whether the connection to the server was lost (PostgreSQL restarted or went away): the lane
+    /// connects again before its next statement.
+    public var isConnectionLost: Bool
 
-    public init(engine: DatabaseEngine, code: String?, message: String, isRetryable: Bool = false) {
+    public init(engine: DatabaseEngine, code: String?, message: String, isRetryable: Bool = false, isConnectionLost: Bool = false) {
         self.engine = engine
         self.code = code
         self.message = message
         self.isRetryable = isRetryable
+        self.isConnectionLost = isConnectionLost
     }
 
     public var description: String {
@@ -38,6 +42,12 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     public func during(_ doing: String) -> DatabaseError {
         var error = self
         error.message = "\(doing): \(message)"
+        return error
+    }
+
+    func with(connectionLost: Bool) -> DatabaseError {
+        var error = self
+        error.isConnectionLost = connectionLost
         return error
     }
 }

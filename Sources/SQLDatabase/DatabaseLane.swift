@@ -20,14 +20,22 @@ public final class DatabaseLane: Sendable {
     /// Runs `body` with the lane's connection on the lane's thread, after the calls queued before it.
     public func run<Result: Sendable, Failure: Error>(_ body: @escaping @Sendable (any DatabaseConnection) throws(Failure) -> Result) async throws(Failure) -> Result {
         try await queue.run { () throws(Failure) -> Result in
-            try self.connection.withLock { (connection) throws(Failure) -> Result in try body(connection) }
+            try self.connection.withLock { (connection) throws(Failure) -> Result in
+                // A connection lost since the last call (PostgreSQL restarted) is made again first; if
+                // the server is still away, `body` fails with the reason and the next call tries again.
+                try? connection.reconnectIfLost()
+                return try body(connection)
+            }
         }
     }
 
     /// Runs `body` with the lane's connection on the calling thread, which must not be the
     /// cooperative pool (the lane's own thread, as a writer that drains its queue does).
     public func runHere<Result, Failure: Error>(_ body: (any DatabaseConnection) throws(Failure) -> Result) throws(Failure) -> Result {
-        try connection.withLock { (connection) throws(Failure) -> Result in try body(connection) }
+        try connection.withLock { (connection) throws(Failure) -> Result in
+            try? connection.reconnectIfLost()
+            return try body(connection)
+        }
     }
 
     /// Queues `body` on the lane's thread without waiting for it.

@@ -24,13 +24,28 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
 
     static func error(_ error: PostgresError) -> DatabaseError {
         // 40P01: deadlock detected; 40001: serialization failure. Both abort the whole transaction,
-        // which may succeed when run again.
-        DatabaseError(engine: .postgresql, code: error.sqlState, message: error.message,
-                      isRetryable: error.sqlState == "40P01" || error.sqlState == "40001")
+        // which may succeed when run again. Class 08 and 57P01-57P03: the connection is gone (the
+        // server restarted, shut down or is starting); libpq reports a broken socket with no SQLSTATE.
+        let state = error.sqlState
+        return DatabaseError(engine: .postgresql, code: state, message: error.message,
+                             isRetryable: state == "40P01" || state == "40001",
+                             isConnectionLost: state?.hasPrefix("08") == true || ["57P01", "57P02", "57P03"].contains(state ?? ""))
+    }
+
+    /// The failure, marked as a lost connection when libpq's connection is down whatever it said.
+    private func failure(_ error: PostgresError) -> DatabaseError {
+        var failure = Self.error(error)
+        if !connection.isConnected { failure.isConnectionLost = true }
+        return failure
+    }
+
+    public func reconnectIfLost() throws(DatabaseError) {
+        guard !connection.isConnected else { return }
+        do { try connection.reset() } catch { throw Self.error(error).with(connectionLost: true) }
     }
 
     public func execute(_ sql: String) throws(DatabaseError) {
-        do { try connection.execute(sql) } catch { throw Self.error(error) }
+        do { try connection.execute(sql) } catch { throw failure(error) }
     }
 
     @discardableResult
@@ -43,7 +58,7 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
             }
         }
         let rows: [PostgresConnection.Row]
-        do { rows = try connection.query(sql, bound) } catch { throw Self.error(error) }
+        do { rows = try connection.query(sql, bound) } catch { throw failure(error) }
         for each in rows { row(DatabaseRow(storage: .postgres(each))) }
         return rows.count
     }

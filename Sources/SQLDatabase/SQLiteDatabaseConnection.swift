@@ -95,6 +95,9 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
         return found
     }
 
+    /// A file is never disconnected.
+    public func reconnectIfLost() throws(DatabaseError) {}
+
     /// Nothing to take: the transaction began with `BEGIN IMMEDIATE` holds the database's write lock.
     public func lockForMigration(of schema: String) throws(DatabaseError) {}
 }

@@ -63,27 +63,16 @@ public final class StreamLogHandler: LogHandler {
     /// `text` with every control character, C1 code and line or paragraph separator escaped, and cut
     /// to ``maximumValueLength``.
     public static func escaped(_ text: String) -> String {
-        var result = ""
-        for scalar in cut(text).unicodeScalars {
-            switch scalar {
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\\": result += "\\\\"
-            default:
-                if needsEscaping(scalar) {
-                    result += "\\u{\(String(scalar.value, radix: 16))}"
-                } else {
-                    result.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return result
+        UntrustedText.excerpt(text, limit: maximumValueLength)
     }
 
-    /// Whether a scalar could break a line or hide text: C0 and C1 controls, DEL, U+2028 and U+2029.
-    static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar.value == 0x2028 || scalar.value == 0x2029
+    static func needsEscaping(_ scalar: Unicode.Scalar) -> Bool { UntrustedText.needsEscaping(scalar) }
+
+    /// `text` cut to ``maximumValueLength`` characters, saying how many were left out (for JSON, which
+    /// escapes by itself).
+    static func cut(_ text: String) -> String {
+        guard text.count > maximumValueLength else { return text }
+        return String(text.prefix(maximumValueLength)) + "…(\(text.count - maximumValueLength) more)"
     }
 
     /// JSON keeps C0 controls escaped by itself; U+2028 and U+2029 (and C1) it leaves as they are.
@@ -93,12 +82,6 @@ public final class StreamLogHandler: LogHandler {
             if needsEscaping(scalar) { result += String(format: "\\u%04x", scalar.value) } else { result.unicodeScalars.append(scalar) }
         }
         return result
-    }
-
-    /// `text` cut to ``maximumValueLength`` characters, saying how many were left out.
-    static func cut(_ text: String) -> String {
-        guard text.count > maximumValueLength else { return text }
-        return String(text.prefix(maximumValueLength)) + "…(\(text.count - maximumValueLength) more)"
     }
 }
 

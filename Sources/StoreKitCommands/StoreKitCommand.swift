@@ -15,7 +15,7 @@ public enum StoreKitCommand {
         PriceIncreaseCommand.self, ExtendCommand.self, TimelineCommand.self, OfferSignatureCommand.self, AvailabilityCommand.self,
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
         CertificateAuthoritySign.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
-        BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendMetricsCommand.self,
+        BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendKeyListCommand.self, BackendKeyRevokeCommand.self, BackendMetricsCommand.self,
         BackendMetricsRebuildCommand.self,
     ]
 

@@ -126,6 +126,15 @@ struct AdminRoutes {
                 account: request.queryValue("account"), after: try Self.number(request, "after").map(UInt64.init), limit: limit)))
         }
         router.on("PUT", "/v1/admin/settings/overrides") { request, context in
+            // A body that is not an object of known overrides changes nothing (it would otherwise
+            // decode as no overrides at all, and reset every one).
+            guard let object = (try? JSONSerialization.jsonObject(with: request.body)) as? [String: Any] else {
+                throw APIError.badRequest("the body is not a JSON object of setting overrides")
+            }
+            let unknown = Set(object.keys).subtracting(SettingsOverrides.keys)
+            guard unknown.isEmpty else {
+                throw APIError.badRequest("unknown setting overrides: \(unknown.sorted().map { String($0.prefix(40)) }.joined(separator: ", ")); known are \(SettingsOverrides.keys.sorted().joined(separator: ", "))")
+            }
             let overrides: SettingsOverrides
             do { overrides = try AppStoreJSON.decode(SettingsOverrides.self, from: request.body) } catch {
                 throw APIError.badRequest("the body is not a set of setting overrides: \(error)")

@@ -172,7 +172,9 @@ enum StoreRoutes {
         router.on("GET", "/ocsp/{request}") { _, context in
             await Self.ocsp(Data(base64Encoded: context["request"]) ?? Data(), store: store, authority: authority)
         }
-        router.on("GET", "/v1/store/configuration") { _, _ in .json(200, await store.storeKitConfiguration.jsonData()) }
+        // Devices read the products from it; the offer-signing key stays with the store (signatures come
+        // from the CLI, the admin API or the developer's server).
+        router.on("GET", "/v1/store/configuration") { _, _ in .json(200, await store.storeKitConfiguration.withoutPrivateKeys.jsonData()) }
         router.on("GET", "/v1/store") { _, _ in
             let identity = store.identity
             return try APIResponse.json(["bundleId": identity.bundleId, "environment": identity.environment.rawValue,

@@ -88,6 +88,24 @@ struct BackendSecurityTests {
             // Bad ranges are told apart from missing keys.
             #expect(await send("GET", "/v1/metrics?from=2026-02-30&to=2026-03-01", headers: ["Authorization": "Bearer \(key)"]).status == 400)
             #expect(await send("GET", "/v1/metrics?from=2026-03-01&to=2026-02-01", headers: ["Authorization": "Bearer \(key)"]).status == 400)
+            // The cookie is a session, not the key: named for the port (cookies are not bound to ports), ended by signing out.
+            #expect(cookie.hasPrefix("osk_backend_session_9="), "\(cookie)")
+            #expect(!cookie.contains(key) && !cookie.contains(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key))
+            #expect(cookie.contains("Max-Age="))
+            let session = String(cookie.prefix { $0 != ";" })
+            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": session, "Host": "127.0.0.1:10"]).body, as: UTF8.self)
+                        .contains(#"id="key""#), "another port's server does not take this port's cookie")
+            #expect(await send("POST", "/dashboard/logout", headers: form.merging(["Cookie": session]) { $1 }, body: "form_token=\(backend.formToken)").status == 303)
+            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": session]).body, as: UTF8.self).contains(#"id="key""#),
+                    "a session that signed out opens nothing, even with its old cookie")
+            // Revoking the key ends its other sessions and its requests.
+            let again = await send("POST", "/dashboard/login", headers: form, body: "form_token=\(backend.formToken)&key=\(key)")
+            let second = String(try #require(again.headers.first { $0.name == "Set-Cookie" }?.value).prefix { $0 != ";" })
+            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": second]).body, as: UTF8.self).contains("data-figure"))
+            let revoked = try await backend.storage.revokeKeys(digestPrefix: ServiceKeys.digest(key))
+            #expect(revoked.count == 1)
+            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": second]).body, as: UTF8.self).contains(#"id="key""#))
+            #expect(await send("GET", "/v1/metrics?from=2026-01-01&to=2026-01-31", headers: ["Authorization": "Bearer \(key)"]).status == 401)
         }
     }
 
@@ -120,6 +138,26 @@ struct BackendSecurityTests {
             let lines = logged.written.map { StreamLogHandler.line($0, format: .text, time: Date()) }
             #expect(lines.allSatisfy { !$0.contains("\n") && !$0.contains("\r") })
             #expect(lines.count == 1)
+        }
+    }
+
+    @Test("an unverified JWS header is never repeated whole: a 700 KB alg costs a short answer and a short log line")
+    func noAmplification() async throws {
+        let scenario = try BackendScenario()
+        try await scenario.withBackend { backend in
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
+            func base64URL(_ data: Data) -> String {
+                data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+            }
+            let header = base64URL(Data(#"{"alg":"\#(String(repeating: "A", count: 700_000))\u2028FORGED"}"#.utf8))
+            let body = Data(#"{"signedPayload":"\#(header).e30.c2ln"}"#.utf8)
+            let answer = await logging.post("/apple/notifications", body, key: nil)
+            #expect(answer.status == 422, "\(String(decoding: answer.body.prefix(300), as: UTF8.self))")
+            #expect(answer.body.count < 2_000, "the answer repeats \(answer.body.count) bytes")
+            let lines = logged.written.map { StreamLogHandler.line($0, format: .text, time: Date()) }
+            #expect(lines.count == 1)
+            #expect(lines.allSatisfy { $0.utf8.count < 2_000 && !$0.contains("\u{2028}") })
         }
     }
 }

@@ -168,6 +168,22 @@ struct StoreCommandTests {
         let database = "sqlite:" + scratch.path("backend.sqlite")
         let key = await CommandRun.run(["backend", "key", "create", "--database", database])
         #expect(key.status == 0 && key.standardOutput.hasPrefix("osk_"))
+        // Keys are listed by id and label, never shown again, and revoked by id.
+        let spare = await CommandRun.run(["backend", "key", "create", "--database", database, "--label", "spare"])
+        let listed = await CommandRun.run(["backend", "key", "list", "--database", database])
+        #expect(listed.status == 0 && listed.standardOutput.contains("  service") && listed.standardOutput.contains("  spare"), "\(listed.standardOutput)")
+        #expect(!listed.standardOutput.contains(key.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)))
+        let spareID = try #require(listed.standardOutput.split(separator: "\n").first { $0.hasSuffix("spare") }?.split(separator: " ").first.map(String.init))
+        #expect(await CommandRun.run(["backend", "key", "revoke", "--database", database, "00000000"]).status != 0, "no key has that id")
+        let revoked = await CommandRun.run(["backend", "key", "revoke", "--database", database, spareID])
+        #expect(revoked.status == 0 && revoked.standardOutput.contains("revoked \(spareID) (spare)"), "\(revoked.standardError)")
+        let after = await CommandRun.run(["backend", "key", "list", "--database", database]).standardOutput
+        #expect(after.contains("  service") && !after.contains("  spare"))
+        #expect(!spare.standardOutput.isEmpty)
+        // A password on the command line is readable in the process list by every local user: warned.
+        let exposed = await CommandRun.run(["backend", "key", "create", "--database", "postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))"])
+        #expect(exposed.status != 0)
+        #expect(exposed.standardError.contains("warning: the --database URL holds a password"), "\(exposed.standardError)")
 
         let opened = try await TestStores.open(URL(fileURLWithPath: store))
         try await StoreServer.serving(opened) { server in

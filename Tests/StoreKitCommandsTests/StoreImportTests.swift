@@ -208,6 +208,11 @@ struct StoreImportTests {
         let second = scratch.url.appendingPathComponent("second").path
         let export1 = await CommandRun.run(["store", "export", first.path, "--account", "alice", "--format", "server-api", out1.path])
         #expect(export1.status == 0, "\(export1.standardError)")
+        // A customer's history is its owner's alone: the folder 0700, every file 0600.
+        #expect((try FileManager.default.attributesOfItem(atPath: out1.path)[.posixPermissions] as? Int) == 0o700)
+        for file in try FileManager.default.contentsOfDirectory(atPath: out1.path) {
+            #expect((try FileManager.default.attributesOfItem(atPath: out1.appendingPathComponent(file).path)[.posixPermissions] as? Int) == 0o600, "\(file)")
+        }
         let imported = await CommandRun.run(["store", "import", second, "--root", root.path, "--account", "alice"]
                                             + (try Self.exportFiles(out1)).flatMap { ["--from", $0] })
         #expect(imported.status == 0, "\(imported.standardError)")

@@ -5,6 +5,7 @@ import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
 import HTTPService
+import StoreKitCatalog
 import StoreService
 import Testing
 import TestSupport
@@ -183,6 +184,100 @@ struct SecurityTests {
             #expect(noHost.status == 400)
             let ledger = try await store.ledgerTransactions()
             #expect(ledger.isEmpty)
+        }
+    }
+
+    @Test("HTTP framing, second round: a space before the colon, two Transfer-Encodings, a final coding other than chunked, two Hosts and a Host that is not host[:port] are refused; unknown codings are 501",
+          arguments: [
+              ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding : chunked\r\nConnection: close\r\n\r\n{}", 400),
+              ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400),
+              ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked, identity\r\nConnection: close\r\n\r\n{}", 400),
+              ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\nConnection: close\r\n\r\n0\r\n\r\n", 501),
+              ("GET /v1/admin/transactions HTTP/1.1\r\nHost: evil.example\r\nHost: HOST\r\nConnection: close\r\n\r\n", 400),
+              ("GET /v1/admin/transactions HTTP/1.1\r\nHost: [::1]evil.example\r\nConnection: close\r\n\r\n", 400),
+              ("GET /v1/admin/transactions HTTP/1.1\r\nHost: 127.0.0.1:x@evil.example\r\nConnection: close\r\n\r\n", 400),
+          ])
+    func strictFraming(_ request: String, _ status: Int) async throws {
+        try await withServedStore { store, server in
+            let answer = await RawHTTP.exchange(port: server.port, request.replacingOccurrences(of: "HOST", with: Self.host(server)))
+            #expect(answer.status == status, "\(answer.text.prefix(300))")
+            let ledger = try await store.ledgerTransactions()
+            #expect(ledger.isEmpty)
+        }
+    }
+
+    @Test("no answer can be framed by another page: pages and API answers say DENY and frame-ancestors 'none'",
+          arguments: ["/", "/store", "/health", "/v1/admin/transactions"])
+    func answersRefuseFraming(_ path: String) async throws {
+        try await withServedStore { _, server in
+            let answer = await RawHTTP.exchange(port: server.port, "GET \(path) HTTP/1.1\r\nHost: \(Self.host(server))\r\nConnection: close\r\n\r\n")
+            #expect(answer.status == 200, "\(answer.text.prefix(300))")
+            let head = answer.text.components(separatedBy: "\r\n\r\n").first?.lowercased() ?? ""
+            #expect(head.contains("x-frame-options: deny"))
+            #expect(head.contains("frame-ancestors 'none'"))
+            #expect(head.contains("x-content-type-options: nosniff"))
+        }
+    }
+
+    @Test("every way of writing settings takes only http(s) notification URLs, and a body that is not overrides changes nothing")
+    func settingsAreValidatedOnEveryPath() async throws {
+        try await withServedStore { store, server in
+            _ = try await Exchange.send("PATCH", server.url.appendingPathComponent("/v1/admin/settings"), json: #"{"askToBuyEnabled": true}"#)
+            let before = try await store.currentSettings()
+            #expect(before.askToBuyEnabled)
+            let overrides = server.url.appendingPathComponent("/v1/admin/settings/overrides")
+            for body in [#"{"notificationURL": "ftp://127.0.0.1:21/"}"#, #"{"notificationURL": "javascript:alert(1)"}"#,
+                         #"{"notificationURL": "file:///etc/passwd"}"#, #"{"surprise": 1}"#, "[]", "not json"] {
+                let answer = try await Exchange.send("PUT", overrides, json: body)
+                // 400 for a body that is not overrides; 409 for a value the store refuses, as every control refusal.
+                #expect([400, 409].contains(answer.status), "PUT \(body): \(answer.status)")
+            }
+            let patched = try await Exchange.send("PATCH", server.url.appendingPathComponent("/v1/admin/settings"), json: #"{"notificationURL": "ftp://127.0.0.1/"}"#)
+            #expect(patched.status == 409)
+            await #expect(throws: AppStoreError.self) { try await store.updateSettings { $0.notificationURL = "gopher://127.0.0.1/" } }
+            #expect(try await store.currentSettings() == before, "no refused write changed a setting")
+        }
+    }
+
+    @Test("a store or backend database another user can write is refused, naming the path and the fix; nothing in it is changed")
+    func othersCannotWrite() async throws {
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch)
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
+        let database = StoreDirectory.databaseURL(in: directory)
+        for (path, mode) in [(directory.path, mode_t(0o777)), (database.path, mode_t(0o666))] {
+            var status = stat()
+            #expect(lstat(path, &status) == 0)
+            let original = status.st_mode & 0o7777
+            #expect(chmod(path, mode) == 0)
+            await #expect {
+                try await StoreDirectory.open(at: directory)
+            } throws: { error in
+                "\(error)".contains("can be written by other users") && "\(error)".contains(path) && "\(error)".contains("chmod")
+            }
+            #expect(chmod(path, original) == 0)
+        }
+        #expect(try await TestStores.open(directory).ledgerTransactions().count == 1)
+
+        let backendPath = scratch.url.appendingPathComponent("backend.sqlite").path
+        _ = try await SQLBackendStorage.sqlite(path: backendPath)
+        #expect(chmod(backendPath, 0o666) == 0)
+        await #expect {
+            _ = try await SQLBackendStorage.sqlite(path: backendPath)
+        } throws: { error in
+            "\(error)".contains("can be written by other users") && "\(error)".contains("chmod 600")
+        }
+    }
+
+    @Test("devices never get the offer-signing key: the served configuration keeps its identifier, not its private key")
+    func offerKeyStaysWithTheStore() async throws {
+        try await withServedStore { store, server in
+            #expect(await store.storeKitConfiguration.subscriptionOffersKeyPair?.privateKey != nil, "the example file has a key")
+            let answer = try await Exchange.send("GET", server.url.appendingPathComponent("/v1/store/configuration"))
+            #expect(answer.status == 200)
+            let text = String(decoding: answer.body, as: UTF8.self)
+            #expect(!text.contains("privateKey"), "the private key was served")
+            #expect(text.contains("subscriptionOffersKeyPair"))
         }
     }
 

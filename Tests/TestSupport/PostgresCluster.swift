@@ -60,6 +60,13 @@ public final class PostgresCluster: Sendable {
         url = "postgres://postgres@/postgres?host=\(directory.path)"
     }
 
+    /// Restarts the server (`fast` ends sessions cleanly, `immediate` as a crash would); every
+    /// client's connection breaks.
+    public func restart(mode: String = "fast") async throws {
+        try await tool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path,
+                                  "-m", mode, "-w", "restart"])
+    }
+
     /// Stops the server at once and removes its folder.
     public func stop() async {
         _ = try? await tool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])

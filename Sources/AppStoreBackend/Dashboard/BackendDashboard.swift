@@ -6,13 +6,25 @@ import HTTPService
 /// for people, drawn on the server (SVG, no script, no CDN), readable at phone width.
 ///
 /// It is behind the backend's keys like `/v1`: a sign-in form takes a key (from
-/// `storekit backend key create`) and the browser keeps it in a cookie that only this site's
-/// dashboard gets (`HttpOnly`, `SameSite=Strict`, path `/dashboard`). The forms carry the server's
-/// form token, so a page of another site cannot sign a browser in or out.
+/// `storekit backend key create`) and opens a session: a random id, kept by the backend as a digest
+/// with its key and an expiry, which the browser holds in a cookie only this server's dashboard gets
+/// (`HttpOnly`, `SameSite=Strict`, path `/dashboard`, a name carrying the port, since cookies are not
+/// bound to ports). The key itself never goes into a cookie; signing out ends the session, and
+/// revoking the key ends its sessions. The forms carry the server's form token, so a page of another
+/// site cannot sign a browser in or out.
 struct BackendDashboard: Sendable {
     let service: BackendService
 
-    static let cookieName = "osk_backend_key"
+    /// How long a session lasts.
+    static let sessionLifetime: TimeInterval = 12 * 3_600
+
+    /// The session cookie's name for the port the request came to: another local server's pages
+    /// never receive a cookie of this one by name.
+    static func cookieName(for request: HTTPRequest) -> String {
+        let host = request.header("Host") ?? ""
+        let port = host.split(separator: "]").last.flatMap { $0.split(separator: ":").dropFirst().first }.map(String.init) ?? "80"
+        return "osk_backend_session_" + String(port.filter(\.isNumber).prefix(5))
+    }
     static let frame = PageTemplate(PackageResources.frame_html)
     static let login = PageTemplate(PackageResources.login_html)
     static let overview = PageTemplate(PackageResources.overview_html)
@@ -34,36 +46,46 @@ struct BackendDashboard: Sendable {
             guard !key.isEmpty, (try? await dashboard.service.storage.hasKey(hash: ServiceKeys.digest(key))) == true else {
                 return Self.page(dashboard.loginPage(problem: "That is not one of this backend's keys."), status: 401)
             }
+            var generator = SystemRandomNumberGenerator()
+            let session = ServiceKeys.make(using: &generator)
+            let expires = dashboard.service.ledger.now().addingTimeInterval(Self.sessionLifetime)
+            do {
+                try await dashboard.service.storage.openSession(hash: ServiceKeys.digest(session), keyHash: ServiceKeys.digest(key), expires: expires)
+            } catch {
+                return Self.page(dashboard.loginPage(problem: "The backend could not open a session: its database did not answer."), status: 503)
+            }
             return HTTPResponse(status: 303, headers: [
                 ("Location", "/dashboard"), ("Cache-Control", "no-store"),
-                ("Set-Cookie", "\(Self.cookieName)=\(Self.cookieValue(key)); Path=/dashboard; HttpOnly; SameSite=Strict"),
+                ("Set-Cookie", "\(Self.cookieName(for: request))=\(Self.cookieValue(session)); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(Int(Self.sessionLifetime))"),
             ])
         }
-        router.on("POST", "/dashboard/logout") { _, _ in
-            HTTPResponse(status: 303, headers: [
+        router.on("POST", "/dashboard/logout") { request, _ in
+            if let session = Self.cookie(in: request) { try? await dashboard.service.storage.endSession(hash: ServiceKeys.digest(session)) }
+            return HTTPResponse(status: 303, headers: [
                 ("Location", "/dashboard"), ("Cache-Control", "no-store"),
-                ("Set-Cookie", "\(Self.cookieName)=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0"),
+                ("Set-Cookie", "\(Self.cookieName(for: request))=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0"),
             ])
         }
     }
 
-    /// Whether the request's cookie holds one of the backend's keys.
+    /// Whether the request's cookie names an open session (not expired, its key not revoked).
     func signedIn(_ request: HTTPRequest) async -> Bool {
-        guard let key = Self.cookie(in: request) else { return false }
-        return (try? await service.storage.hasKey(hash: ServiceKeys.digest(key))) == true
+        guard let session = Self.cookie(in: request) else { return false }
+        return (try? await service.storage.hasSession(hash: ServiceKeys.digest(session), now: service.ledger.now())) == true
     }
 
-    /// The key in the dashboard's cookie, if the request carries one.
+    /// The session id in the dashboard's cookie for this port, if the request carries one.
     static func cookie(in request: HTTPRequest) -> String? {
+        let name = cookieName(for: request)
         let header = request.headers.first { $0.key.lowercased() == "cookie" }?.value ?? ""
         for pair in header.split(separator: ";") {
             let parts = pair.trimmingCharacters(in: .whitespaces).split(separator: "=", maxSplits: 1)
-            if parts.count == 2, parts[0] == cookieName { return String(parts[1]).removingPercentEncoding }
+            if parts.count == 2, parts[0] == name { return String(parts[1]).removingPercentEncoding }
         }
         return nil
     }
 
-    /// A key as a cookie value: percent-encoded beyond letters, digits and `-._~`.
+    /// A session id as a cookie value: percent-encoded beyond letters, digits and `-._~`.
     static func cookieValue(_ key: String) -> String {
         key.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")) ?? ""
     }

@@ -138,7 +138,11 @@ public struct BackendService: Sendable {
             return try await Self.encodedJSON { try await service.storage.cohorts(from: from, to: to).json() }
         }
         BackendDashboard(service: service).register(on: &router)
-        on("GET", "/health") { _, _ throws(BackendError) in Self.json(["status": "ok"]) }
+        // Healthy only while the database answers: a backend that cannot reach it says so (503).
+        on("GET", "/health") { [storage] _, _ throws(BackendError) in
+            try await storage.checkHealth()
+            return Self.json(["status": "ok"])
+        }
     }
 
     /// The answer to a failure. A refusal (`4xx`) is logged here as a notice naming what was asked;

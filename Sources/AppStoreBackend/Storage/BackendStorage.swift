@@ -41,6 +41,20 @@ public protocol BackendStorage: Sendable {
     /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
     func addKey(hash: String, label: String, created: Date) async throws(BackendError)
     func hasKey(hash: String) async throws(BackendError) -> Bool
+    /// Every key, oldest first: its digest, label and creation date (the key itself is never kept).
+    func keys() async throws(BackendError) -> [ServiceKeyRecord]
+    /// Removes the keys whose digest starts with `digestPrefix`, and every dashboard session they
+    /// opened; returns what was removed.
+    func revokeKeys(digestPrefix: String) async throws(BackendError) -> [ServiceKeyRecord]
+
+    /// Records a dashboard session (its id's digest) opened with the key of digest `keyHash`.
+    func openSession(hash: String, keyHash: String, expires: Date) async throws(BackendError)
+    /// Whether a session is open: recorded, not expired at `now`, and its key not revoked.
+    func hasSession(hash: String, now: Date) async throws(BackendError) -> Bool
+    /// Ends a session (signing out).
+    func endSession(hash: String) async throws(BackendError)
+    /// Throws when the database does not answer (a `/health` check).
+    func checkHealth() async throws(BackendError)
 }
 
 /// A failure of the backend: bad input (4xx) or storage (5xx).
@@ -66,4 +80,14 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
             return "the backend database failed: \(error)"
         }
     }
+}
+
+/// A service key as the backend keeps it: the digest only.
+public struct ServiceKeyRecord: Sendable, Hashable {
+    public var digest: String
+    public var label: String
+    public var created: Date
+
+    /// The short form of the digest that names the key (`backend key list`, `backend key revoke`).
+    public var id: String { String(digest.prefix(12)) }
 }

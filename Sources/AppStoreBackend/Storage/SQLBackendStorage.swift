@@ -27,7 +27,13 @@ public final class SQLBackendStorage: BackendStorage {
 
     /// Opens (creating and migrating the tables when needed) a SQLite database file, off the cooperative pool.
     public static func sqlite(path: String) async throws(BackendError) -> SQLBackendStorage {
-        try await open("SQLBackendStorage.open", location: path) { () throws(DatabaseError) in
+        // Another user who can write the file could grant themselves anything: refused, as ssh refuses
+        // a key others can read.
+        var status = stat()
+        if lstat(path, &status) == 0, status.st_mode & 0o022 != 0 {
+            throw .storage("\(path) can be written by other users (mode \(String(status.st_mode & 0o7777, radix: 8))); run chmod 600 \(path)")
+        }
+        return try await open("SQLBackendStorage.open", location: path) { () throws(DatabaseError) in
             // WAL with every commit synced; a 32 MiB page cache per connection (SQLite's default is
             // 2 MiB): a backend's tables are keyed by UUIDs and ids that arrive in no order, so with
             // millions of rows each write touches pages all over its indexes. Bounded, so memory
@@ -80,6 +86,10 @@ public final class SQLBackendStorage: BackendStorage {
                 throw DatabaseError(engine: connection.engine, code: nil, message: error.description)
             }
         },
+        .sql("dashboard-sessions", """
+            CREATE TABLE IF NOT EXISTS dashboard_sessions (id_hash TEXT PRIMARY KEY, key_hash TEXT NOT NULL, expires_ms BIGINT NOT NULL);
+            CREATE INDEX IF NOT EXISTS dashboard_sessions_by_key ON dashboard_sessions(key_hash);
+            """),
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         // A database written before the migrations were recorded: what its tables hold.
         guard try connection.hasTable("notifications") else { return [] }
@@ -87,6 +97,7 @@ public final class SQLBackendStorage: BackendStorage {
         if try connection.hasColumn("grace_expires_ms", in: "notifications") { applied.append("notification-grace-period") }
         if try connection.hasColumn("renewal", in: "transactions") { applied.append("transaction-facts") }
         if try connection.hasTable("metric_days") { applied.append("metric-tables") }
+        if try connection.hasTable("dashboard_sessions") { applied.append("dashboard-sessions") }
         if try connection.hasTable("metric_layout"),
            try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {
             applied.append("metric-rollups-\(metricsLayout)")
@@ -341,6 +352,53 @@ public final class SQLBackendStorage: BackendStorage {
             try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
                                [.text(hash), .text(label), .integer(AppStoreJSON.milliseconds(from: created))])
         }
+    }
+
+    public func keys() async throws(BackendError) -> [ServiceKeyRecord] {
+        try await read { (database) throws(BackendError) in
+            try database.query("SELECT hash, label, created_ms FROM keys ORDER BY created_ms, hash", []).map { row in
+                ServiceKeyRecord(digest: row[0] ?? "", label: row[1] ?? "", created: AppStoreJSON.date(fromMilliseconds: Int64(row[2] ?? "") ?? 0))
+            }
+        }
+    }
+
+    public func revokeKeys(digestPrefix: String) async throws(BackendError) -> [ServiceKeyRecord] {
+        guard !digestPrefix.isEmpty, digestPrefix.allSatisfy(\.isHexDigit) else { throw .badRequest("a key is named by the hexadecimal id backend key list shows") }
+        let pattern = digestPrefix.lowercased() + "%"
+        return try await write { (database) throws(BackendError) in
+            let removed = try database.query("SELECT hash, label, created_ms FROM keys WHERE hash LIKE $1", [.text(pattern)]).map { row in
+                ServiceKeyRecord(digest: row[0] ?? "", label: row[1] ?? "", created: AppStoreJSON.date(fromMilliseconds: Int64(row[2] ?? "") ?? 0))
+            }
+            try database.query("DELETE FROM dashboard_sessions WHERE key_hash IN (SELECT hash FROM keys WHERE hash LIKE $1)", [.text(pattern)])
+            try database.query("DELETE FROM keys WHERE hash LIKE $1", [.text(pattern)])
+            return removed
+        }
+    }
+
+    public func openSession(hash: String, keyHash: String, expires: Date) async throws(BackendError) {
+        _ = try await write { (database) throws(BackendError) in
+            try database.query("INSERT INTO dashboard_sessions (id_hash, key_hash, expires_ms) VALUES ($1, $2, $3)",
+                               [.text(hash), .text(keyHash), .integer(AppStoreJSON.milliseconds(from: expires))])
+        }
+    }
+
+    public func hasSession(hash: String, now: Date) async throws(BackendError) -> Bool {
+        try await read { (database) throws(BackendError) in
+            !(try database.query("""
+                SELECT 1 FROM dashboard_sessions JOIN keys ON keys.hash = dashboard_sessions.key_hash
+                WHERE dashboard_sessions.id_hash = $1 AND dashboard_sessions.expires_ms > $2
+                """, [.text(hash), .integer(AppStoreJSON.milliseconds(from: now))])).isEmpty
+        }
+    }
+
+    public func endSession(hash: String) async throws(BackendError) {
+        _ = try await write { (database) throws(BackendError) in
+            try database.query("DELETE FROM dashboard_sessions WHERE id_hash = $1", [.text(hash)])
+        }
+    }
+
+    public func checkHealth() async throws(BackendError) {
+        _ = try await read { (database) throws(BackendError) in try database.query("SELECT 1", []) }
     }
 
     public func hasKey(hash: String) async throws(BackendError) -> Bool {

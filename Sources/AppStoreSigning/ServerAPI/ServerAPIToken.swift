@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLogging
 
 /// The bearer token of an App Store Server API request: an ES256 JWT signed with an In-App Purchase
 /// key, with `kid` in its header and `iss`, `aud` (`appstoreconnect-v1`), `bid`, `exp` and optionally
@@ -66,7 +67,7 @@ public enum ServerAPIToken {
         } catch {
             throw Rejection("the token is not a JWT with the App Store Server API's claims: \(error)")
         }
-        guard header.alg == "ES256" else { throw Rejection("the token's algorithm is \(header.alg ?? "missing"), not ES256") }
+        guard header.alg == "ES256" else { throw Rejection("the token's algorithm is \(header.alg.map { UntrustedText.excerpt($0) } ?? "missing"), not ES256") }
         guard header.kid == keyId else { throw Rejection("the token names key \(header.kid ?? "none"), not \(keyId)") }
         guard publicKey.isValidSignature(compact.signature, for: compact.signingInput) else {
             throw Rejection("the token's signature does not verify with key \(keyId)")

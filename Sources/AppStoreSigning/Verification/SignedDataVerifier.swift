@@ -1,5 +1,6 @@
 import AppStoreModels
 import Foundation
+import ServiceLogging
 
 /// Verifies and decodes App Store signed data the way Apple's App Store Server Library does.
 ///
@@ -174,7 +175,7 @@ public struct SignedDataVerifier: Sendable {
             let header: JWSHeader
             do { header = try compact.header() } catch { throw VerificationError(.invalidJWTFormat, error.description) }
             guard header.alg == "ES256" else {
-                throw VerificationError(.invalidJWTFormat, "the algorithm is \(header.alg.map { "\"\($0)\"" } ?? "missing"), not ES256")
+                throw VerificationError(.invalidJWTFormat, "the algorithm is \(header.alg.map { "\"\(UntrustedText.excerpt($0))\"" } ?? "missing"), not ES256")
             }
             guard let x5c = header.x5c else { throw VerificationError(.invalidJWTFormat, "the header has no x5c certificate chain") }
             guard x5c.count == 3 else {

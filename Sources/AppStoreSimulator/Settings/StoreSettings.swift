@@ -1,3 +1,4 @@
+import Foundation
 import AppStoreModels
 import StoreKitCatalog
 
@@ -85,6 +86,23 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
     public var notificationURL: String?
 
     public init() {}
+
+    /// Checks what every way of writing settings must respect (the admin API's `PATCH` and `PUT`,
+    /// the command line, a test session): a notification URL is `http` or `https` with a host (or
+    /// empty: delivery off), and a storefront is one the App Store has.
+    public func validate() throws(AppStoreError) {
+        if let notificationURL, !notificationURL.isEmpty {
+            guard let url = URL(string: notificationURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw .control(.invalidURL, "notificationURL takes an http(s) URL or none, not \"\(notificationURL.prefix(200))\"")
+            }
+        }
+        if let storefront, Storefront(code: storefront) == nil {
+            throw .control(.invalidAction, "unknown storefront \(storefront.prefix(20))")
+        }
+    }
+
+    /// The names of the overrides as their JSON spells them.
+    public static let keys: Set<String> = Set(Mirror(reflecting: SettingsOverrides()).children.compactMap(\.label))
 
     /// The defaults with these overrides applied.
     public func applied(to defaults: StoreSettings) -> StoreSettings {

@@ -34,6 +34,7 @@ extension SimulatedAppStore {
         try writing { (change) throws(AppStoreError) in
             var overrides = self.overrides
             body(&overrides)
+            try overrides.validate()
             change.overrides = overrides
             enqueueStorefrontChanges(from: settings, to: overrides.applied(to: defaults), change: &change)
         }

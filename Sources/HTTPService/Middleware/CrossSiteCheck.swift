@@ -39,7 +39,7 @@ public struct CrossSiteCheck: HTTPMiddleware {
         let isJSON = contentType.hasPrefix("application/json")
         let isProgram = request.header(Self.requestHeader) != nil || request.header("Authorization") != nil
         let isOwnForm = formToken.map { token in
-            contentType.hasPrefix("application/x-www-form-urlencoded") && FormToken.value(in: request.body, field: Self.formTokenField) == token
+            contentType.hasPrefix("application/x-www-form-urlencoded") && FormToken.value(in: request.body, field: Self.formTokenField).map { AccessToken.same($0, token) } == true
         } ?? false
         guard isJSON || isProgram || isOwnForm else {
             throw Self.refusal("a request that changes state sends JSON (Content-Type: application/json), the \(Self.requestHeader) header, or a form of this server's pages")

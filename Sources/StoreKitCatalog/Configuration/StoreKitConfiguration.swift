@@ -30,6 +30,15 @@ public struct StoreKitConfiguration: Hashable, Sendable {
 
     public init() {}
 
+    /// The configuration as a device may see it: the promotional offers' private key removed (in the
+    /// App Store only the developer's server holds it; devices get offers signed elsewhere), its
+    /// identifier kept.
+    public var withoutPrivateKeys: StoreKitConfiguration {
+        var copy = self
+        copy.subscriptionOffersKeyPair?.privateKey = nil
+        return copy
+    }
+
     /// The format version, `{"major": 4, "minor": 0}`.
     public struct Version: Hashable, Sendable, ConfigurationNode {
         public var major: Int?

@@ -16,8 +16,20 @@ enum BackendDatabase {
         return database
     }
 
-    static func open(_ url: String) async throws -> any BackendStorage {
-        try await BackendApplication.openStorage(url)
+    static func open(_ url: String, console: Console) async throws -> any BackendStorage {
+        warnAboutPassword(in: url, console: console)
+        return try await BackendApplication.openStorage(url)
+    }
+
+    /// A password in a `--database` URL is in the process's command line, which every local user can
+    /// read (`/proc/PID/cmdline`): say so, and where it belongs instead.
+    static func warnAboutPassword(in url: String, console: Console) {
+        guard url != ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"],
+              let parts = URLComponents(string: url), parts.password != nil else { return }
+        console.printError("""
+            warning: the --database URL holds a password, which every user of this machine can read in the process list; \
+            put the URL in STOREKIT_BACKEND_DATABASE or the password in PGPASSFILE (~/.pgpass) instead
+            """)
     }
 }
 
@@ -90,6 +102,7 @@ struct BackendServeCommand: Command {
     }
 
     func run(console: Console) async throws {
+        BackendDatabase.warnAboutPassword(in: options.database, console: console)
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
                                              allowedHosts: allowedHosts, metrics: metrics),
@@ -136,7 +149,7 @@ struct BackendReconcileCommand: Command {
         }
         let client = try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
                                                  environment: options.environment, baseURL: apiURL)
-        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try await BackendDatabase.open(options.database))
+        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try await BackendDatabase.open(options.database, console: console))
         let outcome = try await reconciler.reconcile(from: since, to: until ?? Date())
         console.print("listed \(outcome.listed) notifications; recorded \(outcome.recorded) the backend did not have")
     }
@@ -158,10 +171,58 @@ struct BackendKeyCreateCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let storage = try await BackendDatabase.open(database)
+        let storage = try await BackendDatabase.open(database, console: console)
         var generator = SystemRandomNumberGenerator()
         let key = ServiceKeys.make(using: &generator)
         do { try await storage.addKey(hash: ServiceKeys.digest(key), label: label, created: Date()) } catch { throw CommandFailure(error.description) }
         console.print(key)
+    }
+}
+
+struct BackendKeyListCommand: Command {
+    static let declaration = CommandDeclaration("backend key list", group: .backend, abstract: "List the backend's keys: the id that names each (the start of its digest), its label and when it was made; never the key.", arguments: [
+        BackendOptions.database,
+    ])
+
+    var database: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        database = try BackendDatabase.url(parsing: &arguments)
+    }
+
+    func run(console: Console) async throws {
+        let storage = try await BackendDatabase.open(database, console: console)
+        let keys: [ServiceKeyRecord]
+        do { keys = try await storage.keys() } catch { throw CommandFailure(error.description) }
+        if keys.isEmpty { console.print("no keys; make one with storekit backend key create") }
+        for key in keys {
+            console.print("\(key.id)  \(key.created.formatted(.iso8601))  \(key.label)")
+        }
+    }
+}
+
+struct BackendKeyRevokeCommand: Command {
+    static let declaration = CommandDeclaration("backend key revoke", group: .backend, abstract: "Revoke a backend key by the id backend key list shows: its requests are refused from now on and its dashboard sessions end.", arguments: [
+        BackendOptions.database,
+        .positional("ID", "the key's id (the start of its digest, as backend key list shows it)"),
+    ])
+
+    var database: String
+    var id: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        database = try BackendDatabase.url(parsing: &arguments)
+        id = try arguments.positional("ID")
+        guard id.count >= 8, id.allSatisfy(\.isHexDigit) else { throw ValidationError("ID: at least 8 hexadecimal digits of a key's digest, as backend key list shows, not \"\(id.prefix(40))\"") }
+    }
+
+    func run(console: Console) async throws {
+        let storage = try await BackendDatabase.open(database, console: console)
+        let matching: [ServiceKeyRecord]
+        do { matching = try await storage.keys().filter { $0.digest.hasPrefix(id.lowercased()) } } catch { throw CommandFailure(error.description) }
+        guard !matching.isEmpty else { throw CommandFailure("no key has the id \(id); backend key list shows them") }
+        guard matching.count == 1 else { throw CommandFailure("\(matching.count) keys start with \(id); give more of the id") }
+        do { _ = try await storage.revokeKeys(digestPrefix: matching[0].digest) } catch { throw CommandFailure(error.description) }
+        console.print("revoked \(matching[0].id) (\(matching[0].label))")
     }
 }

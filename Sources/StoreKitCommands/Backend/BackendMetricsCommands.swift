@@ -40,7 +40,7 @@ struct BackendMetricsCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let storage = try await BackendDatabase.open(database)
+        let storage = try await BackendDatabase.open(database, console: console)
         do {
             if cohorts {
                 let report = try await storage.cohorts(from: from, to: to)
@@ -98,7 +98,7 @@ struct BackendMetricsRebuildCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let storage = try await BackendDatabase.open(database)
+        let storage = try await BackendDatabase.open(database, console: console)
         let started = ContinuousClock.now
         do { try await storage.rebuildMetrics() } catch { throw CommandFailure(error.description) }
         let elapsed = ContinuousClock.now - started

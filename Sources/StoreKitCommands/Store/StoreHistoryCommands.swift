@@ -165,11 +165,17 @@ struct StoreExport: Command {
         if let contents = try? FileManager.default.contentsOfDirectory(atPath: out.path), !contents.isEmpty {
             throw CommandFailure("\(output) is not empty; export into a new or empty folder")
         }
-        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true)
+        // A customer's purchase history: the folder is its owner's alone (0700), each file 0600.
+        try FileManager.default.createDirectory(at: out, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = chmod(out.path, 0o700)
         let identity = store.identity
         var files: [String] = []
         func write<Value: Encodable>(_ value: Value, _ name: String) throws {
-            try AppStoreJSON.encode(value, prettyPrinted: true).write(to: out.appendingPathComponent(name))
+            let path = out.appendingPathComponent(name).path
+            guard FileManager.default.createFile(atPath: path, contents: try AppStoreJSON.encode(value, prettyPrinted: true),
+                                                 attributes: [.posixPermissions: 0o600]) else {
+                throw CommandFailure("cannot write \(path)")
+            }
             files.append(name)
         }
 
