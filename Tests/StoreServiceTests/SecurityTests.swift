@@ -341,10 +341,19 @@ struct SecurityTests {
         #expect(try await Exchange.send("GET", local.appendingPathComponent("/v1/admin/transactions"), headers: authorized).status == 200)
         #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: authorized).status == 200)
         // A browser opens a page with ?token= once: a cookie, and the page's address without the token.
-        let opened = await RawHTTP.exchange(port: UInt16(local.port ?? 0), "GET /store?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        #expect(opened.status == 303 && opened.text.contains("Set-Cookie: storekit_token=\(token); Path=/; HttpOnly; SameSite=Strict"))
+        let port = local.port ?? 0
+        let opened = await RawHTTP.exchange(port: UInt16(port), "GET /store?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
+        #expect(opened.status == 303)
         #expect(opened.text.contains("Location: /store\r\n"))
-        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_token=\(token)")]).status == 200)
+        // The cookie is a session named for the port, never the token: a page of another local server
+        // that receives it learns nothing it can use elsewhere, and the token stays out of the browser.
+        let setCookie = try #require(opened.text.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: storekit_session_\(port)=") })
+        #expect(setCookie.contains("; Path=/; HttpOnly; SameSite=Strict; Max-Age=") && !setCookie.contains(token))
+        let session = String(setCookie.dropFirst("Set-Cookie: ".count).prefix { $0 != ";" })
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", session)]).status == 200)
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_session_\(port)=\(token)")]).status == 401,
+                "the token itself is not a session")
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_token=\(token)")]).status == 401)
         await server.stop()
     }
 

@@ -179,16 +179,23 @@ struct BackendKeyCreateCommand: Command {
     }
 }
 
-struct BackendKeyListCommand: Command {
+/// A backend command whose one argument is the database.
+protocol BackendDatabaseCommand: Command {
+    init(database: String)
+}
+
+extension BackendDatabaseCommand {
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        self.init(database: try BackendDatabase.url(parsing: &arguments))
+    }
+}
+
+struct BackendKeyListCommand: BackendDatabaseCommand {
     static let declaration = CommandDeclaration("backend key list", group: .backend, abstract: "List the backend's keys: the id that names each (the start of its digest), its label and when it was made; never the key.", arguments: [
         BackendOptions.database,
     ])
 
     var database: String
-
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        database = try BackendDatabase.url(parsing: &arguments)
-    }
 
     func run(console: Console) async throws {
         let storage = try await BackendDatabase.open(database, console: console)

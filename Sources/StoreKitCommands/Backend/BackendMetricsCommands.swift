@@ -86,16 +86,12 @@ struct BackendMetricsCommand: Command {
 }
 
 /// `storekit backend metrics rebuild`: recomputes the rollups from the recorded transactions and notifications.
-struct BackendMetricsRebuildCommand: Command {
+struct BackendMetricsRebuildCommand: BackendDatabaseCommand {
     static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: [
         BackendOptions.database,
     ])
 
     var database: String
-
-    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        database = try BackendDatabase.url(parsing: &arguments)
-    }
 
     func run(console: Console) async throws {
         let storage = try await BackendDatabase.open(database, console: console)
