@@ -109,15 +109,7 @@ extension DatabaseConnection {
         while true {
             attempt += 1
             do throws(Failure) {
-                do throws(DatabaseError) { try execute(beginWrite) } catch { throw wrap(error) }
-                do throws(Failure) {
-                    let result = try body()
-                    do throws(DatabaseError) { try execute("COMMIT") } catch { throw wrap(error) }
-                    return result
-                } catch {
-                    try? execute("ROLLBACK")
-                    throw error
-                }
+                return try transaction(beginning: beginWrite, wrap: wrap, body)
             } catch {
                 guard attempt < attempts, databaseError(error)?.isRetryable == true else { throw error }
             }
@@ -126,7 +118,13 @@ extension DatabaseConnection {
 
     /// Runs `body` in one read transaction (one consistent snapshot), ended when it returns or throws.
     public func readTransaction<Result, Failure: Error>(wrap: (DatabaseError) -> Failure, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        do throws(DatabaseError) { try execute("BEGIN") } catch { throw wrap(error) }
+        try transaction(beginning: "BEGIN", wrap: wrap, body)
+    }
+
+    /// One transaction begun with `begin`: committed when `body` returns, rolled back when it throws.
+    private func transaction<Result, Failure: Error>(beginning begin: String, wrap: (DatabaseError) -> Failure,
+                                                     _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
+        do throws(DatabaseError) { try execute(begin) } catch { throw wrap(error) }
         do throws(Failure) {
             let result = try body()
             do throws(DatabaseError) { try execute("COMMIT") } catch { throw wrap(error) }
