@@ -33,6 +33,13 @@ struct RouterTests {
 
     func body(_ response: HTTPResponse) -> String { String(decoding: response.body, as: UTF8.self) }
 
+    @Test("the port a Host names, for cookies named by port: IPv4, names and IPv6 literals, with and without a port",
+          arguments: [("127.0.0.1:8080", "8080"), ("localhost", "80"), ("[::1]:9", "9"), ("[::1]", "80"), ("example.test:443", "443")])
+    func hostPort(_ host: String, _ port: String) {
+        #expect(HostCheck.port(of: HTTPRequest(method: "GET", rawPath: "/", headers: ["host": host])) == port)
+        #expect(AccessToken.cookieName(for: HTTPRequest(method: "GET", rawPath: "/", headers: ["host": host])) == "storekit_session_" + port)
+    }
+
     @Test("literal segments win over captures, captures over a rest; each route gets its own captures")
     func precedence() async {
         var router = Router()

@@ -21,9 +21,7 @@ struct BackendDashboard: Sendable {
     /// The session cookie's name for the port the request came to: another local server's pages
     /// never receive a cookie of this one by name.
     static func cookieName(for request: HTTPRequest) -> String {
-        let host = request.header("Host") ?? ""
-        let port = host.split(separator: "]").last.flatMap { $0.split(separator: ":").dropFirst().first }.map(String.init) ?? "80"
-        return "osk_backend_session_" + String(port.filter(\.isNumber).prefix(5))
+        "osk_backend_session_" + HostCheck.port(of: request)
     }
     static let frame = PageTemplate(PackageResources.frame_html)
     static let login = PageTemplate(PackageResources.login_html)

@@ -52,10 +52,7 @@ public struct AccessToken: HTTPMiddleware {
 
     /// The session cookie's name for the port the request came to (80 when its `Host` names none).
     public static func cookieName(for request: HTTPRequest) -> String {
-        let host = request.header("Host") ?? ""
-        let afterBracket = host.split(separator: "]", omittingEmptySubsequences: false).last ?? Substring(host)
-        let port = afterBracket.split(separator: ":", maxSplits: 1).dropFirst().first.map(String.init) ?? "80"
-        return cookiePrefix + String(port.filter(\.isNumber).prefix(5))
+        cookiePrefix + HostCheck.port(of: request)
     }
 
     /// Compares in time that does not depend on where the texts differ.

@@ -24,6 +24,18 @@ public struct HostCheck: HTTPMiddleware {
         return try await next(request, context)
     }
 
+    /// The port a request's `Host` names (`[::1]:8080` → `8080`), or `80` when it names none: what
+    /// cookies that must not reach another local server's pages are named for (cookies are not bound
+    /// to ports).
+    public static func port(of request: HTTPRequest) -> String {
+        let value = request.header("Host") ?? ""
+        var rest = Substring(value)
+        if rest.hasPrefix("["), let end = rest.firstIndex(of: "]") { rest = rest[rest.index(after: end)...] }
+        guard let colon = rest.firstIndex(of: ":") else { return "80" }
+        let port = rest[rest.index(after: colon)...].filter(\.isNumber).prefix(5)
+        return port.isEmpty ? "80" : String(port)
+    }
+
     /// The host part of a `Host` value, lower-cased: `[::1]:8080` → `[::1]`, `LocalHost:80` → `localhost`.
     static func hostName(_ value: String) -> String {
         let value = value.lowercased()
