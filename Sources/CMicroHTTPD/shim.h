@@ -4,6 +4,8 @@
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <microhttpd.h>
 
 /* Leaves the request's path and query as they came on the wire: the server decodes them itself, once
@@ -14,6 +16,17 @@ static inline size_t openstorekit_keep_escaped(void *context, struct MHD_Connect
     size_t length = 0;
     while (text[length] != 0) { length++; }
     return length;
+}
+
+/* Called once a request line has arrived, with its whole target (path and query): the request's
+   context starts as the target's length, tagged with the low bit so it is never taken for an object
+   (the access handler replaces it with the request's state; nothing is allocated here, so nothing
+   leaks when a request ends before the access handler runs). */
+static inline void *openstorekit_note_target(void *context, const char *uri, struct MHD_Connection *connection) {
+    (void)context; (void)connection;
+    size_t length = 0;
+    while (uri[length] != 0) { length++; }
+    return (void *)(((uintptr_t)length << 1) | 1);
 }
 
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument form starts a daemon
@@ -38,6 +51,7 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
         { MHD_OPTION_PER_IP_CONNECTION_LIMIT, per_address_limit, NULL },
         { MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL },
         { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notice, context },
+        { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)openstorekit_note_target, NULL },
         { polling_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, polling_threads, NULL },
         { MHD_OPTION_END, 0, NULL },
     };
@@ -57,10 +71,23 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
                             MHD_OPTION_END);
 }
 
-/* A connection's socket, for the request deadline's sweep to shut down (see RequestDeadlines). */
+/* A connection's socket, for the request deadline and the room for new connections to shut down (see ConnectionLimits). */
 static inline int openstorekit_connection_socket(struct MHD_Connection *connection) {
     const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
     return info ? (int)info->connect_fd : -1;
+}
+
+/* The client's address as text (an IPv4 or IPv6 address) into `text`, or "" when unknown. */
+static inline void openstorekit_client_address(struct MHD_Connection *connection, char *text, socklen_t size) {
+    text[0] = 0;
+    const union MHD_ConnectionInfo *info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (info == NULL || info->client_addr == NULL) { return; }
+    const struct sockaddr *address = info->client_addr;
+    if (address->sa_family == AF_INET) {
+        inet_ntop(AF_INET, &((const struct sockaddr_in *)address)->sin_addr, text, size);
+    } else if (address->sa_family == AF_INET6) {
+        inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)address)->sin6_addr, text, size);
+    }
 }
 
 /* The port a daemon listens on (the one the kernel picked for port 0). */

@@ -23,6 +23,8 @@ public struct HTTPRequest: Sendable {
     /// The request's identity in logs and in its answer's `X-Request-ID`: sixteen hexadecimal digits,
     /// new for every request the server receives.
     public var id: String
+    /// The client's address as the server saw it (`127.0.0.1`), empty for a request made in process.
+    public var remoteAddress = ""
 
     /// A request for `path` and `query`, given decoded (they are percent-encoded again for
     /// ``rawPath`` and ``rawQuery``).

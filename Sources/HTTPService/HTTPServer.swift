@@ -13,8 +13,9 @@ import Synchronization
 /// cost no threads, and a handler may await actors for as long as a long poll needs. Bodies over
 /// ``maximumBodySize`` are answered `413`; connections idle longer than the idle timeout are closed,
 /// and so is a connection whose request (headers and body) has not fully arrived within the request
-/// deadline, however steadily it trickles in; each client address may hold a limited number of
-/// connections.
+/// deadline, however steadily it trickles in. When connections run short, those waiting for a request
+/// (idle keep-alives, requests not yet sent) give way to new ones, so one local client holding
+/// thousands cannot shut out the others.
 ///
 /// Stop a server with ``stop(grace:)``, which never blocks a thread: it stops accepting, cancels the
 /// handlers in progress (a long poll answers at once), waits for their answers to be sent, and ends.
@@ -31,7 +32,11 @@ public final class HTTPServer: Sendable {
     /// Requests whose handlers are working (long polls among them), or whose answers are being sent.
     public var requestsInProgress: Int { context.requestsInProgress }
     /// Connections closed because their request did not fully arrive within the request deadline.
-    public var requestsCutOff: Int { context.deadlines.requestsCutOff }
+    public var requestsCutOff: Int { context.connections.requestsCutOff }
+    /// Connections that waited for a request and were closed to make room for new clients.
+    public var connectionsDropped: Int { context.connections.connectionsDropped }
+    /// Connections open now.
+    public var openConnections: Int { context.connections.openConnections }
 
     /// The largest request body accepted; larger ones are answered `413`.
     public var maximumBodySize: Int { context.maximumBodySize }
@@ -43,16 +48,19 @@ public final class HTTPServer: Sendable {
     ///   - requestDeadline: How long a client has to send a whole request, headers and body, from
     ///     the moment its connection opens (or its previous answer was sent); a connection still
     ///     sending then is closed. A handler's own time (a long poll) does not count.
-    ///   - connectionLimit: Connections open at once, long polls included.
-    ///   - connectionsPerAddress: Connections one client address may hold at once, so that no one
-    ///     address (a client that stalls on purpose) can hold every connection.
+    ///   - connectionLimit: Connections open at once, long polls included (at most what the process's
+    ///     descriptor limit allows, which the server raises to its hard limit). Near it, connections
+    ///     waiting for a request give way to new ones, longest-waiting first (see ``connectionsDropped``).
+    ///   - connectionsPerAddress: Connections one client address may hold at once; `nil` is none on
+    ///     loopback (where every client shares 127.0.0.1 and a share would let one process shut out
+    ///     the rest) and 2,000 elsewhere.
     ///   - pollingThreads: Threads that read and write connections (handlers run as tasks, not here).
     ///   - logger: Where the server logs the requests it answers `503` itself, while it stops (a
     ///     ``Router`` logs its handlers' failures).
     /// - Throws: ``HTTPServerError`` when the address is not this machine's or the port is in use:
     ///   two servers never share a port.
     public convenience init(host: String = "127.0.0.1", port: UInt16 = 0, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
-                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
+                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int? = nil,
                             pollingThreads: Int = 2, logger: Logger = .disabled, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
@@ -68,7 +76,7 @@ public final class HTTPServer: Sendable {
     /// For callers that must know the port before the server exists (certificates that name it, a
     /// port reserved across restarts) without giving it up in between.
     public convenience init(listeningSocket socket: Int32, maximumBodySize: Int = 1 << 20, idleTimeout: Int = 30,
-                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int = 2_000,
+                            requestDeadline: Duration = .seconds(30), connectionLimit: Int = 10_000, connectionsPerAddress: Int? = nil,
                             pollingThreads: Int = 2, logger: Logger = .disabled, handler: @escaping Handler) throws(HTTPServerError) {
         var address = sockaddr_in()
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
@@ -85,19 +93,24 @@ public final class HTTPServer: Sendable {
     }
 
     private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, requestDeadline: Duration,
-                 connectionLimit: Int, connectionsPerAddress: Int, pollingThreads: Int, logger: Logger, handler: @escaping Handler) throws(HTTPServerError) {
+                 connectionLimit: Int, connectionsPerAddress: Int?, pollingThreads: Int, logger: Logger, handler: @escaping Handler) throws(HTTPServerError) {
         var address = address
-        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline, logger: logger)
+        let capacity = min(connectionLimit, DescriptorLimit.raised - 256)
+        // On loopback every client is 127.0.0.1: a share per address would let one local process shut
+        // out every other, so there waiting connections give way instead (see ConnectionLimits).
+        let perAddress = connectionsPerAddress ?? (host.hasPrefix("127.") ? 0 : 2_000)
+        let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline, capacity: capacity,
+                                    logger: logger)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
         let started = withUnsafePointer(to: &address) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 openstorekit_start_daemon(socketAddress, socket, handleAccess, pointer, handleCompletion, handleConnectionNotice,
                                           UInt32(max(1, pollingThreads)),
-                                          UInt32(idleTimeout), UInt32(connectionLimit), UInt32(connectionsPerAddress))
+                                          UInt32(idleTimeout), UInt32(capacity), UInt32(perAddress))
             }
         }
         guard let started else {
-            context.deadlines.stop()
+            context.connections.stop()
             let port = UInt16(bigEndian: address.sin_port)
             throw HTTPServerError("cannot listen on \(host):\(port): the port is in use, or the address is not one of this machine's")
         }
@@ -139,7 +152,7 @@ public final class HTTPServer: Sendable {
         }
         // Joins the polling threads, which never wait for handlers: quick, but still a blocking call.
         await BlockingWork.run("HTTPServer.stop") { MHD_stop_daemon(handle.pointer) }
-        context.deadlines.stop()
+        context.connections.stop()
         withExtendedLifetime(context) {}
     }
 
@@ -163,6 +176,22 @@ extension HTTPServer {
     }
 }
 
+/// The process's limit on open descriptors, raised once to its hard limit (as Go's runtime does):
+/// a server's connections are descriptors, and the soft limit (often 1,024) is far below what a
+/// server holding thousands of long polls needs.
+enum DescriptorLimit {
+    static let raised: Int = {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return 1_024 }
+        if limit.rlim_cur < limit.rlim_max {
+            var raised = limit
+            raised.rlim_cur = limit.rlim_max
+            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+        }
+        return limit.rlim_cur > rlim_t(Int.max) ? Int.max : Int(limit.rlim_cur)
+    }()
+}
+
 /// A failure to start a server.
 public struct HTTPServerError: Error, CustomStringConvertible, Sendable {
     public var description: String
@@ -179,7 +208,7 @@ struct DaemonHandle: @unchecked Sendable {
 final class ServerContext: Sendable {
     let handler: HTTPServer.Handler
     let maximumBodySize: Int
-    let deadlines: RequestDeadlines
+    let connections: ConnectionLimits
     /// Where the requests the server answers itself are logged.
     let logger: Logger
     private let state = Mutex(State())
@@ -190,10 +219,10 @@ final class ServerContext: Sendable {
         var inProgress: [ObjectIdentifier: RequestState] = [:]
     }
 
-    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int, requestDeadline: Duration, logger: Logger) {
+    init(handler: @escaping HTTPServer.Handler, maximumBodySize: Int, requestDeadline: Duration, capacity: Int, logger: Logger) {
         self.handler = handler
         self.maximumBodySize = maximumBodySize
-        self.deadlines = RequestDeadlines(limit: requestDeadline)
+        self.connections = ConnectionLimits(requestDeadline: requestDeadline, capacity: capacity)
         self.logger = logger
     }
 

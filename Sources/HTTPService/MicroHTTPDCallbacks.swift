@@ -14,20 +14,27 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                   _ uploadDataSize: UnsafeMutablePointer<Int>?, _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?) -> MHD_Result {
     guard let cls, let connection, let url, let method, let uploadDataSize, let requestContext else { return MHD_Result.NO }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
-    guard let statePointer = requestContext.pointee else {
+    // Before the first call the context holds the target's length, tagged (see openstorekit_note_target).
+    let tagged = UInt(bitPattern: requestContext.pointee)
+    guard tagged != 0, tagged & 1 == 0, let statePointer = requestContext.pointee else {
         requestContext.pointee = Unmanaged.passRetained(RequestState()).toOpaque()
+        // A target longer than the server reads is refused before anything else about it.
+        let targetLength = Int(tagged >> 1)
+        if targetLength > RequestFraming.longestTarget {
+            return queue(uriTooLong(targetLength), on: connection, connections: context.connections)
+        }
         // Framing a proxy in front could read otherwise (request smuggling), and headers a proxy could
         // read another way, are refused before the body (RFC 9112).
         let headerPairs = pairs(connection, MHD_ValueKind.HEADER_KIND)
         if let refusal = RequestFraming.refusal(of: headerPairs) {
             return queue(refusal.status == 400 ? badRequest(refusal.message) : notImplemented(refusal.message), on: connection,
-                         deadlines: context.deadlines)
+                         connections: context.connections)
         }
         let lengths = headerPairs.filter { $0.0.lowercased() == "content-length" }
         // A body announced larger than the limit is refused before a byte of it is read (the
         // connection then closes, its body unread).
         if let length = lengths.first.flatMap({ Int($0.1) }), length > context.maximumBodySize {
-            return queue(payloadTooLarge, on: connection, deadlines: context.deadlines)
+            return queue(payloadTooLarge, on: connection, connections: context.connections)
         }
         return MHD_Result.YES
     }
@@ -41,16 +48,19 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
             // A body sent without a length (chunked) is refused as soon as it passes the limit.
             state.body = Data()
             uploadDataSize.pointee = 0
-            return queue(payloadTooLarge, on: connection, deadlines: context.deadlines)
+            return queue(payloadTooLarge, on: connection, connections: context.connections)
         }
         state.body.append(UnsafeRawPointer(uploadData).assumingMemoryBound(to: UInt8.self), count: size)
         uploadDataSize.pointee = 0
         return MHD_Result.YES
     }
-    context.deadlines.received(connection)
-    let request = HTTPRequest(method: String(cString: method), rawPath: String(cString: url),
+    context.connections.received(connection)
+    var request = HTTPRequest(method: String(cString: method), rawPath: String(cString: url),
                               rawQuery: pairs(connection, MHD_ValueKind.GET_ARGUMENT_KIND).map { (name: $0.0, value: $0.1) },
                               headers: headers(connection), body: state.body)
+    var address = [CChar](repeating: 0, count: 64)
+    openstorekit_client_address(connection, &address, socklen_t(address.count))
+    request.remoteAddress = String(decoding: address.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     state.body = Data()
     guard context.start(request, state: state, connection: connection) else {
         return queue(context.answerItself(request, with: .stopping("the request came while the server stopped")), on: connection)
@@ -63,12 +73,12 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
 func handleConnectionNotice(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                             _ socketContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ notice: MHD_ConnectionNotificationCode) {
     guard let cls, let connection else { return }
-    let deadlines = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().deadlines
+    let connections = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().connections
     if notice.rawValue == 0 /* MHD_CONNECTION_NOTIFY_STARTED */ {
         let descriptor = openstorekit_connection_socket(connection)
-        if descriptor >= 0 { deadlines.opened(connection, descriptor: descriptor) }
+        if descriptor >= 0 { connections.opened(connection, descriptor: descriptor) }
     } else {
-        deadlines.closed(connection)
+        connections.closed(connection)
     }
 }
 
@@ -76,6 +86,13 @@ func handleConnectionNotice(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
 private func badRequest(_ message: String) -> HTTPResponse {
     HTTPResponse(status: 400, headers: [("Content-Type", "application/json"), ("Connection", "close")],
                  body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "badRequest", "message": message]])) ?? Data())
+}
+
+/// A `414` for a request target longer than the server reads.
+private func uriTooLong(_ length: Int) -> HTTPResponse {
+    let message = "the request target is \(length) bytes; the longest this server reads is \(RequestFraming.longestTarget)"
+    return HTTPResponse(status: 414, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                        body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "uriTooLong", "message": message]])) ?? Data())
 }
 
 /// A `501` naming the transfer coding the server does not implement.
@@ -92,17 +109,18 @@ private let payloadTooLarge = HTTPResponse(status: 413, headers: [("Content-Type
 /// the request leaves the server's requests in progress and its state is released.
 func handleCompletion(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
                       _ requestContext: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ code: MHD_RequestTerminationCode) {
-    guard let cls, let requestContext, let pointer = requestContext.pointee else { return }
+    guard let cls, let requestContext, let pointer = requestContext.pointee, UInt(bitPattern: pointer) & 1 == 0 else { return }
     let context = Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue()
-    if let connection { context.deadlines.answered(connection) }
+    if let connection { context.connections.answered(connection) }
     let state = Unmanaged<RequestState>.fromOpaque(pointer).takeRetainedValue()
     context.finished(state)
     requestContext.pointee = nil
 }
 
 /// Queues an answer; the request needs no more of the client, so its deadline's clock stops.
-private func queue(_ response: HTTPResponse, on connection: OpaquePointer, deadlines: RequestDeadlines) -> MHD_Result {
-    deadlines.received(connection)
+private func queue(_ response: HTTPResponse, on connection: OpaquePointer, connections: ConnectionLimits) -> MHD_Result {
+    connections.received(connection)
+    connections.lingerOnClose(connection)
     return queue(response, on: connection)
 }
 
@@ -131,17 +149,20 @@ private final class ValueCollector {
     var pairs: [(String, String)] = []
 }
 
-private func collectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?,
-                          _ value: UnsafePointer<CChar>?) -> MHD_Result {
+private func collectValue(_ cls: UnsafeMutableRawPointer?, _ kind: MHD_ValueKind, _ key: UnsafePointer<CChar>?, _ keySize: Int,
+                          _ value: UnsafePointer<CChar>?, _ valueSize: Int) -> MHD_Result {
     guard let cls, let key else { return MHD_Result.YES }
-    Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue().pairs.append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+    let collector = Unmanaged<ValueCollector>.fromOpaque(cls).takeUnretainedValue()
+    let name = String(decoding: UnsafeRawBufferPointer(start: key, count: keySize), as: UTF8.self)
+    let text = value.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: valueSize), as: UTF8.self) } ?? ""
+    collector.pairs.append((name, text))
     return MHD_Result.YES
 }
 
 private func pairs(_ connection: OpaquePointer, _ kind: MHD_ValueKind) -> [(String, String)] {
     let collector = ValueCollector()
     withExtendedLifetime(collector) {
-        _ = MHD_get_connection_values(connection, kind, collectValue, Unmanaged.passUnretained(collector).toOpaque())
+        _ = MHD_get_connection_values_n(connection, kind, collectValue, Unmanaged.passUnretained(collector).toOpaque())
     }
     return collector.pairs
 }

@@ -13,6 +13,10 @@ enum RequestFraming {
         ("X-Content-Type-Options", "nosniff"),
     ]
 
+    /// The longest request target (path and query) the server reads, in bytes; longer is `414`. (A
+    /// signed notification, certificates and all, fits in a query: about 10 KB once escaped.)
+    static let longestTarget = 16_384
+
     /// Why a request's headers are refused (`400`, or `501` for a transfer coding the server does
     /// not implement), or `nil` when they frame it one way only.
     static func refusal(of headers: [(name: String, value: String)]) -> (status: Int, message: String)? {

@@ -10,8 +10,9 @@ final class LongPollProbe: Sendable {
 
     private init(sockets: [Int32]) { self.sockets = sockets }
 
-    /// Opens `count` connections to `127.0.0.1:port`, each sending `GET path(index)`.
-    static func open(_ count: Int, to port: UInt16, path: @escaping @Sendable (Int) -> String) async throws(CommandFailure) -> LongPollProbe {
+    /// Opens `count` connections to `127.0.0.1:port`, each sending `GET path(index)` (nothing when
+    /// `path` is `nil`).
+    static func open(_ count: Int, to port: UInt16, path: (@Sendable (Int) -> String)?) async throws(CommandFailure) -> LongPollProbe {
         raiseDescriptorLimit()
         let opened = await BlockingWork.run("LongPollProbe.open") { () -> Result<[Int32], CommandFailure> in
             var sockets: [Int32] = []
@@ -21,6 +22,7 @@ final class LongPollProbe: Sendable {
                     return .failure(CommandFailure("cannot open connection \(index + 1) of \(count) to port \(port): \(String(cString: strerror(errno)))"))
                 }
                 sockets.append(socket)
+                guard let path else { continue }
                 guard write(socket, "GET \(path(index)) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n\r\n") else {
                     for socket in sockets { Glibc.close(socket) }
                     return .failure(CommandFailure("cannot send long poll \(index + 1)"))
@@ -29,6 +31,12 @@ final class LongPollProbe: Sendable {
             return .success(sockets)
         }
         return LongPollProbe(sockets: try opened.get())
+    }
+
+    /// Opens `count` connections to `127.0.0.1:port` that send nothing: one local client hoarding
+    /// connections.
+    static func openIdle(_ count: Int, to port: UInt16) async throws(CommandFailure) -> LongPollProbe {
+        try await open(count, to: port, path: nil)
     }
 
     /// How many of the connections got a `200` answer (waiting up to 10 s for each); closes them all.

@@ -11,13 +11,14 @@ import StoreKitCatalog
 struct DeviceRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
+    let longPolls: LongPollBudget
 
     /// The longest a poll for updates waits, in seconds.
     static let longestWait = 60.0
 
     /// Registers every route of the device API.
-    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport) {
-        let routes = DeviceRoutes(store: store, devices: devices)
+    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport, longPolls: LongPollBudget) {
+        let routes = DeviceRoutes(store: store, devices: devices, longPolls: longPolls)
         let prefix = "/v1/devices/{device}"
         router.on("POST", prefix) { request, context in try await routes.registerDevice(request, device: context["device"]) }
         // Every other route is about a device the store has.
@@ -136,12 +137,19 @@ struct DeviceRoutes {
         guard let wait = Double(waitText), wait >= 0, wait.isFinite else { throw APIError.badRequest("wait must be a number of seconds, not \(waitText)") }
         let deadline = ContinuousClock.now + .milliseconds(Int64(min(wait, Self.longestWait) * 1000))
         var waiting = try await store.waitingUpdates(device: device, channel: channel)
-        while waiting.isEmpty, ContinuousClock.now < deadline {
-            await LongPoll.wait(until: deadline) { await store.waitForUpdates(device: device, channel: channel) }
-            // A stopping server cancels its handlers: the poll answers at once with what it has (nothing),
-            // without waiting for the store, which may be busy.
-            if Task.isCancelled { break }
-            waiting = try await store.waitingUpdates(device: device, channel: channel)
+        if waiting.isEmpty, ContinuousClock.now < deadline {
+            // Only a poll that waits counts against the long polls' budget.
+            waiting = try await longPolls.wait {
+                var waiting: [LedgerUpdate] = []
+                while waiting.isEmpty, ContinuousClock.now < deadline {
+                    await LongPoll.wait(until: deadline) { await store.waitForUpdates(device: device, channel: channel) }
+                    // A stopping server cancels its handlers: the poll answers at once with what it has (nothing),
+                    // without waiting for the store, which may be busy.
+                    if Task.isCancelled { break }
+                    waiting = try await store.waitingUpdates(device: device, channel: channel)
+                }
+                return waiting
+            }
         }
         var failure: String?
         if !waiting.isEmpty, case .verification(let code)? = try await store.simulatedError(forAPI: .verification) { failure = code.rawValue }

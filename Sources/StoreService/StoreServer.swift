@@ -41,8 +41,8 @@ public final class StoreServer: Sendable {
                             delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
         try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery, metrics: metrics,
                       logger: logger) { handler throws(HTTPServerError) in
-            try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionsPerAddress: access.connectionsPerAddress,
-                           logger: logger, handler: handler)
+            try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionLimit: access.connectionLimit,
+                           connectionsPerAddress: access.connectionsPerAddress, logger: logger, handler: handler)
         }
     }
 
@@ -54,7 +54,7 @@ public final class StoreServer: Sendable {
                             metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
         try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery, metrics: metrics,
                       logger: logger) { handler throws(HTTPServerError) in
-            try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline,
+            try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline, connectionLimit: access.connectionLimit,
                            connectionsPerAddress: access.connectionsPerAddress, logger: logger, handler: handler)
         }
     }
@@ -87,6 +87,12 @@ public final class StoreServer: Sendable {
 
     /// Requests whose handlers are working (long polls among them), or whose answers are being sent.
     public var requestsInProgress: Int { http.requestsInProgress }
+
+    /// Connections open now.
+    public var openConnections: Int { http.openConnections }
+
+    /// Connections that waited for a request and were closed to make room for new clients.
+    public var connectionsDropped: Int { http.connectionsDropped }
 
     /// Stops serving, without blocking a thread: open long polls answer at once, other requests in
     /// progress get up to `grace` to finish (see ``HTTPServer/stop(grace:)``), and notification
@@ -122,17 +128,26 @@ public struct ServerAccess: Sendable {
     /// The access token: required, when set, by the pages, the admin API and the device API (the App
     /// Store Server API checks its own tokens; OCSP and `/health` are open).
     public var token: String?
-    /// Connections one client address may hold at once (long polls included), so no one address can
-    /// hold them all; a benchmark holding thousands of long polls from one address raises it.
-    public var connectionsPerAddress: Int
+    /// Connections one client address may hold at once (long polls included); `nil` is none on
+    /// loopback, where every local client shares one address and waiting connections give way to
+    /// new ones instead, and 2,000 on other addresses (see ``HTTPServer``).
+    public var connectionsPerAddress: Int?
+    /// Connections open at once, long polls included.
+    public var connectionLimit: Int
+    /// Long polls for updates waiting at once; a poll beyond them is answered `503` with
+    /// `Retry-After`, so long polls never take the room the pages, purchases and `/health` need.
+    public var longPollLimit: Int
     /// How long a client has to send a whole request, headers and body; a connection still sending
     /// then is closed, however steadily it trickles (see ``HTTPServer``).
     public var requestDeadline: Duration
 
-    public init(allowedHosts: [String] = [], token: String? = nil, connectionsPerAddress: Int = 2_000, requestDeadline: Duration = .seconds(30)) {
+    public init(allowedHosts: [String] = [], token: String? = nil, connectionsPerAddress: Int? = nil, connectionLimit: Int = 10_000,
+                longPollLimit: Int? = nil, requestDeadline: Duration = .seconds(30)) {
         self.allowedHosts = allowedHosts
         self.token = token
         self.connectionsPerAddress = connectionsPerAddress
+        self.connectionLimit = connectionLimit
+        self.longPollLimit = longPollLimit ?? connectionLimit * 4 / 5
         self.requestDeadline = requestDeadline
     }
 
@@ -163,7 +178,7 @@ enum StoreRoutes {
             context.segments.first == "ocsp" && request.header("Content-Type")?.lowercased() == "application/ocsp-request"
         })
         router.add(middleware: StoreErrorMapping())
-        DeviceRoutes.register(on: &router, store: store, devices: devices)
+        DeviceRoutes.register(on: &router, store: store, devices: devices, longPolls: LongPollBudget(limit: access.longPollLimit))
         AdminRoutes.register(on: &router, store: store)
         WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
         // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
@@ -227,10 +242,33 @@ final class RequestProgress: Sendable {
     var requestsInProgress: Int { reference.withLock { $0.server }?.requestsInProgress ?? 0 }
 }
 
+/// Long polls waiting at once, against their own limit (``ServerAccess/longPollLimit``).
+final class LongPollBudget: Sendable {
+    let limit: Int
+    private let waiting = Atomic<Int>(0)
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Runs `poll` if a place is free; otherwise throws `503` with `Retry-After: 1`.
+    func wait<Result: Sendable>(_ poll: () async throws -> Result) async throws -> Result {
+        guard waiting.add(1, ordering: .relaxed).newValue <= limit else {
+            waiting.subtract(1, ordering: .relaxed)
+            var refusal = APIError(status: 503, family: "other", code: "tooManyLongPolls",
+                                   message: "\(limit) polls for updates are waiting already; poll again in a second")
+            refusal.headers = [("Retry-After", "1")]
+            throw refusal
+        }
+        defer { waiting.subtract(1, ordering: .relaxed) }
+        return try await poll()
+    }
+}
+
 /// A failure answered with a status and the JSON error body.
 struct APIError: HTTPResponseError {
     var status: Int
     var body: DeviceAPI.ErrorBody
+    /// Headers the answer carries beside the body (`Retry-After`).
+    var headers: [(name: String, value: String)] = []
 
     init(status: Int, family: String, code: String, message: String) {
         self.status = status
@@ -275,7 +313,10 @@ struct APIError: HTTPResponseError {
     }
 
     var response: HTTPResponse {
-        .json(status, (try? APIResponse.encoder.encode(body)) ?? Data(#"{"error":{"family":"other","code":"failed","message":""}}"#.utf8))
+        var response = HTTPResponse.json(status, (try? APIResponse.encoder.encode(body))
+                                         ?? Data(#"{"error":{"family":"other","code":"failed","message":""}}"#.utf8))
+        response.headers += headers
+        return response
     }
 }
 

@@ -160,4 +160,28 @@ struct BackendSecurityTests {
             #expect(lines.allSatisfy { $0.utf8.count < 2_000 && !$0.contains("\u{2028}") })
         }
     }
+
+    @Test("each client's share of the log is bounded: 1,000 refused requests write twenty lines, and the next line written says how many were left out")
+    func logVolumePerClient() async throws {
+        let budget = LogBudget(linesPerWindow: 3, window: .seconds(10))
+        let start = ContinuousClock.now
+        #expect((0..<5).map { _ in budget.admit("a", at: start) } == [0, 0, 0, nil, nil])
+        #expect(budget.admit("b", at: start) == 0, "another client has a budget of its own")
+        #expect(budget.admit("a", at: start + .seconds(11)) == 2, "the first line of the next window says two were left out")
+
+        let scenario = try BackendScenario()
+        try await scenario.withBackend { backend in
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
+            var request = HTTPRequest(method: "POST", path: "/apple/notifications", headers: ["content-type": "application/json"],
+                                      body: Data(#"{"signedPayload":"not.a.jws"}"#.utf8))
+            request.remoteAddress = "127.0.0.1"
+            for _ in 0..<1_000 {
+                let answer = await logging.handle(request)
+                #expect(answer.status == 422)
+            }
+            #expect(logged.written.count == logging.refusalLogBudget.linesPerWindow)
+            #expect(logged.written.allSatisfy { $0.metadata["client"] == "127.0.0.1" })
+        }
+    }
 }

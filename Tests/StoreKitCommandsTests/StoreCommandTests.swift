@@ -184,6 +184,19 @@ struct StoreCommandTests {
         let exposed = await CommandRun.run(["backend", "key", "create", "--database", "postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))"])
         #expect(exposed.status != 0)
         #expect(exposed.standardError.contains("warning: the --database URL holds a password"), "\(exposed.standardError)")
+        // In a file only its owner can read, the URL (password and all) stays off the command line.
+        let urlFile = try scratch.write("postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))\n", to: "database-url")
+        #expect(chmod(urlFile, 0o644) == 0)
+        let readable = await CommandRun.run(["backend", "key", "create", "--database-file", urlFile])
+        #expect(readable.status != 0 && readable.standardError.contains("can be read by other users") && readable.standardError.contains("chmod 600"),
+                "\(readable.standardError)")
+        #expect(chmod(urlFile, 0o600) == 0)
+        let fromFile = await CommandRun.run(["backend", "key", "create", "--database-file", urlFile])
+        #expect(fromFile.status != 0, "no server listens there")
+        #expect(!fromFile.standardError.contains("warning"), "\(fromFile.standardError)")
+        let sqliteFile = try scratch.write(database + "\n", to: "sqlite-url")
+        #expect(chmod(sqliteFile, 0o600) == 0)
+        #expect(await CommandRun.run(["backend", "key", "list", "--database-file", sqliteFile]).standardOutput.contains("  service"))
 
         let opened = try await TestStores.open(URL(fileURLWithPath: store))
         try await StoreServer.serving(opened) { server in

@@ -187,7 +187,7 @@ struct SecurityTests {
         }
     }
 
-    @Test("HTTP framing, second round: a space before the colon, two Transfer-Encodings, a final coding other than chunked, two Hosts and a Host that is not host[:port] are refused; unknown codings are 501",
+    @Test("HTTP framing, second round: a space before the colon, two Transfer-Encodings, a final coding other than chunked, two Hosts, a Host that is not host[:port] and a malformed length are 400; a 24 KB target is 414; unknown codings are 501",
           arguments: [
               ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nContent-Length: 2\r\nTransfer-Encoding : chunked\r\nConnection: close\r\n\r\n{}", 400),
               ("POST /v1/devices/phone/purchases HTTP/1.1\r\nHost: HOST\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\nConnection: close\r\n\r\n2\r\n{}\r\n0\r\n\r\n", 400),
@@ -196,6 +196,8 @@ struct SecurityTests {
               ("GET /v1/admin/transactions HTTP/1.1\r\nHost: evil.example\r\nHost: HOST\r\nConnection: close\r\n\r\n", 400),
               ("GET /v1/admin/transactions HTTP/1.1\r\nHost: [::1]evil.example\r\nConnection: close\r\n\r\n", 400),
               ("GET /v1/admin/transactions HTTP/1.1\r\nHost: 127.0.0.1:x@evil.example\r\nConnection: close\r\n\r\n", 400),
+              ("GET /v1/admin/transactions?q=\(String(repeating: "a", count: 24_000)) HTTP/1.1\r\nHost: HOST\r\nConnection: close\r\n\r\n", 414),
+              ("GET /v1/admin/transactions HTTP/1.1\r\nHost: HOST\r\nContent-Length: 1x\r\nConnection: close\r\n\r\n", 400),
           ])
     func strictFraming(_ request: String, _ status: Int) async throws {
         try await withServedStore { store, server in
@@ -425,9 +427,10 @@ struct SecurityTests {
 final class HeldConnection: Sendable {
     private let descriptor: Int32
 
-    init(port: UInt16) throws {
+    /// Connects and sends `text`: by default half a request, which holds the connection's place.
+    init(port: UInt16, sending text: String = "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n") throws {
         guard let descriptor = RawHTTP.connectedSocket(port: port) else { throw TestFailure("cannot connect to port \(port)") }
-        let half = Array("GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\n".utf8)
+        let half = Array(text.utf8)
         _ = half.withUnsafeBytes { send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         self.descriptor = descriptor
     }

@@ -66,6 +66,23 @@ struct ServerInputTests {
         }
     }
 
+    @Test("a 413 sent before the body is read reaches the client whole, 50 times in a row: the rest of the body is read and dropped before the close, so no reset overtakes the answer")
+    func earlyAnswerIsNotLostToAReset() async throws {
+        try await withServedStore { store, server in
+            // The package's client (curl underneath) waits a moment for 100-continue and then sends the
+            // body anyway; the answer comes before the body is read, and the connection closes.
+            let body = Data(repeating: UInt8(ascii: "x"), count: 2_000_000)
+            let url = server.url.appendingPathComponent("/v1/devices/phone/purchases")
+            for attempt in 1...50 {
+                let answer = try await Exchange.send("POST", url, body: body, headers: [("Content-Type", "application/json")])
+                #expect(answer.status == 413, "attempt \(attempt)")
+                if answer.status != 413 { break }
+            }
+            let ledger = try await store.ledgerTransactions()
+            #expect(ledger.isEmpty)
+        }
+    }
+
     @Test("clients that stop halfway through their request do not keep the server from answering others")
     func slowClients() async throws {
         // The request deadline would cut the slow clients off after 30 s (SecurityTests tests it); this

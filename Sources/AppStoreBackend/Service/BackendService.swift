@@ -32,6 +32,8 @@ public struct BackendService: Sendable {
     public let formToken: String
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
+    /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
+    public let refusalLogBudget = LogBudget()
 
     public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
                 logger: Logger = .disabled, formToken: String = FormToken.make()) {
@@ -159,8 +161,11 @@ public struct BackendService: Sendable {
         var response = Self.json(["error": ["code": code, "message": error.description]], status: status)
         if status >= 500 {
             response.failure = error.description
-        } else {
-            logger.notice("\(request.method) \(request.path) → \(status): \(error)")
+        } else if let dropped = refusalLogBudget.admit(request.remoteAddress) {
+            // Anyone can send refused requests: each client's share of the log is bounded.
+            let earlier = dropped > 0 ? " (\(dropped) earlier refusals of this client were not logged)" : ""
+            logger.notice("\(UntrustedText.excerpt(request.method)) \(UntrustedText.excerpt(request.path, limit: 200)) → \(status): \(error)\(earlier)",
+                          metadata: request.remoteAddress.isEmpty ? [:] : ["client": request.remoteAddress])
         }
         return response
     }

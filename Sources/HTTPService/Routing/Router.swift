@@ -325,11 +325,12 @@ public final class RouteTable: Sendable {
             } else {
                 pattern = HTTPMetrics.unmatched
                 let refusals = refusalChain(for: segments)
-                let path = "/" + segments.joined(separator: "/")
+                // Repeated as a short escaped excerpt: a path may be 8 KB of anything.
+                let path = UntrustedText.excerpt("/" + segments.joined(separator: "/"), limit: 200)
                 let allowed = allowedMethods(segments).sorted()
                 context.refusal = allowed.isEmpty
                     ? RoutingError(status: 404, code: "notFound", message: "no such path \(path)")
-                    : RoutingError(status: 405, code: "methodNotAllowed", message: "\(path) takes \(allowed.joined(separator: ", ")), not \(request.method)",
+                    : RoutingError(status: 405, code: "methodNotAllowed", message: "\(path) takes \(allowed.joined(separator: ", ")), not \(UntrustedText.excerpt(request.method))",
                                    headers: [("Allow", allowed.joined(separator: ", "))])
                 format = refusals.format
                 chain = refusals.chain

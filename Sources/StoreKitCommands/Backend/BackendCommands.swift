@@ -5,16 +5,41 @@ import AppStoreSigning
 import Foundation
 import HTTPService
 import StoreService
+import Synchronization
 
 /// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
-    /// `--database URL`, or `STOREKIT_BACKEND_DATABASE` when the flag is not given.
+    /// `--database URL`, `--database-file FILE` (the URL in a file only its owner can read, so a
+    /// password never enters the command line), or `STOREKIT_BACKEND_DATABASE` when neither is given.
     static func url(parsing arguments: inout ArgumentScanner) throws(ValidationError) -> String {
+        if let path = try arguments.value("--database-file") {
+            return try url(inFile: path)
+        }
         guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
-            throw ValidationError("name the database with --database sqlite:PATH or postgres://…")
+            throw ValidationError("name the database with --database sqlite:PATH or postgres://…, or --database-file FILE")
         }
         return database
     }
+
+    /// The database URL on the first line of `path`, which other users must not be able to read
+    /// (it may hold a password), as ssh refuses a private key others can read.
+    static func url(inFile path: String) throws(ValidationError) -> String {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw ValidationError("--database-file \(path): \(String(cString: strerror(errno)))") }
+        guard status.st_mode & 0o077 == 0 else {
+            throw ValidationError("--database-file \(path) can be read by other users; it may hold a password: chmod 600 \(path)")
+        }
+        guard let data = FileManager.default.contents(atPath: path),
+              let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first?.trimmingCharacters(in: .whitespaces),
+              !line.isEmpty else {
+            throw ValidationError("--database-file \(path) holds no database URL on its first line")
+        }
+        urlsReadFromFiles.withLock { _ = $0.insert(line) }
+        return line
+    }
+
+    /// URLs this process read from a `--database-file`: never on a command line, so never warned about.
+    private static let urlsReadFromFiles = Mutex<Set<String>>([])
 
     static func open(_ url: String, console: Console) async throws -> any BackendStorage {
         warnAboutPassword(in: url, console: console)
@@ -24,11 +49,11 @@ enum BackendDatabase {
     /// A password in a `--database` URL is in the process's command line, which every local user can
     /// read (`/proc/PID/cmdline`): say so, and where it belongs instead.
     static func warnAboutPassword(in url: String, console: Console) {
-        guard url != ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"],
+        guard url != ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"], !urlsReadFromFiles.withLock({ $0.contains(url) }),
               let parts = URLComponents(string: url), parts.password != nil else { return }
         console.printError("""
             warning: the --database URL holds a password, which every user of this machine can read in the process list; \
-            put the URL in STOREKIT_BACKEND_DATABASE or the password in PGPASSFILE (~/.pgpass) instead
+            put the URL in a file only you can read (--database-file FILE) or in STOREKIT_BACKEND_DATABASE, or the password in PGPASSFILE (~/.pgpass), instead
             """)
     }
 }
@@ -42,8 +67,10 @@ struct BackendOptions {
     var roots: [String]
 
     static let database = ArgumentDeclaration.option("--database", "URL", "sqlite:PATH or postgres://USER@HOST:PORT/DB (or STOREKIT_BACKEND_DATABASE)", required: true)
+    static let databaseFile = ArgumentDeclaration.option("--database-file", "FILE", "the database URL on the first line of a file only its owner can read, instead of --database")
     static let arguments: [ArgumentDeclaration] = [
         database,
+        databaseFile,
         .option("--bundle-id", "ID", "the app whose data it takes (or STOREKIT_BACKEND_BUNDLE_ID)", required: true),
         .repeating("--root", "FILE", "a root certificate to trust, PEM or DER: Apple Root CA G3, or a local store's (storekit ca export)", required: true),
         .option("--environment", "Xcode|Sandbox|Production", "the environment its data comes from (default Production)"),
@@ -159,6 +186,7 @@ struct BackendReconcileCommand: Command {
 struct BackendKeyCreateCommand: Command {
     static let declaration = CommandDeclaration("backend key create", group: .backend, abstract: "Create a bearer key for the backend's /v1 endpoints; it is printed once and stored only as a digest.", arguments: [
         BackendOptions.database,
+        BackendOptions.databaseFile,
         .option("--label", "TEXT", "what the key is for (default service)"),
     ])
 
@@ -193,6 +221,7 @@ extension BackendDatabaseCommand {
 struct BackendKeyListCommand: BackendDatabaseCommand {
     static let declaration = CommandDeclaration("backend key list", group: .backend, abstract: "List the backend's keys: the id that names each (the start of its digest), its label and when it was made; never the key.", arguments: [
         BackendOptions.database,
+        BackendOptions.databaseFile,
     ])
 
     var database: String
@@ -211,6 +240,7 @@ struct BackendKeyListCommand: BackendDatabaseCommand {
 struct BackendKeyRevokeCommand: Command {
     static let declaration = CommandDeclaration("backend key revoke", group: .backend, abstract: "Revoke a backend key by the id backend key list shows: its requests are refused from now on and its dashboard sessions end.", arguments: [
         BackendOptions.database,
+        BackendOptions.databaseFile,
         .positional("ID", "the key's id (the start of its digest, as backend key list shows it)"),
     ])
 

@@ -6,6 +6,7 @@ import Foundation
 struct BackendMetricsCommand: Command {
     static let declaration = CommandDeclaration("backend metrics", group: .backend, abstract: "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database.", arguments: [
         BackendOptions.database,
+        BackendOptions.databaseFile,
         .option("--from", "YYYY-MM-DD", "the first day", required: true),
         .option("--to", "YYYY-MM-DD", "the last day", required: true),
         .option("--product", "ID", "one product's figures"),
@@ -89,6 +90,7 @@ struct BackendMetricsCommand: Command {
 struct BackendMetricsRebuildCommand: BackendDatabaseCommand {
     static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: [
         BackendOptions.database,
+        BackendOptions.databaseFile,
     ])
 
     var database: String
