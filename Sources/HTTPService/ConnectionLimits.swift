@@ -77,8 +77,10 @@ final class ConnectionLimits: Sendable {
         mutating func longestWaiting(sparing: UInt) -> UInt? {
             while waitingHead < waitingOrder.count {
                 let entry = waitingOrder[waitingHead]
+                // The connection spared is the newest: reaching it, no one else waits. Its entry stays.
+                if entry.key == sparing { return nil }
                 waitingHead += 1
-                guard entry.key != sparing, let connection = connections[entry.key], !connection.isShutDown,
+                guard let connection = connections[entry.key], !connection.isShutDown,
                       connection.receivingSince != nil, connection.generation == entry.generation else { continue }
                 return entry.key
             }

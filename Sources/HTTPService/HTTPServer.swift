@@ -95,10 +95,11 @@ public final class HTTPServer: Sendable {
     private init(host: String, address: sockaddr_in, socket: Int32, maximumBodySize: Int, idleTimeout: Int, requestDeadline: Duration,
                  connectionLimit: Int, connectionsPerAddress: Int?, pollingThreads: Int, logger: Logger, handler: @escaping Handler) throws(HTTPServerError) {
         var address = address
-        let capacity = min(connectionLimit, DescriptorLimit.raised - 256)
+        // Room for the process's other descriptors (databases, logs, outgoing posts) below its limit.
+        let capacity = max(64, min(connectionLimit, DescriptorLimit.raised - 256))
         // On loopback every client is 127.0.0.1: a share per address would let one local process shut
         // out every other, so there waiting connections give way instead (see ConnectionLimits).
-        let perAddress = connectionsPerAddress ?? (host.hasPrefix("127.") ? 0 : 2_000)
+        let perAddress = connectionsPerAddress ?? (Self.isLoopback(host) ? 0 : 2_000)
         let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline, capacity: capacity,
                                     logger: logger)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
@@ -158,6 +159,11 @@ public final class HTTPServer: Sendable {
 
     /// `http://host:port`.
     public var url: URL { URL(string: "http://\(host):\(port)")! }
+
+    /// Whether `host` (an address or `localhost`) is a loopback address, reachable from this machine only.
+    public static func isLoopback(_ host: String) -> Bool {
+        host.hasPrefix("127.") || host == "localhost" || host == "::1"
+    }
 }
 
 extension HTTPServer {

@@ -21,13 +21,14 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
         // A target longer than the server reads is refused before anything else about it.
         let targetLength = Int(tagged >> 1)
         if targetLength > RequestFraming.longestTarget {
-            return queue(uriTooLong(targetLength), on: connection, connections: context.connections)
+            let message = "the request target is \(targetLength) bytes; the longest this server reads is \(RequestFraming.longestTarget)"
+            return queue(refusal(414, "uriTooLong", message), on: connection, connections: context.connections)
         }
         // Framing a proxy in front could read otherwise (request smuggling), and headers a proxy could
         // read another way, are refused before the body (RFC 9112).
         let headerPairs = pairs(connection, MHD_ValueKind.HEADER_KIND)
-        if let refusal = RequestFraming.refusal(of: headerPairs) {
-            return queue(refusal.status == 400 ? badRequest(refusal.message) : notImplemented(refusal.message), on: connection,
+        if let refused = RequestFraming.refusal(of: headerPairs) {
+            return queue(refusal(refused.status, refused.status == 400 ? "badRequest" : "notImplemented", refused.message), on: connection,
                          connections: context.connections)
         }
         let lengths = headerPairs.filter { $0.0.lowercased() == "content-length" }
@@ -82,28 +83,15 @@ func handleConnectionNotice(_ cls: UnsafeMutableRawPointer?, _ connection: Opaqu
     }
 }
 
-/// A `400` naming what is wrong with the request's framing.
-private func badRequest(_ message: String) -> HTTPResponse {
-    HTTPResponse(status: 400, headers: [("Content-Type", "application/json"), ("Connection", "close")],
-                 body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "badRequest", "message": message]])) ?? Data())
-}
-
-/// A `414` for a request target longer than the server reads.
-private func uriTooLong(_ length: Int) -> HTTPResponse {
-    let message = "the request target is \(length) bytes; the longest this server reads is \(RequestFraming.longestTarget)"
-    return HTTPResponse(status: 414, headers: [("Content-Type", "application/json"), ("Connection", "close")],
-                        body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "uriTooLong", "message": message]])) ?? Data())
-}
-
-/// A `501` naming the transfer coding the server does not implement.
-private func notImplemented(_ message: String) -> HTTPResponse {
-    HTTPResponse(status: 501, headers: [("Content-Type", "application/json"), ("Connection", "close")],
-                 body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": "notImplemented", "message": message]])) ?? Data())
+/// The server's own refusal, before a handler sees the request: the JSON error body every answer
+/// uses, and a close (the rest of the request is not read).
+private func refusal(_ status: Int, _ code: String, _ message: String) -> HTTPResponse {
+    HTTPResponse(status: status, headers: [("Content-Type", "application/json"), ("Connection", "close")],
+                 body: (try? JSONSerialization.data(withJSONObject: ["error": ["family": "other", "code": code, "message": message]])) ?? Data())
 }
 
 /// The answer to a body larger than the server accepts.
-private let payloadTooLarge = HTTPResponse(status: 413, headers: [("Content-Type", "application/json"), ("Connection", "close")],
-                                           body: Data(#"{"error":{"code":"payloadTooLarge","message":"the request body is larger than the server accepts"}}"#.utf8))
+private let payloadTooLarge = refusal(413, "payloadTooLarge", "the request body is larger than the server accepts")
 
 /// Called when libmicrohttpd is done with a request (its answer sent, or its connection closed):
 /// the request leaves the server's requests in progress and its state is released.

@@ -153,7 +153,7 @@ public struct ServerAccess: Sendable {
 
     /// Whether `host` is a loopback address, reachable from this machine only.
     public static func isLoopback(_ host: String) -> Bool {
-        host == "127.0.0.1" || host.hasPrefix("127.") || host == "localhost" || host == "::1"
+        HTTPServer.isLoopback(host)
     }
 
     /// A new random token (32 bytes, hexadecimal).

@@ -125,46 +125,39 @@ struct ConnectionRoomTests {
 
     @Test("past the server's capacity, the connections that waited longest give way: a client holding three times the room shuts out no one")
     func waitingConnectionsGiveWay() async throws {
-        let scratch = Scratch()
-        let store = try await TestStores.directory(in: scratch).store
-        try await store.addDevice("phone", account: "alice")
-        let server = try StoreServer(store: store, access: ServerAccess(connectionLimit: 200))
-        let holder = try Self.holder(count: 600, port: server.port)
-        defer { holder.signal(SIGKILL) }
-        let ready = await holder.readLine()
-        try #require(ready == "holding", "the holder could not open its connections: \(ready ?? "it ended")")
-        for _ in 0..<5 {
-            let health = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-                                                limit: .seconds(10))
-            #expect(health.status == 200)
+        try await withServedStore(access: ServerAccess(connectionLimit: 200)) { _, server in
+            let holder = try Self.holder(count: 600, port: server.port)
+            defer { holder.signal(SIGKILL) }
+            let ready = await holder.readLine()
+            try #require(ready == "holding", "the holder could not open its connections: \(ready ?? "it ended")")
+            for _ in 0..<5 {
+                let health = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+                                                    limit: .seconds(10))
+                #expect(health.status == 200)
+            }
+            let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
+                                                 json: #"{"productID": "com.example.shop.gems.small"}"#)
+            #expect(answer.status == 200)
+            #expect(server.connectionsDropped >= 400, "the holder's oldest connections made room: \(server.connectionsDropped) dropped")
+            #expect(server.openConnections <= 200)
         }
-        let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/v1/devices/phone/purchases"),
-                                             json: #"{"productID": "com.example.shop.gems.small"}"#)
-        #expect(answer.status == 200)
-        #expect(server.connectionsDropped >= 400, "the holder's oldest connections made room: \(server.connectionsDropped) dropped")
-        #expect(server.openConnections <= 200)
-        holder.signal(SIGKILL)
-        await server.stop()
     }
 
     @Test("long polls have a budget of their own: past it a poll is 503 with Retry-After, and /health still answers")
     func longPollBudget() async throws {
-        let scratch = Scratch()
-        let store = try await TestStores.directory(in: scratch).store
-        try await store.addDevice("phone", account: "alice")
-        let server = try StoreServer(store: store, access: ServerAccess(longPollLimit: 2))
-        let poll = "POST /v1/devices/phone/updates HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-OpenStoreKit-Request: 1\r\n"
-            + "Content-Length: 36\r\n\r\n{\"channel\":\"transactions\",\"wait\":60}"
-        let polls = try (0..<2).map { _ in try HeldConnection(port: server.port, sending: poll) }
-        try await eventually("two long polls wait") { server.requestsInProgress == 2 }
-        let third = await RawHTTP.exchange(port: server.port, poll.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"),
-                                           limit: .seconds(20))
-        #expect(third.status == 503, "\(third.text.prefix(300))")
-        #expect(third.text.lowercased().contains("retry-after: 1"))
-        #expect(third.text.contains("tooManyLongPolls"))
-        let health = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        #expect(health.status == 200)
-        await server.stop()
-        for poll in polls { poll.close() }
+        try await withServedStore(access: ServerAccess(longPollLimit: 2)) { _, server in
+            let poll = "POST /v1/devices/phone/updates HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nX-OpenStoreKit-Request: 1\r\n"
+                + "Content-Length: 36\r\n\r\n{\"channel\":\"transactions\",\"wait\":60}"
+            let polls = try (0..<2).map { _ in try HeldConnection(port: server.port, sending: poll) }
+            defer { for poll in polls { poll.close() } }
+            try await eventually("two long polls wait") { server.requestsInProgress == 2 }
+            let third = await RawHTTP.exchange(port: server.port, poll.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"),
+                                               limit: .seconds(20))
+            #expect(third.status == 503, "\(third.text.prefix(300))")
+            #expect(third.text.lowercased().contains("retry-after: 1"))
+            #expect(third.text.contains("tooManyLongPolls"))
+            let health = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+            #expect(health.status == 200)
+        }
     }
 }

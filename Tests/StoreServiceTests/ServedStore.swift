@@ -22,13 +22,14 @@ func makeStoreDirectory(in scratch: Scratch, name: String = "store", file: URL =
 }
 
 /// A store folder (the example shop; with a device "phone" signed in to `phoneAccount`, unless nil),
-/// served in this process while `body` runs; the server is stopped when `body` returns or throws.
-func withServedStore<Result>(phoneAccount: String? = "alice", _ body: (SimulatedAppStore, StoreServer) async throws -> Result) async throws -> Result {
+/// served in this process (with `access`) while `body` runs; the server is stopped when `body` returns or throws.
+func withServedStore<Result>(phoneAccount: String? = "alice", access: ServerAccess = ServerAccess(),
+                             _ body: (SimulatedAppStore, StoreServer) async throws -> Result) async throws -> Result {
     let scratch = Scratch()
     defer { withExtendedLifetime(scratch) {} }
     let store = try await TestStores.directory(in: scratch).store
     if let phoneAccount { try await store.addDevice("phone", account: phoneAccount) }
-    return try await StoreServer.serving(store) { server in try await body(store, server) }
+    return try await StoreServer.serving(store, access: access) { server in try await body(store, server) }
 }
 
 /// `storekit serve DIR` (or another serving command, such as `storekit backend serve`) running as its own process.

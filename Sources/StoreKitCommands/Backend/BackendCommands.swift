@@ -68,9 +68,9 @@ struct BackendOptions {
 
     static let database = ArgumentDeclaration.option("--database", "URL", "sqlite:PATH or postgres://USER@HOST:PORT/DB (or STOREKIT_BACKEND_DATABASE)", required: true)
     static let databaseFile = ArgumentDeclaration.option("--database-file", "FILE", "the database URL on the first line of a file only its owner can read, instead of --database")
-    static let arguments: [ArgumentDeclaration] = [
-        database,
-        databaseFile,
+    /// Where the database is: `--database URL` or `--database-file FILE`.
+    static let databaseArguments = [database, databaseFile]
+    static let arguments: [ArgumentDeclaration] = databaseArguments + [
         .option("--bundle-id", "ID", "the app whose data it takes (or STOREKIT_BACKEND_BUNDLE_ID)", required: true),
         .repeating("--root", "FILE", "a root certificate to trust, PEM or DER: Apple Root CA G3, or a local store's (storekit ca export)", required: true),
         .option("--environment", "Xcode|Sandbox|Production", "the environment its data comes from (default Production)"),
@@ -184,9 +184,7 @@ struct BackendReconcileCommand: Command {
 
 /// `storekit backend key create`: a bearer key for the backend's `/v1` endpoints.
 struct BackendKeyCreateCommand: Command {
-    static let declaration = CommandDeclaration("backend key create", group: .backend, abstract: "Create a bearer key for the backend's /v1 endpoints; it is printed once and stored only as a digest.", arguments: [
-        BackendOptions.database,
-        BackendOptions.databaseFile,
+    static let declaration = CommandDeclaration("backend key create", group: .backend, abstract: "Create a bearer key for the backend's /v1 endpoints; it is printed once and stored only as a digest.", arguments: BackendOptions.databaseArguments + [
         .option("--label", "TEXT", "what the key is for (default service)"),
     ])
 
@@ -210,24 +208,27 @@ struct BackendKeyCreateCommand: Command {
 /// A backend command whose one argument is the database.
 protocol BackendDatabaseCommand: Command {
     init(database: String)
+    var database: String { get }
+    /// Runs the command on the opened database.
+    func run(storage: any BackendStorage, console: Console) async throws
 }
 
 extension BackendDatabaseCommand {
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         self.init(database: try BackendDatabase.url(parsing: &arguments))
     }
+
+    func run(console: Console) async throws {
+        try await run(storage: try await BackendDatabase.open(database, console: console), console: console)
+    }
 }
 
 struct BackendKeyListCommand: BackendDatabaseCommand {
-    static let declaration = CommandDeclaration("backend key list", group: .backend, abstract: "List the backend's keys: the id that names each (the start of its digest), its label and when it was made; never the key.", arguments: [
-        BackendOptions.database,
-        BackendOptions.databaseFile,
-    ])
+    static let declaration = CommandDeclaration("backend key list", group: .backend, abstract: "List the backend's keys: the id that names each (the start of its digest), its label and when it was made; never the key.", arguments: BackendOptions.databaseArguments)
 
     var database: String
 
-    func run(console: Console) async throws {
-        let storage = try await BackendDatabase.open(database, console: console)
+    func run(storage: any BackendStorage, console: Console) async throws {
         let keys: [ServiceKeyRecord]
         do { keys = try await storage.keys() } catch { throw CommandFailure(error.description) }
         if keys.isEmpty { console.print("no keys; make one with storekit backend key create") }
@@ -238,9 +239,7 @@ struct BackendKeyListCommand: BackendDatabaseCommand {
 }
 
 struct BackendKeyRevokeCommand: Command {
-    static let declaration = CommandDeclaration("backend key revoke", group: .backend, abstract: "Revoke a backend key by the id backend key list shows: its requests are refused from now on and its dashboard sessions end.", arguments: [
-        BackendOptions.database,
-        BackendOptions.databaseFile,
+    static let declaration = CommandDeclaration("backend key revoke", group: .backend, abstract: "Revoke a backend key by the id backend key list shows: its requests are refused from now on and its dashboard sessions end.", arguments: BackendOptions.databaseArguments + [
         .positional("ID", "the key's id (the start of its digest, as backend key list shows it)"),
     ])
 

@@ -4,9 +4,7 @@ import Foundation
 /// `storekit backend metrics`: the subscription figures by day, or the cohort table, from the
 /// backend's rollups (what `GET /v1/metrics` answers).
 struct BackendMetricsCommand: Command {
-    static let declaration = CommandDeclaration("backend metrics", group: .backend, abstract: "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database.", arguments: [
-        BackendOptions.database,
-        BackendOptions.databaseFile,
+    static let declaration = CommandDeclaration("backend metrics", group: .backend, abstract: "Print the subscription figures by day (active, trials, MRR, churn, refunds…) or the cohort table, from the backend's database.", arguments: BackendOptions.databaseArguments + [
         .option("--from", "YYYY-MM-DD", "the first day", required: true),
         .option("--to", "YYYY-MM-DD", "the last day", required: true),
         .option("--product", "ID", "one product's figures"),
@@ -88,15 +86,11 @@ struct BackendMetricsCommand: Command {
 
 /// `storekit backend metrics rebuild`: recomputes the rollups from the recorded transactions and notifications.
 struct BackendMetricsRebuildCommand: BackendDatabaseCommand {
-    static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: [
-        BackendOptions.database,
-        BackendOptions.databaseFile,
-    ])
+    static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: BackendOptions.databaseArguments)
 
     var database: String
 
-    func run(console: Console) async throws {
-        let storage = try await BackendDatabase.open(database, console: console)
+    func run(storage: any BackendStorage, console: Console) async throws {
         let started = ContinuousClock.now
         do { try await storage.rebuildMetrics() } catch { throw CommandFailure(error.description) }
         let elapsed = ContinuousClock.now - started
