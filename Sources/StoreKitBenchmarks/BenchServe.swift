@@ -23,7 +23,7 @@ struct BenchServe: Command {
     static let declaration = CommandDeclaration("bench serve", group: .benchmarks, abstract: "Measure the HTTP server with wrk: purchases, signed reads and pages against in-process purchases and a hello-world handler; open long polls (build with -c release).", arguments: [
         .flag("--json", "print JSON"),
         .option("--seconds", "N", "how long each load runs"),
-        .option("--long-polls", "N", "how many long polls to hold open"),
+        .option("--long-polls", "N", "how many long polls to hold open, and then idle connections (default 5,000)"),
     ])
 
     var json: Bool
@@ -148,7 +148,7 @@ struct BenchServe: Command {
 
         // One local client hoarding idle connections (on loopback every client is 127.0.0.1): the
         // others' /health and pages must still find room and answer at once.
-        let idleCount = 5_000
+        let idleCount = longPolls
         let idleServer: StoreServer
         do { idleServer = try StoreServer(store: polled) } catch { throw CommandFailure(error.description) }
         let idle = try await LongPollProbe.openIdle(idleCount, to: idleServer.port)
@@ -158,9 +158,12 @@ struct BenchServe: Command {
             }
             let health = try await LongPollProbe.medianLatency(of: "/health", port: idleServer.port, requests: 200)
             let page = try await LongPollProbe.medianLatency(of: "/store", port: idleServer.port, requests: 50)
+            let purchase = try await LongPollProbe.medianLatency(of: "/v1/devices/poller0/purchases", json: #"{"productID": "\#(BenchStoreFile.consumable)"}"#,
+                                                                 port: idleServer.port, requests: 50)
             report.add("idle_connections_held", idleCount)
             report.add("health_ms_with_idle_connections", (health * 1_000).thousandths)
             report.add("page_ms_with_idle_connections", (page * 1_000).thousandths)
+            report.add("purchase_ms_with_idle_connections", (purchase * 1_000).thousandths)
             report.add("with_idle_connections_ms_aim", 100)
             idle.close()
             await idleServer.stop()
