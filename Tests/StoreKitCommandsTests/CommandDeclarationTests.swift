@@ -40,7 +40,7 @@ struct CommandDeclarationTests {
         for argument in declaration.arguments where argument.isRequired {
             switch argument.kind {
             case .positional, .remaining: arguments.append(sample(for: argument))
-            case .option, .repeating: arguments += [argument.name, sample(for: argument)]
+            case .option, .repeating, .list: arguments += [argument.name, sample(for: argument)]
             case .optionalPositional, .flag: break
             }
         }
@@ -55,7 +55,7 @@ struct CommandDeclarationTests {
                 var given = Self.required(declaration)
                 switch argument.kind {
                 case .flag: given.append(argument.name)
-                case .option, .repeating: if !argument.isRequired { given += [argument.name, Self.sample(for: argument)] }
+                case .option, .repeating, .list: if !argument.isRequired { given += [argument.name, Self.sample(for: argument)] }
                 case .optionalPositional: given.append(Self.sample(for: argument))
                 case .positional, .remaining: break
                 }
@@ -71,6 +71,29 @@ struct CommandDeclarationTests {
                 #expect(!message.contains("unknown option \(argument.name)") && !message.contains("does not list"),
                         "storekit \(declaration.name) \(given.joined(separator: " ")): \(message)")
             }
+        }
+    }
+
+    @Test("a list option takes every word up to the next option, and may be given again: store import DIR --from *.json")
+    func listOption() throws {
+        let declaration = CommandDeclaration("sample", group: .store, abstract: "", arguments: [
+            .positional("DIR", ""), .list("--from", "FILE", ""), .repeating("--root", "CERT", ""),
+        ])
+        var scanner = ArgumentScanner(["shop", "--from", "a.json", "b.json", "--root", "r.cer", "x.cer", "--from=c.json"], declaration: declaration)
+        #expect(try scanner.values("--from") == ["a.json", "b.json", "c.json"])
+        // A repeating option still takes one value: the word after it is not its.
+        #expect(try scanner.values("--root") == ["r.cer"])
+        #expect(try scanner.positional("DIR") == "shop")
+        #expect(try scanner.positional("DIR") == "x.cer")
+        try scanner.finish()
+        #expect(declaration.usage == "DIR [--from FILE…] [--root CERT…]")
+
+        let help = try #require(Self.tree.first { $0.declaration.name == "store import" })
+        var misplaced = ArgumentScanner(["store", "import", "--from", "a.json", "shop"].dropFirst(2).map { $0 }, declaration: help.declaration)
+        #expect {
+            _ = try help.init(parsing: &misplaced)
+        } throws: { error in
+            "\(error)".contains("comes before --from")
         }
     }
 

@@ -213,8 +213,9 @@ struct StoreImportTests {
         for file in try FileManager.default.contentsOfDirectory(atPath: out1.path) {
             #expect((try FileManager.default.attributesOfItem(atPath: out1.appendingPathComponent(file).path)[.posixPermissions] as? Int) == 0o600, "\(file)")
         }
-        let imported = await CommandRun.run(["store", "import", second, "--root", root.path, "--account", "alice"]
-                                            + (try Self.exportFiles(out1)).flatMap { ["--from", $0] })
+        // Every file after one --from, as a shell glob (out1/*.json) gives them.
+        let imported = await CommandRun.run(["store", "import", second, "--from"] + (try Self.exportFiles(out1))
+                                            + ["--root", root.path, "--account", "alice"])
         #expect(imported.status == 0, "\(imported.standardError)")
         #expect(imported.standardOutput.contains("0 contradictions"), "\(imported.standardOutput)")
         let export2 = await CommandRun.run(["store", "export", second, "--account", "alice", "--format", "server-api", out2.path])

@@ -41,17 +41,23 @@ public struct ArgumentScanner {
         return remaining.count != before
     }
 
-    /// Every value given for a repeatable option, in order.
+    /// Every value given for a repeatable option, in order; for a ``ArgumentDeclaration/Kind/list``
+    /// option, every word after each occurrence up to the next option (`--from *.json`).
     public mutating func values(_ name: String) throws(ValidationError) -> [String] {
-        guard accepts(name, as: [.option, .repeating]) else { return [] }
+        guard accepts(name, as: [.option, .repeating, .list]) else { return [] }
+        let takesWords = declaration?.declares(name, as: [.list]) ?? false
         var values: [String] = []
         var index = 0
         while index < remaining.count {
             let argument = remaining[index]
             if argument == name {
                 guard index + 1 < remaining.count else { throw ValidationError("\(name) needs a value") }
-                values.append(remaining[index + 1])
-                remaining.removeSubrange(index...index + 1)
+                var end = index + 2
+                if takesWords {
+                    while end < remaining.count, !remaining[end].hasPrefix("--") { end += 1 }
+                }
+                values += remaining[index + 1..<end]
+                remaining.removeSubrange(index..<end)
             } else if argument.hasPrefix(name + "=") {
                 values.append(String(argument.dropFirst(name.count + 1)))
                 remaining.remove(at: index)

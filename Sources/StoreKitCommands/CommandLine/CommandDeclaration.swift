@@ -22,6 +22,9 @@ public struct ArgumentDeclaration: Sendable, Hashable {
         case option
         /// `--name VALUE`, as many times as needed.
         case repeating
+        /// `--name VALUE…`: every word after the option up to the next option (a shell glob's files),
+        /// and the option may be given again.
+        case list
         /// `--name`, alone.
         case flag
     }
@@ -56,6 +59,10 @@ public struct ArgumentDeclaration: Sendable, Hashable {
         Self(name: name, value: value, kind: .repeating, isRequired: required, help: help)
     }
 
+    public static func list(_ name: String, _ value: String, _ help: String, required: Bool = false) -> Self {
+        Self(name: name, value: value, kind: .list, isRequired: required, help: help)
+    }
+
     public static func flag(_ name: String, _ help: String) -> Self {
         Self(name: name, value: nil, kind: .flag, isRequired: false, help: help)
     }
@@ -69,7 +76,7 @@ public struct ArgumentDeclaration: Sendable, Hashable {
         case .remaining: return "\(name)…"
         case .flag: return "[\(name)]"
         case .option: return isRequired ? "\(name) \(value ?? "VALUE")" : "[\(name) \(value ?? "VALUE")]"
-        case .repeating: return isRequired ? "\(name) \(value ?? "VALUE")…" : "[\(name) \(value ?? "VALUE")…]"
+        case .repeating, .list: return isRequired ? "\(name) \(value ?? "VALUE")…" : "[\(name) \(value ?? "VALUE")…]"
         }
     }
 
@@ -138,7 +145,7 @@ extension ArgumentDeclaration {
         case .positional, .optionalPositional, .flag: return name
         case .remaining: return "\(name)…"
         case .option: return "\(name) \(value ?? "VALUE")"
-        case .repeating: return "\(name) \(value ?? "VALUE")…"
+        case .repeating, .list: return "\(name) \(value ?? "VALUE")…"
         }
     }
 }

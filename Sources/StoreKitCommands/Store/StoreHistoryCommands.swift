@@ -9,7 +9,7 @@ import StoreKitCatalog
 struct StoreImport: Command {
     static let declaration = CommandDeclaration("store import", group: .store, abstract: "Import signed App Store data (JWS lines, Server API answers) into the store in DIR, making it if needed.", arguments: [
         .positional("DIR", "the store's folder (made when it does not exist)"),
-        .repeating("--from", "FILE", "a file of JWS lines or a saved App Store Server API answer", required: true),
+        .list("--from", "FILE", "files of JWS lines or saved App Store Server API answers (several after one --from, as a shell glob gives them)", required: true),
         .repeating("--root", "CERT", "a root certificate to verify with (Apple's AppleRootCA-G3.cer for real data)"),
         .flag("--unverified", "import without checking anything (never grant from such data)"),
         .option("--config", "FILE", "the .storekit file to sell (default: made from the products the data names)"),
@@ -41,7 +41,7 @@ struct StoreImport: Command {
         } ?? StoreCreate.defaultOCSPURL
         ocspURL = ocsp.isEmpty ? nil : ocsp
         json = arguments.flag("--json")
-        directory = try arguments.positional("DIR")
+        directory = try arguments.positional("DIR", missing: "DIR, the store's folder: it comes before --from, whose files run to the next option")
         guard !files.isEmpty else { throw ValidationError("missing --from FILE: a file of JWS lines or a saved App Store Server API answer") }
         guard roots.isEmpty == unverified else {
             throw ValidationError(unverified ? "--unverified and --root exclude each other" : "missing --root CERT (Apple's root, AppleRootCA-G3.cer, for real data), or --unverified to import without checking anything")
@@ -152,7 +152,7 @@ struct StoreExport: Command {
         account = try arguments.requiredValue("--account")
         let format = try arguments.requiredValue("--format")
         guard format == "server-api" else { throw ValidationError("--format: the one format is server-api, not \"\(format)\"") }
-        directory = try arguments.positional("DIR")
+        directory = try arguments.positional("DIR", missing: "DIR, the store's folder: it comes before --from, whose files run to the next option")
         output = try arguments.positional("OUT")
     }
 
