@@ -214,7 +214,7 @@ extension SQLiteLedgerStorage {
             return result
         }
 
-        private static let notificationColumns = "sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms"
+        private static let notificationColumns = "sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms, claimed_until_ms"
 
         private func notificationRows(_ condition: String, _ values: [SQLiteConnection.Value]) -> [NotificationRecord] {
             var result: [NotificationRecord] = []
@@ -230,7 +230,8 @@ extension SQLiteLedgerStorage {
                     renewalInfo: body.renewalInfo)
                 let attempts = row.isNull(7) ? [] : decode([NotificationDelivery.Attempt].self, row.text(7)) ?? []
                 record.delivery = NotificationDelivery(attempts: attempts,
-                                                       nextAttemptDate: row.isNull(8) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(8)))
+                                                       nextAttemptDate: row.isNull(8) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(8)),
+                                                       claimedUntil: row.isNull(9) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(9)))
                 result.append(record)
             }
             return result
@@ -257,9 +258,10 @@ extension SQLiteLedgerStorage {
 
         func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
             var found: NotificationDelivery?
-            rows("SELECT attempts, next_attempt_ms FROM notifications WHERE sequence = ?1", [.integer(sequence)]) { row in
+            rows("SELECT attempts, next_attempt_ms, claimed_until_ms FROM notifications WHERE sequence = ?1", [.integer(sequence)]) { row in
                 let attempts = row.isNull(0) ? [] : decode([NotificationDelivery.Attempt].self, row.text(0)) ?? []
-                found = NotificationDelivery(attempts: attempts, nextAttemptDate: row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)))
+                found = NotificationDelivery(attempts: attempts, nextAttemptDate: row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)),
+                                             claimedUntil: row.isNull(2) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(2)))
             }
             return found
         }
@@ -269,9 +271,12 @@ extension SQLiteLedgerStorage {
             notificationRows("type = 'TEST' AND uuid = ?1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
         }
 
-        func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {
-            notificationRows("next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?1 ORDER BY next_attempt_ms, sequence LIMIT ?2",
-                             [.integer(AppStoreJSON.milliseconds(from: date)), Self.limit(limit)])
+        func notificationsDue(notAfter date: Date, unclaimedAt realTime: Date, limit: Int) -> [NotificationRecord] {
+            // The due index finds them; claimed ones (at most the pages senders hold) are passed over.
+            notificationRows("""
+                next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?1 AND (claimed_until_ms IS NULL OR claimed_until_ms <= ?3)
+                ORDER BY next_attempt_ms, sequence LIMIT ?2
+                """, [.integer(AppStoreJSON.milliseconds(from: date)), Self.limit(limit), .integer(AppStoreJSON.milliseconds(from: realTime))])
         }
 
         func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {

@@ -30,7 +30,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     /// The table layout this code writes, recorded in the `meta` table for earlier versions (which
     /// recorded their layout only there); stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 6
+    static let layoutVersion = 7
 
     private struct State {
         let database: SQLiteDatabaseConnection
@@ -282,6 +282,12 @@ extension SQLiteLedgerStorage {
         ALTER TABLE updates ADD COLUMN detail TEXT;
         """
 
+    /// What layout 7 adds: a sender's claim on a notification, in real time (milliseconds), apart
+    /// from when its next attempt is due on the store's clock.
+    private static let layoutSeven = """
+        ALTER TABLE notifications ADD COLUMN claimed_until_ms INTEGER;
+        """
+
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
@@ -318,6 +324,7 @@ extension SQLiteLedgerStorage {
         layout("layout-4-fewer-index-entries") { (connection) throws(SQLiteError) in try connection.execute(layoutFour) },
         layout("layout-5-feed-details") { (connection) throws(SQLiteError) in try connection.execute(layoutFive) },
         layout("layout-6-composed-names") { (connection) throws(SQLiteError) in try composeNames(connection) },
+        layout("layout-7-delivery-leases") { (connection) throws(SQLiteError) in try connection.execute(layoutSeven) },
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         guard try connection.hasTable("meta") else { return [] }
         var layout = 1
@@ -327,7 +334,8 @@ extension SQLiteLedgerStorage {
 
     /// The layouts' migrations by number (``layoutVersion`` of them).
     private static let layoutNames = ["layout-1-tables", "layout-2-view-columns", "layout-3-notification-delivery",
-                                      "layout-4-fewer-index-entries", "layout-5-feed-details", "layout-6-composed-names"]
+                                      "layout-4-fewer-index-entries", "layout-5-feed-details", "layout-6-composed-names",
+                                      "layout-7-delivery-leases"]
 
     /// A layout's migration: its SQLite statements, then the layout number and (for a store that
     /// holds records already) the records' schema, as earlier versions read them from `meta`.
@@ -475,22 +483,23 @@ extension SQLiteLedgerStorage {
         }
         for notification in changes.appendedNotifications {
             try connection.query("""
-                INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms, claimed_until_ms)
+                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                 """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
                       .optionalText(notification.subtype?.rawValue), notification.transactionID.map { .integer(Int64($0)) } ?? .null,
                       .text(String(decoding: notification.body.appStoreJSONData(), as: UTF8.self)),
                       .integer(AppStoreJSON.milliseconds(from: notification.date))] + (try deliveryValues(notification.delivery)))
         }
         for (sequence, delivery) in changes.notificationDeliveries.sorted(by: { $0.key < $1.key }) {
-            try connection.query("UPDATE notifications SET attempts = ?2, next_attempt_ms = ?3 WHERE sequence = ?1",
+            try connection.query("UPDATE notifications SET attempts = ?2, next_attempt_ms = ?3, claimed_until_ms = ?4 WHERE sequence = ?1",
                                  [.integer(sequence)] + (try deliveryValues(delivery)))
         }
     }
 
     private static func deliveryValues(_ delivery: NotificationDelivery) throws -> [SQLiteConnection.Value] {
         [delivery.attempts.isEmpty ? .null : .text(try encode(delivery.attempts)),
-         delivery.nextAttemptDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
+         delivery.nextAttemptDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null,
+         delivery.claimedUntil.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
     }
 
     private static func encode<T: Encodable>(_ value: T) throws -> String {

@@ -398,8 +398,8 @@ struct FreshRenewals {
         var now: Date
         if let known = self.now { now = known } else { now = try await store.currentTime() }
         while bodies.count < count {
-            // A claim lasts a minute of the store's clock: after an advance, what this chunk claimed is
-            // due again until recorded, and must not be taken twice.
+            // What this chunk claimed stays claimed (a lease in real time) until recorded; a lease that
+            // lapses on a slow machine must not make it taken twice.
             let held = Set(bodies.map(\.sequence))
             if let claimed = try await store.claimDueNotificationRecords(limit: min(1_000, count - bodies.count), excluding: held) {
                 for record in claimed.records {

@@ -94,6 +94,7 @@ public final class NotificationDeliverer: Sendable {
             var posts = 0
             var claiming = false
             var recordings = 0
+            var ticking = false
             var lastEmptyClaim: ContinuousClock.Instant?
             while !Task.isCancelled {
                 // Claim a page (signed ahead) while less than a page waits, and not again at once after
@@ -131,6 +132,13 @@ public final class NotificationDeliverer: Sendable {
                     lastEmptyClaim = nil
                     continue
                 }
+                if !claiming, !ticking, !mayClaim, state.queued < pages.claim, let last = lastEmptyClaim {
+                    // Posts in flight (a slow receiver's) must not keep the loop from looking again:
+                    // a notification made meanwhile is claimed after the idle poll, not after them.
+                    ticking = true
+                    let wait = options.idlePoll - (ContinuousClock.now - last)
+                    group.addTask { try? await Task.sleep(for: wait); return .tick }
+                }
                 guard let event = await group.next() else { continue }
                 switch event {
                 case .posted(let posted):
@@ -157,6 +165,8 @@ public final class NotificationDeliverer: Sendable {
                 case .recorded(let sequences):
                     recordings -= 1
                     state.released(sequences)
+                case .tick:
+                    ticking = false
                 }
             }
             group.cancelAll()
@@ -216,6 +226,8 @@ public final class NotificationDeliverer: Sendable {
         case posted(Posted)
         case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)])
         case recorded([Int64])
+        /// The idle poll's wait ended while posts were in flight.
+        case tick
     }
 
     /// Logs an attempt that failed (once, with what comes next), and a success that follows failed ones.
@@ -308,9 +320,9 @@ struct DeliveryState {
     private var readyStart = 0
     private var waitingBehind: [String: [Item]] = [:]
     private var busyLanes: Set<String> = []
-    /// The sequences this sender holds, from their claim until their attempt is recorded. A claim lasts
-    /// a minute of the store's clock; a manual clock advanced meanwhile makes held notifications due
-    /// again, and a second claim of one must not post it twice.
+    /// The sequences this sender holds, from their claim until their attempt is recorded. A claim is a
+    /// lease of ``SimulatedAppStore/deliveryLease`` in real time; one that lapses while its post waits
+    /// for a slow receiver is claimed again, and a second claim of one must not post it twice.
     private(set) var held: Set<Int64> = []
     private(set) var results: [DeliveryAttemptResult] = []
     /// Claimed notifications not yet posted.

@@ -21,6 +21,7 @@ public final class StoreServer: Sendable {
     public let store: SimulatedAppStore
     let http: HTTPServer
     private let delivery: Task<Void, Never>
+    private let progress: RequestProgress
     /// Who may use the server (see ``ServerAccess``).
     public let access: ServerAccess
 
@@ -64,7 +65,8 @@ public final class StoreServer: Sendable {
                  listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
         self.access = access
-        let progress = RequestProgress()
+        let progress = RequestProgress(longPolls: LongPollBudget(limit: access.longPollLimit))
+        self.progress = progress
         let registry = metrics ? MetricsRegistry() : nil
         var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
         router.logger = logger
@@ -90,6 +92,9 @@ public final class StoreServer: Sendable {
 
     /// Connections open now.
     public var openConnections: Int { http.openConnections }
+
+    /// Long polls waiting for a change now, against ``ServerAccess/longPollLimit``.
+    public var longPollsWaiting: Int { progress.longPolls.count }
 
     /// Connections that waited for a request and were closed to make room for new clients.
     public var connectionsDropped: Int { http.connectionsDropped }
@@ -178,7 +183,7 @@ enum StoreRoutes {
             context.segments.first == "ocsp" && request.header("Content-Type")?.lowercased() == "application/ocsp-request"
         })
         router.add(middleware: StoreErrorMapping())
-        DeviceRoutes.register(on: &router, store: store, devices: devices, longPolls: LongPollBudget(limit: access.longPollLimit))
+        DeviceRoutes.register(on: &router, store: store, devices: devices, longPolls: progress.longPolls)
         AdminRoutes.register(on: &router, store: store)
         WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
         // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
@@ -236,6 +241,10 @@ struct HealthBody: Encodable {
 final class RequestProgress: Sendable {
     private struct Reference { weak var server: HTTPServer? }
     private let reference = Mutex(Reference())
+    /// The long polls' budget of the server's device routes.
+    let longPolls: LongPollBudget
+
+    init(longPolls: LongPollBudget) { self.longPolls = longPolls }
 
     func started(_ server: HTTPServer) { reference.withLock { $0.server = server } }
 
@@ -248,6 +257,9 @@ final class LongPollBudget: Sendable {
     private let waiting = Atomic<Int>(0)
 
     init(limit: Int) { self.limit = limit }
+
+    /// Polls holding a place now.
+    var count: Int { min(waiting.load(ordering: .relaxed), limit) }
 
     /// Runs `poll` if a place is free; otherwise throws `503` with `Retry-After: 1`.
     func wait<Result: Sendable>(_ poll: () async throws -> Result) async throws -> Result {

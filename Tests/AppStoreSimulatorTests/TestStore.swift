@@ -17,6 +17,8 @@ struct TestStore {
     let store: SimulatedAppStore
     let storage: InMemoryLedgerStorage
     let clock: ManualStoreClock
+    /// Real time as the store reads it (senders' claims), apart from the store's clock.
+    let realTime: ManualStoreClock
     let verifier: SignedDataVerifier
 
     init(environment: AppStoreModels.Environment = .xcode, appAppleId: Int64? = nil, configuration: StoreKitConfiguration = TestStore.shopConfiguration,
@@ -25,9 +27,10 @@ struct TestStore {
         edit(&configuration)
         storage = InMemoryLedgerStorage()
         clock = ManualStoreClock(startingAt: Self.start)
+        realTime = ManualStoreClock(startingAt: Self.start)
         store = try SimulatedAppStore.create(configuration: configuration,
                                              identity: StoreIdentity(bundleId: "com.example.shop", environment: environment, appAppleId: appAppleId),
-                                             authority: Self.authority, storage: storage, clock: clock, identifiers: .sequential())
+                                             authority: Self.authority, storage: storage, clock: clock, identifiers: .sequential(), realTime: realTime)
         var options = SignedDataVerifier.Options()
         options.verifiesLocalEnvironments = true
         verifier = try SignedDataVerifier(rootCertificates: [Self.authority.rootCertificate], bundleId: "com.example.shop",

@@ -20,7 +20,7 @@ struct LedgerMigrationTests {
         let added = ["accounts": ["family_group"], "devices": ["account"],
                      "transactions": ["original_id", "product_id", "product_kind", "group_id", "family_source_id", "unfinished", "history"],
                      "subscriptions": ["account", "group_id", "family_source_id", "next_event_ms"],
-                     "notifications": ["attempts", "next_attempt_ms"], "updates": ["detail"]]
+                     "notifications": ["attempts", "next_attempt_ms", "claimed_until_ms"], "updates": ["detail"]]
         for (table, columns) in added {
             for column in columns { try connection.execute("ALTER TABLE \(table) DROP COLUMN \(column)") }
         }
@@ -100,7 +100,10 @@ struct LedgerMigrationTests {
                                      [.integer(rowid)] + values.map { SQLiteConnection.Value.optionalText($0) })
             }
         }
-        try connection.execute("UPDATE meta SET value = '5' WHERE key = 'layout'; DROP TABLE schema_migrations;")
+        try connection.execute("""
+            ALTER TABLE notifications DROP COLUMN claimed_until_ms;
+            UPDATE meta SET value = '5' WHERE key = 'layout'; DROP TABLE schema_migrations;
+            """)
     }
 
     @Test("a store whose names an earlier version kept in another Unicode form opens with them composed; two names that become one stop it, untouched")

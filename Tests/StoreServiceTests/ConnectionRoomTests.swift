@@ -150,7 +150,8 @@ struct ConnectionRoomTests {
                 + "Content-Length: 36\r\n\r\n{\"channel\":\"transactions\",\"wait\":60}"
             let polls = try (0..<2).map { _ in try HeldConnection(port: server.port, sending: poll) }
             defer { for poll in polls { poll.close() } }
-            try await eventually("two long polls wait") { server.requestsInProgress == 2 }
+            // Waiting in the budget, not only in progress: a poll takes its place after reading the feed once.
+            try await eventually("two long polls wait") { server.longPollsWaiting == 2 }
             let third = await RawHTTP.exchange(port: server.port, poll.replacingOccurrences(of: "\r\n\r\n", with: "\r\nConnection: close\r\n\r\n"),
                                                limit: .seconds(20))
             #expect(third.status == 503, "\(third.text.prefix(300))")

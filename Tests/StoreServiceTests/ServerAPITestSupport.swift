@@ -24,16 +24,17 @@ struct ServedServerAPI {
         (0..<10).reduce(text) { text, n in text.replacingOccurrences(of: "{\(n)}", with: String(transactionID(UInt64(n)))) }
     }
 
-    private init() async throws {
-        store = try await TestStores.directory(in: scratch, bundleID: Self.bundleID, environment: .sandbox).store
+    private init(environment: AppStoreModels.Environment) async throws {
+        store = try await TestStores.directory(in: scratch, bundleID: Self.bundleID, environment: environment).store
         key = try P256PrivateKey.generate()
         record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
         server = try StoreServer(store: store)
     }
 
-    /// Runs `body` with the store served; the server is stopped when `body` returns or throws.
-    static func with(_ body: (ServedServerAPI) async throws -> Void) async throws {
-        let api = try await ServedServerAPI()
+    /// Runs `body` with the store served; the server is stopped when `body` returns or throws. (A store
+    /// of another `environment` than Sandbox has other transaction IDs than ``transactionID(_:)``.)
+    static func with(environment: AppStoreModels.Environment = .sandbox, _ body: (ServedServerAPI) async throws -> Void) async throws {
+        let api = try await ServedServerAPI(environment: environment)
         do {
             try await body(api)
             await api.server.stop()

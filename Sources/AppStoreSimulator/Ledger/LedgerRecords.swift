@@ -146,12 +146,21 @@ public struct NotificationDelivery: Hashable, Sendable, Codable {
     }
 
     public var attempts: [Attempt]
+    /// When the next attempt is due on the store's clock (Apple's schedule, counted from each attempt).
     public var nextAttemptDate: Date?
+    /// Until when a sender holds the notification to post it, in real time (not the store's clock): a
+    /// sender that dies leaves it to another within ``SimulatedAppStore/deliveryLease``, however the
+    /// store's clock moves or stands still.
+    public var claimedUntil: Date?
 
-    public init(attempts: [Attempt] = [], nextAttemptDate: Date?) {
+    public init(attempts: [Attempt] = [], nextAttemptDate: Date?, claimedUntil: Date? = nil) {
         self.attempts = attempts
         self.nextAttemptDate = nextAttemptDate
+        self.claimedUntil = claimedUntil
     }
+
+    /// Whether the App Store stopped trying: every attempt it makes failed (six in production, one in Sandbox).
+    public var isGivenUp: Bool { nextAttemptDate == nil && !attempts.isEmpty && !isDelivered }
 
     /// Whether an attempt succeeded.
     public var isDelivered: Bool { attempts.contains { $0.result == "SUCCESS" } }

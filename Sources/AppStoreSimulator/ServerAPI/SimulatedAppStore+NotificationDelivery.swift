@@ -17,35 +17,46 @@ extension SimulatedAppStore {
     /// Apple's retry schedule: after a failed attempt, the next comes 1, 12, 24, 48, then 72 hours later.
     public static let notificationRetryDelays: [TimeInterval] = [1, 12, 24, 48, 72].map { $0 * 3_600 }
 
-    /// How long a claimed delivery is left to its sender before another may try it.
-    static let deliveryClaim: TimeInterval = 60
+    /// How long a claimed delivery is left to its sender before another may try it: real time, not the
+    /// store's clock, so that the claims of a sender that died (a killed server) return within seconds,
+    /// whether the store's clock runs fast, jumps a year or stands still.
+    public static let deliveryLease: TimeInterval = 20
+
+    /// The pause in real time before a retry that is already due on the store's clock (it jumped, or
+    /// runs faster than the posts): ¼ s after the first failure, doubling with each (about 8 s over
+    /// the five retries), so that a receiver that restarts meanwhile is not given up on within
+    /// milliseconds, while a year's jump still ends in seconds.
+    public static func catchUpPause(afterFailures failures: Int) -> TimeInterval {
+        0.25 * Double(1 << min(max(failures - 1, 0), 8))
+    }
 
     /// Claims up to `limit` notifications whose delivery attempt is due on the store's clock, oldest
-    /// first, for a minute, so that another sender (a second server) does not post them too, and
+    /// first, for ``deliveryLease`` of real time, so that another sender (a second server) does not post them too, and
     /// answers them unsigned with the URL to post them to (`nil` when none is due or no URL is set;
     /// with nothing due, the usual case for a poll, only a read is made, not a write). The sender signs
     /// each with ``signedNotification(_:)`` off the store's executor, so signing never holds up
     /// purchases. One page of the outbox is read; never all of it.
     ///
     /// `held` are the sequences the caller already holds and has not yet recorded an attempt for. When
-    /// the clock moves past their claim (a manual clock advanced a day), they are due again. Those this
-    /// claim reads are claimed again but not answered again, and the `limit` answered are others; those
-    /// it does not read keep their lapsed claim until a later claim reads them.
+    /// their claim lapses (a receiver slower than the lease), they are unclaimed again. Those this claim
+    /// reads are claimed again (the lease renewed) but not answered again, and the `limit` answered are
+    /// others; those it does not read keep their lapsed claim until a later claim reads them.
     public func claimDueNotificationRecords(limit: Int, excluding held: Set<Int64> = []) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
-        guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), limit: 1).isEmpty }) else { return nil }
+        guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), unclaimedAt: realTime.now(), limit: 1).isEmpty }) else { return nil }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
             guard let text = settings.notificationURL, let url = URL(string: text) else { return nil }
             let now = clock.now()
+            let realNow = realTime.now()
             var records: [NotificationRecord] = []
-            var due = ledger.notificationsDue(notAfter: now, limit: limit)
+            var due = ledger.notificationsDue(notAfter: now, unclaimedAt: realNow, limit: limit)
             if due.count == limit, due.contains(where: { held.contains($0.sequence) }) {
                 // Some of those read are held: read as many more as they could be. (Read at once, a
                 // page of a sender holding two would decode up to three pages' rows on every claim.)
-                due = ledger.notificationsDue(notAfter: now, limit: limit + held.count)
+                due = ledger.notificationsDue(notAfter: now, unclaimedAt: realNow, limit: limit + held.count)
             }
             for record in due {
                 var delivery = record.delivery
-                delivery.nextAttemptDate = now.addingTimeInterval(Self.deliveryClaim)
+                delivery.claimedUntil = realNow.addingTimeInterval(Self.deliveryLease)
                 change.ledger.notificationDeliveries[record.sequence] = delivery
                 if held.contains(record.sequence) { continue }
                 records.append(record)
@@ -71,7 +82,15 @@ extension SimulatedAppStore {
 
     /// Records how attempts to post notifications ended (Apple's `sendAttemptResult`), in one commit,
     /// as a sender with many posts in flight does. Each failure schedules its next attempt by Apple's
-    /// schedule (1, 12, 24, 48, 72 hours); a success or the last failure ends the delivery.
+    /// schedule (1, 12, 24, 48, 72 hours); a success or the last failure ends the delivery. A Sandbox
+    /// store makes one attempt only, as Apple's sandbox does.
+    ///
+    /// An attempt is dated when it was due, on the store's clock, when the clock has passed that (it
+    /// jumped, or it runs faster than the posts): the App Store lived through that time and tried then.
+    /// So after a long jump the retries fall due at once, each counted from the one before, and what
+    /// Apple would have given up by now is given up within moments rather than delivered a year late
+    /// (the notification history and the Transaction Manager show the six failed attempts), each after
+    /// a ``catchUpPause(afterFailures:)`` in real time.
     ///
     /// - Returns: The sequences no longer in the outbox (deleted since they were claimed), which are skipped.
     @discardableResult
@@ -79,18 +98,23 @@ extension SimulatedAppStore {
         guard !attempts.isEmpty else { return [] }
         return try writing { (change) throws(AppStoreError) -> [Int64] in
             let now = clock.now()
+            let realNow = realTime.now()
+            let retries = identity.environment == .sandbox ? 0 : Self.notificationRetryDelays.count
             var missing: [Int64] = []
             for attempt in attempts {
                 guard var delivery = change.ledger.notificationDeliveries[attempt.sequence] ?? ledger.notificationDelivery(sequence: attempt.sequence) else {
                     missing.append(attempt.sequence)
                     continue
                 }
-                delivery.attempts.append(.init(date: now, result: attempt.result))
+                let attemptDate = min(now, delivery.nextAttemptDate ?? now)
+                delivery.attempts.append(.init(date: attemptDate, result: attempt.result))
+                delivery.claimedUntil = nil
                 let failures = delivery.attempts.count
-                if attempt.result == "SUCCESS" || failures > Self.notificationRetryDelays.count {
+                if attempt.result == "SUCCESS" || failures > retries {
                     delivery.nextAttemptDate = nil
                 } else {
-                    delivery.nextAttemptDate = now.addingTimeInterval(Self.notificationRetryDelays[failures - 1])
+                    delivery.nextAttemptDate = attemptDate.addingTimeInterval(Self.notificationRetryDelays[failures - 1])
+                    delivery.claimedUntil = realNow.addingTimeInterval(Self.catchUpPause(afterFailures: failures))
                 }
                 change.ledger.notificationDeliveries[attempt.sequence] = delivery
             }

@@ -322,8 +322,11 @@ extension InMemoryLedgerStorage {
             notification(sequence: sequence)?.delivery
         }
 
-        func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord] {
-            Array(contents.notifications.filter { $0.delivery.nextAttemptDate.map { $0 <= date } ?? false }.prefix(limit))
+        func notificationsDue(notAfter date: Date, unclaimedAt realTime: Date, limit: Int) -> [NotificationRecord] {
+            let due = contents.notifications.filter {
+                ($0.delivery.nextAttemptDate.map { $0 <= date } ?? false) && ($0.delivery.claimedUntil.map { $0 <= realTime } ?? true)
+            }
+            return Array(due.sorted { ($0.delivery.nextAttemptDate!, $0.sequence) < ($1.delivery.nextAttemptDate!, $1.sequence) }.prefix(limit))
         }
 
         func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {

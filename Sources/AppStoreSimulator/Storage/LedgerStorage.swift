@@ -91,8 +91,9 @@ public protocol LedgerReader {
     func notificationBacklog() -> (count: Int, oldest: Date?)
     /// A `TEST` notification by its `notificationUUID` (the App Store Server API's test notification token).
     func testNotification(uuid: String) -> NotificationRecord?
-    /// Notifications whose next delivery attempt is due by `date`, oldest first, at most `limit`.
-    func notificationsDue(notAfter date: Date, limit: Int) -> [NotificationRecord]
+    /// Notifications whose next delivery attempt is due by `date` (the store's clock) and that no sender
+    /// holds at `realTime` (their claim ended or was never made), oldest first, at most `limit`.
+    func notificationsDue(notAfter date: Date, unclaimedAt realTime: Date, limit: Int) -> [NotificationRecord]
     /// Notifications signed from `start` to `end` (inclusive), after sequence `after`, oldest first, at most `limit`.
     func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord]
 }

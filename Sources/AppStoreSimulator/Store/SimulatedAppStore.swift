@@ -30,6 +30,8 @@ public actor SimulatedAppStore {
     public nonisolated let rootCertificate: Certificate
     nonisolated let storage: any LedgerStorage
     nonisolated let clock: any StoreClock
+    /// Real time, apart from the store's clock: signing certificates' validity and senders' claims.
+    nonisolated let realTime: any StoreClock
     nonisolated let identifiers: IdentifierGenerator
     /// The signing leaves, issued as the store's clock moves.
     nonisolated let signingCertificates: SigningCertificates
@@ -176,6 +178,7 @@ public actor SimulatedAppStore {
         self.rootCertificate = authority.rootCertificate
         self.storage = storage
         self.clock = clock
+        self.realTime = realTime
         self.identifiers = identifiers
         do { self.signingCertificates = try SigningCertificates(authority: authority, realTime: { realTime.now() }) } catch {
             throw .storage("cannot sign with the store's authority: \(error)")

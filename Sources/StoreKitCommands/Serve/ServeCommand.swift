@@ -26,6 +26,7 @@ struct ServeCommand: Command {
         .option("--port", "N", "the port (default 0: a free one, printed)"),
         .option("--clock", "manual|real", "the clock to run on (default: the store's own)"),
         .option("--notifications-in-flight", "N", "notification posts at once, 1 to 256 (default 8)"),
+        .option("--notification-timeout", "SECONDS", "how long the receiver has to answer a post, 1 to 600 (default 10); a post left unanswered is a TIMED_OUT attempt"),
         .flag("--metrics", "answer GET /metrics in Prometheus' text format"),
     ] + ServerAccessOptions.arguments + LoggingOptions.arguments)
 
@@ -35,6 +36,7 @@ struct ServeCommand: Command {
     var clock: StoreDirectory.ClockMode?
     var access: ServerAccessOptions
     var notificationsInFlight: Int
+    var notificationTimeout: Duration
     /// Whether `GET /metrics` answers Prometheus' text format.
     var metrics: Bool
     var logging: LoggingOptions
@@ -46,6 +48,9 @@ struct ServeCommand: Command {
         notificationsInFlight = try arguments.value("--notifications-in-flight", expected: "a number of posts from 1 to 256") {
             Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
         } ?? NotificationDeliverer.Options().inFlight
+        notificationTimeout = try arguments.value("--notification-timeout", expected: "a number of seconds from 1 to 600") {
+            Int($0).flatMap { (1...600).contains($0) ? Duration.seconds($0) : nil }
+        } ?? NotificationDeliverer.Options().timeout
         metrics = arguments.flag("--metrics")
         access = try ServerAccessOptions(parsing: &arguments)
         logging = try LoggingOptions(parsing: &arguments)
@@ -55,7 +60,7 @@ struct ServeCommand: Command {
     func run(console: Console) async throws {
         let application = try await StoreApplication.start(StoreApplication.Configuration(
             directory: URL(fileURLWithPath: directory), host: host, port: port, clock: clock, token: access.tokenSource,
-            allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight), metrics: metrics),
+            allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight, timeout: notificationTimeout), metrics: metrics),
             logger: logging.logger(label: "storekit.serve"))
         let server = application.server
         console.print("listening on \(server.url.absoluteString)")

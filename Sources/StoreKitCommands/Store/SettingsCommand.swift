@@ -101,6 +101,7 @@ struct NotificationsCommand: Command {
         guard !delivery.attempts.isEmpty || delivery.nextAttemptDate != nil else { return "" }
         var parts = delivery.attempts.map(\.result)
         if let next = delivery.nextAttemptDate { parts.append("next \(StoreAccess.iso(next))") }
+        if delivery.isGivenUp { parts.append("given up") }
         return "  attempts: " + parts.joined(separator: ", ")
     }
 }

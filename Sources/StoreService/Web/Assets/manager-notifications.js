@@ -43,7 +43,8 @@ function noteRow(n) {
   let summary = "not reported";
   if (Array.isArray(attempts)) {
     const ok = attempts.some(a => pick(a.result, a.sendAttemptResult) === "SUCCESS");
-    summary = ok ? "delivered" : attempts.length ? `${attempts.length} failed` : "not sent";
+    // Failed attempts with none to come: the App Store gave up (six in production, one in Sandbox).
+    summary = ok ? "delivered" : !attempts.length ? "not sent" : next ? `${attempts.length} failed` : `given up after ${attempts.length} failed`;
   }
   const attemptList = Array.isArray(attempts) && attempts.length
     ? h("ul", {}, attempts.map(a => h("li", {}, `${fmtDate(pick(a.date, a.attemptDate))} UTC — ${pick(a.result, a.sendAttemptResult, "?")}`)))
