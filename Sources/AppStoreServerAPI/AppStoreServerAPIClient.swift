@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 import Foundation
 import HTTPClient
+import Synchronization
 
 /// A client of the App Store Server API: Apple's (Sandbox, Production) or a local store's
 /// (`storekit serve`), with the calls, bodies, models and error codes of Apple's own libraries.
@@ -29,6 +30,12 @@ public final class AppStoreServerAPIClient: Sendable {
     private let issuerId: String
     private let bundleId: String
     private let now: @Sendable () -> Date
+    private let statedTime = Mutex<Date?>(nil)
+
+    /// The time the server stated (its `Date` header) in its latest answer, errors included. Apple's
+    /// servers state real time; a local store (`storekit serve`) states its own clock, which may run
+    /// fast, jump or stand still: what "now" is for the data it signs.
+    public var lastServerTime: Date? { statedTime.withLock { $0 } }
 
     /// - Parameters:
     ///   - signingKey: The In-App Purchase key's private key, PEM (PKCS#8, the `.p8` file).
@@ -168,6 +175,7 @@ public final class AppStoreServerAPIClient: Sendable {
         let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, baseURL, path: path,
                                                                          query: query.map { ($0.name, $0.value ?? "") }, headers: headers,
                                                                          body: body, timeout: .seconds(30)))
+        if let stated = answer.header("Date").flatMap(HTTPDate.date(from:)) { statedTime.withLock { $0 = stated } }
         guard answer.isSuccess else {
             let error = answer.header("Content-Type")?.hasPrefix("application/json") == true
                 ? try? JSONDecoder().decode(ServerAPIErrorBody.self, from: answer.body) : nil

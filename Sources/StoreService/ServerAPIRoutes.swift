@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
+import HTTPClient
 import HTTPService
 import StoreKitCatalog
 
@@ -22,7 +23,8 @@ struct ServerAPIRoutes {
     /// value is Apple's error of that parameter (`?revision=%%%` is an invalid revision, 4000005).
     func register(on router: inout Router) {
         let api = self
-        router.group("/inApps", middleware: [ServerAPIAuthentication(routes: api), ServerAPIErrorMapping()], refusalResponse: Self.refusal) { group in
+        router.group("/inApps", middleware: [ServerAPIAuthentication(routes: api), ServerAPIStoreTime(store: store), ServerAPIErrorMapping()],
+                     refusalResponse: Self.refusal) { group in
             func on(_ method: String, _ pattern: String, _ responder: @escaping @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) {
                 group.on(method, pattern, query: .lenient, responder)
             }
@@ -384,6 +386,29 @@ struct ServerAPIAuthentication: HTTPMiddleware {
 
 /// The Server API's failures in Apple's terms: the store's errors as Apple's codes, anything else
 /// Apple's general internal error.
+/// States the store's clock in the `Date` header of every authenticated answer, errors included, as
+/// Apple's servers state theirs: a backend reconciling against this store learns the time its signed
+/// data lives in (which a manual or fast clock keeps apart from real time), and so which window of
+/// notification history it may ask for.
+struct ServerAPIStoreTime: HTTPMiddleware {
+    let store: SimulatedAppStore
+
+    func handle(_ request: HTTPRequest, context: RequestContext,
+                next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {
+        var response: HTTPResponse
+        do {
+            response = try await next(request, context)
+        } catch let error as RoutingError {
+            response = ServerAPIRoutes.refusal(error, request)
+        } catch let error as ServerAPIError {
+            response = error.response
+            if response.status >= 500 { response.failure = error.description }
+        }
+        if let now = try? await store.currentTime() { response.headers.append(("Date", HTTPDate.string(from: now))) }
+        return response
+    }
+}
+
 struct ServerAPIErrorMapping: HTTPMiddleware {
     func handle(_ request: HTTPRequest, context: RequestContext,
                 next: @Sendable (HTTPRequest, RequestContext) async throws -> HTTPResponse) async throws -> HTTPResponse {

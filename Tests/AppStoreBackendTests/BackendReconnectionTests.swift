@@ -1,4 +1,8 @@
 import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import HTTPClient
+import HTTPService
 import Foundation
 import Testing
 import TestSupport
@@ -26,9 +30,37 @@ struct BackendReconnectionTests {
     }
 }
 
+extension BackendReconnectionTests {
+    @Test("a backend started while PostgreSQL is down waits for it, and starts serving once it answers")
+    func startsWhenPostgresAnswers() async throws {
+        try await PostgresCluster.with { cluster in
+            let scratch = Scratch()
+            let root = scratch.url.appendingPathComponent("root.pem")
+            try Data(try CertificateAuthority.make().rootCertificate.pemRepresentation.utf8).write(to: root)
+            try await cluster.stopServer(mode: "fast")
+            let configuration = BackendApplication.Configuration(
+                database: cluster.url, verification: .init(bundleID: "com.example.shop", environment: .xcode, rootCertificates: [root.path]))
+            let started = Counter()
+            let starting = Task {
+                defer { _ = started.next() }
+                return try await BackendApplication.start(configuration)
+            }
+            // Down for a second and more: the start keeps waiting (it would have failed at once before).
+            try await Task.sleep(for: .seconds(1.5))
+            #expect(started.value == 0, "the backend must wait for the database, not give up")
+            try await cluster.startAgain()
+            let application = try await starting.value
+            let health = try await HTTPClient.shared.send(.init("GET", application.server.url.appendingPathComponent("/health")))
+            #expect(health.status == 200)
+            await application.stop()
+        }
+    }
+}
+
 private final class Counter: @unchecked Sendable {
-    // Unchecked: the lock guards `value`.
+    // Unchecked: the lock guards `count`.
     private let lock = NSLock()
-    private var value = 0
-    func next() -> Int { lock.withLock { value += 1; return value } }
+    private var count = 0
+    func next() -> Int { lock.withLock { count += 1; return count } }
+    var value: Int { lock.withLock { count } }
 }

@@ -207,7 +207,9 @@ struct StoreCommandTests {
             #expect(first.standardOutput.contains("listed 2 notifications; recorded 2"))
             #expect(await CommandRun.run(arguments).standardOutput.contains("recorded 0"))
         }
-        let entitlements = try await CustomerLedger(storage: try await SQLBackendStorage.sqlite(path: scratch.path("backend.sqlite")))
+        // On the store's clock (2026-01-02), not the machine's: the monthly plan has not expired there.
+        let entitlements = try await CustomerLedger(storage: try await SQLBackendStorage.sqlite(path: scratch.path("backend.sqlite")),
+                                                    now: { TestStores.start.addingTimeInterval(86_400) })
             .entitlements(customer: "0a1b2c3d-0000-4000-8000-000000000001")
         #expect(Set(entitlements.map(\.productId)) == ["com.example.shop.pro", "com.example.shop.plus.premium.monthly"])
         let badKey = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", root.path,

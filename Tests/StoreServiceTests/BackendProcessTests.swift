@@ -36,15 +36,24 @@ struct BackendProcessTests {
         let store = try await TestStores.directory(in: scratch).store
         let root = scratch.url.appendingPathComponent("root.pem")
         try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
-        var command = ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode",
-                       "--root", root.path, "--port", "0"]
-        var backend = try await ServeProcess.start(command: command)
-        // Restarts take the same port, so the store's notification URL stays right.
-        command[command.count - 1] = String(backend.url.port ?? 0)
-        try await store.updateSettings { $0.notificationURL = backend.url.absoluteString + "/apple/notifications" }
         let storage = try await database.hasPrefix("sqlite:") ? SQLBackendStorage.sqlite(path: String(database.dropFirst(7)))
             : SQLBackendStorage.postgres(url: database)
-        try await StoreServer.serving(store) { _ in
+        try await StoreServer.serving(store) { server in
+            // A clock that jumps while the backend is down a moment at a time makes the store give up on
+            // some notifications (their retries fall due at once): the backend's reconciliation records them.
+            let key = try P256PrivateKey.generate()
+            let record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
+            let keyFile = scratch.url.appendingPathComponent("api-key.json")
+            try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
+                .write(to: keyFile)
+            var command = ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode",
+                           "--root", root.path, "--reconcile", "every", "2s", "--key-file", keyFile.path, "--api-url", server.url.absoluteString,
+                           "--port", "0"]
+            var backend = try await ServeProcess.start(command: command)
+            // Restarts take the same port, so the store's notification URL stays right.
+            command[command.count - 1] = String(backend.url.port ?? 0)
+            let notificationURL = backend.url.absoluteString + "/apple/notifications"
+            try await store.updateSettings { $0.notificationURL = notificationURL }
             let accounts = ["alice", "bob", "carol", "dave", "erin"]
             let products = [ExampleShop.pro, ExampleShop.premiumMonthly, ExampleShop.gems, ExampleShop.standardMonthly, ExampleShop.wizard]
             for kill in 0..<20 {
@@ -82,14 +91,16 @@ struct BackendProcessTests {
             let retried = try await store.notificationRecords().filter { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }.count
             print("backend kill -9 (\(database.prefix(8))): \(outbox) notifications, \(retried) delivered only after a failed attempt")
             #expect(retried >= 5, "the deliveries made while the backend was down were retried")
-            let ledger = CustomerLedger(storage: storage)
+            // Subscriptions expire by the store's clock (a manual one, months from the machine's).
+            let storeNow = try await store.currentTime()
+            let ledger = CustomerLedger(storage: storage, now: { storeNow })
             for account in accounts {
                 let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
                 let actual = try await ledger.entitlements(customer: Self.token(account).uuidString.lowercased()).map(\.transactionId).sorted()
                 #expect(actual == expected, "\(account)")
             }
+            await backend.stop()
         }
-        await backend.stop()
     }
 }
 
@@ -137,7 +148,9 @@ struct SharedDatabaseBackendTests {
             await second.stop()
             let storage = try await SQLBackendStorage.postgres(url: cluster.url)
             #expect(try await storage.notificationCount() == notifications.count, "each notification recorded once though both instances received it")
-            let ledger = CustomerLedger(storage: storage)
+            // Subscriptions expire by the store's clock (a manual one, months from the machine's).
+            let storeNow = try await store.currentTime()
+            let ledger = CustomerLedger(storage: storage, now: { storeNow })
             for account in accounts {
                 let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
                 let actual = try await ledger.entitlements(customer: BackendProcessTests.token(account).uuidString.lowercased()).map(\.transactionId).sorted()

@@ -67,6 +67,18 @@ public final class PostgresCluster: Sendable {
                                   "-m", mode, "-w", "restart"])
     }
 
+    /// Stops the server (`fast` or `immediate`) and leaves it stopped until ``startAgain()``: every
+    /// client's connection breaks, and new ones are refused.
+    public func stopServer(mode: String = "fast") async throws {
+        try await tool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", mode, "-w", "stop"])
+    }
+
+    /// Starts the server stopped by ``stopServer(mode:)`` again, and waits until it takes connections.
+    public func startAgain() async throws {
+        try await tool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w", "-o",
+                                  "-k \(directory.path) -c listen_addresses='' -c max_connections=50", "start"])
+    }
+
     /// Stops the server at once and removes its folder.
     public func stop() async {
         _ = try? await tool("pg_ctl", ["-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop"])

@@ -28,6 +28,10 @@ public struct CustomerHistoryEntry: Hashable, Sendable, Codable {
     public var revocationReason: Int32?
     public var isUpgraded: Bool
     public var entitled: Bool
+    /// The subscription's recorded status still says active (or in grace), but this, its latest
+    /// period, has ended: a renewal, expiry or refund was not heard of. Not entitled; the backend
+    /// asks the App Store the status at its next reconciliation.
+    public var expiredUnconfirmed: Bool
 }
 
 /// Applies the rules to what the storage holds for one customer.
@@ -54,6 +58,9 @@ public struct CustomerLedger: Sendable {
         let transactions: [BackendTransaction]
         let statuses: [String: BackendSubscriptionStatus]
         let entitled: [BackendTransaction]
+        /// Latest periods whose status says active or in grace though they ended (see
+        /// ``CustomerHistoryEntry/expiredUnconfirmed``), by transaction identifier.
+        let expiredUnconfirmed: Set<String>
 
         /// The status a notification told for the transaction's subscription, when it was told at
         /// the transaction's signing or later (an older status says nothing about a newer period).
@@ -99,7 +106,8 @@ public struct CustomerLedger: Sendable {
                                         productId: payload.productId ?? "", type: payload.type?.rawValue ?? "", purchaseDate: payload.purchaseDate,
                                         expiresDate: payload.expiresDate, revocationDate: payload.revocationDate,
                                         revocationReason: payload.revocationReason?.rawValue, isUpgraded: payload.isUpgraded == true,
-                                        entitled: entitledIDs.contains(transaction.transactionID))
+                                        entitled: entitledIDs.contains(transaction.transactionID),
+                                        expiredUnconfirmed: evaluation.expiredUnconfirmed.contains(transaction.transactionID))
         }
     }
 
@@ -115,21 +123,34 @@ public struct CustomerLedger: Sendable {
             latest[transaction.originalTransactionID] = transaction
         }
         let now = self.now()
+        var expiredUnconfirmed: Set<String> = []
         let entitled = EntitlementRules.currentEntitlements(transactions) { transaction in
             let payload = transaction.payload
             var subscriptionEntitled = false
             if payload.type == .autoRenewableSubscription, latest[transaction.originalTransactionID]?.transactionID == transaction.transactionID {
-                if let code = Evaluation.confirmedStatus(of: transaction, in: statuses) {
-                    subscriptionEntitled = code == .active || code == .billingGracePeriod
-                } else {
-                    subscriptionEntitled = (payload.expiresDate ?? .distantPast) > now
+                // A period entitles until it ends (a grace period until the end its renewal info
+                // states), whatever the last status said: a lost notification cannot keep access
+                // open, and the status then only takes access away (billing retry, expired, revoked).
+                let periodEnd = payload.expiresDate ?? .distantFuture
+                switch Evaluation.confirmedStatus(of: transaction, in: statuses) {
+                case .active?:
+                    subscriptionEntitled = periodEnd > now
+                    if !subscriptionEntitled { expiredUnconfirmed.insert(transaction.transactionID) }
+                case .billingGracePeriod?:
+                    let graceEnd = statuses[transaction.originalTransactionID]?.renewalInfo?.gracePeriodExpiresDate ?? periodEnd
+                    subscriptionEntitled = max(graceEnd, periodEnd) > now
+                    if !subscriptionEntitled { expiredUnconfirmed.insert(transaction.transactionID) }
+                case nil:
+                    subscriptionEntitled = periodEnd > now
+                default:
+                    subscriptionEntitled = false
                 }
             }
             return EntitlementRules.Candidate(productID: payload.productId ?? "", type: payload.type ?? .consumable,
                                               purchaseDate: payload.purchaseDate ?? .distantPast, isRevoked: payload.revocationDate != nil,
                                               isUpgraded: payload.isUpgraded == true, subscriptionEntitled: subscriptionEntitled)
         }
-        return Evaluation(transactions: transactions, statuses: statuses, entitled: entitled)
+        return Evaluation(transactions: transactions, statuses: statuses, entitled: entitled, expiredUnconfirmed: expiredUnconfirmed)
     }
 }
 
@@ -187,6 +208,9 @@ extension CustomerLedger {
             because = "the subscription moved to \(moved.productId) (an upgrade or a plan change)"
         } else if latest.isUpgraded {
             because = "upgraded to another plan of its group"
+        } else if latest.expiredUnconfirmed {
+            because = "expired on \(latest.expiresDate.map { $0.formatted(dateStyle) } ?? "?"), unconfirmed: the last status heard said active, "
+                + "but no renewal was recorded since; the backend asks the App Store its status at the next reconciliation"
         } else {
             switch evaluation.statuses[latest.originalTransactionId]?.status {
             case .billingRetry?: because = "a renewal failed and the App Store is retrying the payment; access is paused until it succeeds"

@@ -63,6 +63,28 @@ public struct SignedDataIntake: Sendable {
         return change
     }
 
+    /// A subscription's status as the App Store Server API answers it (an item of Get All Subscription
+    /// Statuses' `lastTransactions`): its latest transaction and renewal info, verified, told as of
+    /// their signing (so a notification signed later still wins).
+    public func subscriptionStatus(_ item: LastTransactionsItem) throws(BackendError) -> BackendChange {
+        guard let jws = item.signedTransactionInfo else { throw .badRequest("the status of \(item.originalTransactionId ?? "?") has no signed transaction") }
+        let transaction: JWSTransactionDecodedPayload
+        var renewalInfo: JWSRenewalInfoDecodedPayload?
+        do {
+            transaction = try verifier.verifyAndDecodeTransaction(jws)
+            renewalInfo = try item.signedRenewalInfo.map { (text) throws(VerificationError) in try verifier.verifyAndDecodeRenewalInfo(text) }
+        } catch {
+            throw .unverified("the subscription status did not verify: \(error)")
+        }
+        guard let original = transaction.originalTransactionId, let signed = transaction.signedDate else {
+            throw .badRequest("the status's transaction lacks its original transaction identifier or signed date")
+        }
+        var change = BackendChange(transaction: BackendTransaction(payload: transaction, signedTransaction: jws, customerID: Self.customer(of: transaction)))
+        change.status = BackendSubscriptionStatus(originalTransactionID: original, status: item.status.map(Status.init(rawValue:)), renewalInfo: renewalInfo,
+                                                  signedDate: max(signed, renewalInfo?.signedDate ?? signed))
+        return change
+    }
+
     /// The customer a transaction names: its app account token, in lower case.
     static func customer(of transaction: JWSTransactionDecodedPayload) -> String? {
         transaction.appAccountToken.map { $0.uuidString.lowercased() }

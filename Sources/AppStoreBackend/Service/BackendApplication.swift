@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreServerAPI
 import AppStoreSigning
 import Foundation
 import HTTPService
@@ -58,15 +59,34 @@ public final class BackendApplication: Sendable {
         public var allowedHosts: [String]
         /// Whether `GET /metrics` answers Prometheus' text format (behind the backend's key).
         public var metrics: Bool
+        /// Whose time subscriptions expire by; `nil` for the environment's default
+        /// (``BackendClock/defaultSource(for:)``: the App Store's own for a local store's data).
+        public var clock: BackendClock.Source?
+        /// The reconciliation that runs by itself, when the backend has the App Store Server API's key.
+        public var reconciliation: Reconciliation?
 
         public init(database: String, verification: Verification, host: String = "127.0.0.1", port: UInt16 = 0, allowedHosts: [String] = [],
-                    metrics: Bool = false) {
+                    metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil) {
             self.database = database
             self.verification = verification
             self.host = host
             self.port = port
             self.allowedHosts = allowedHosts
             self.metrics = metrics
+            self.clock = clock
+            self.reconciliation = reconciliation
+        }
+    }
+
+    /// A reconciliation with the App Store Server API's notification history, run by the backend
+    /// itself: at start, every `interval`, and when its database answers again after an outage.
+    public struct Reconciliation: Sendable {
+        public var client: AppStoreServerAPIClient
+        public var interval: Duration
+
+        public init(client: AppStoreServerAPIClient, interval: Duration) {
+            self.client = client
+            self.interval = interval
         }
     }
 
@@ -78,11 +98,14 @@ public final class BackendApplication: Sendable {
     public let configuration: Configuration
     public let service: BackendService
     public let server: HTTPServer
+    /// The reconciliation running beside the server, stopped with it.
+    private let reconciling: Task<Void, Never>?
 
-    private init(configuration: Configuration, service: BackendService, server: HTTPServer) {
+    private init(configuration: Configuration, service: BackendService, server: HTTPServer, reconciling: Task<Void, Never>?) {
         self.configuration = configuration
         self.service = service
         self.server = server
+        self.reconciling = reconciling
     }
 
     /// Opens the database named `url` (`sqlite:PATH` or `postgres://…`), creating or migrating it.
@@ -103,13 +126,24 @@ public final class BackendApplication: Sendable {
     /// - Parameter logger: Where refusals (notices) and failures (every `5xx`, once, with its request's
     ///   id) are logged.
     public static func start(_ configuration: Configuration, logger: Logger = .disabled) async throws -> BackendApplication {
-        let storage = try await openStorage(configuration.database)
-        var service = BackendService(storage: storage, intake: try configuration.verification.intake(), logger: logger)
+        let storage = try await openStorageWaiting(configuration.database, logger: logger)
+        let intake = try configuration.verification.intake()
+        let clock = BackendClock(configuration.clock ?? BackendClock.defaultSource(for: configuration.verification.environment))
+        // The App Store time the database already knows of, until new signed data tells a later one.
+        for seen in [try? await storage.latestNotificationDate(), try? await storage.reconciledThrough()] {
+            if let seen = seen ?? nil { clock.observe(seen) }
+        }
+        var service = BackendService(storage: storage, intake: intake, clock: clock, logger: logger)
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)
             service.metrics = metrics
         }
+        let schedule = configuration.reconciliation.map { reconciliation in
+            ReconciliationSchedule(reconciler: NotificationReconciler(client: reconciliation.client, intake: intake, storage: storage, clock: clock),
+                                   interval: reconciliation.interval, metrics: service.metrics?.registry, logger: logger)
+        }
+        service.reconciliation = schedule
         let server: HTTPServer
         do {
             server = try HTTPServer(host: configuration.host, port: configuration.port, logger: logger,
@@ -117,12 +151,41 @@ public final class BackendApplication: Sendable {
         } catch {
             throw StartFailure(description: error.description)
         }
-        return BackendApplication(configuration: configuration, service: service, server: server)
+        let reconciling = schedule.map { schedule in Task { await schedule.run() } }
+        return BackendApplication(configuration: configuration, service: service, server: server, reconciling: reconciling)
     }
 
-    /// Stops serving: requests in progress get their answers first.
+    /// Opens the database; a PostgreSQL server that does not answer yet (down, starting, restarting)
+    /// is waited for, with a notice, and tried again with backoff, rather than ending the backend.
+    static func openStorageWaiting(_ url: String, logger: Logger) async throws -> any BackendStorage {
+        var delay = Duration.milliseconds(250)
+        var waited = false
+        while true {
+            do {
+                let storage = try await openStorage(url)
+                if waited { logger.notice("the database answers: starting") }
+                return storage
+            } catch let failure as StartFailure where url.hasPrefix("postgres") && Self.isUnreachable(failure.description) {
+                if !waited { logger.notice("waiting for the database to answer: \(failure.description)") }
+                waited = true
+                try await Task.sleep(for: delay)
+                delay = min(delay * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Whether a failure to open says the server is not there yet (as against a wrong password or database).
+    static func isUnreachable(_ message: String) -> Bool {
+        ["Connection refused", "No such file or directory", "could not connect", "the database system is starting up",
+         "the database system is shutting down", "the database system is in recovery mode", "timeout expired", "server closed the connection"]
+            .contains { message.localizedCaseInsensitiveContains($0) }
+    }
+
+    /// Stops serving: requests in progress get their answers first; the reconciliation stops.
     public func stop() async {
+        reconciling?.cancel()
         await server.stop()
+        await reconciling?.value
     }
 
     /// Serves until SIGINT or SIGTERM, then stops, and returns the signal.

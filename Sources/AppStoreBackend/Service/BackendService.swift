@@ -22,6 +22,10 @@ public struct BackendService: Sendable {
     public let storage: any BackendStorage
     public let intake: SignedDataIntake
     public let ledger: CustomerLedger
+    /// The backend's "now" (see ``BackendClock``): what it verifies moves it on, for a local store.
+    public let clock: BackendClock
+    /// The reconciliation running by itself, when the backend has one (`/health` reports it).
+    public var reconciliation: ReconciliationSchedule?
     /// Where refusals are logged (a notice for each `4xx`); every `5xx` is logged by the router, once,
     /// with its request's id.
     public let logger: Logger
@@ -35,12 +39,17 @@ public struct BackendService: Sendable {
     /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
     public let refusalLogBudget = LogBudget()
 
-    public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() },
+    /// - Parameters:
+    ///   - now: The machine's clock, when `clock` is not given (a test's clock).
+    ///   - clock: Whose time subscriptions expire by (by default `now`'s).
+    public init(storage: any BackendStorage, intake: SignedDataIntake, now: @escaping @Sendable () -> Date = { Date() }, clock: BackendClock? = nil,
                 logger: Logger = .disabled, formToken: String = FormToken.make()) {
+        let clock = clock ?? BackendClock(.system, system: now)
         self.formToken = formToken
         self.storage = storage
         self.intake = intake
-        self.ledger = CustomerLedger(storage: storage, now: now)
+        self.clock = clock
+        self.ledger = CustomerLedger(storage: storage, now: { clock.now() })
         self.logger = logger
     }
 
@@ -89,6 +98,7 @@ public struct BackendService: Sendable {
                 throw error
             }
             let recorded = try await service.storage.apply(change)
+            if let signed = change.notification?.signedDate { service.clock.observe(signed) }
             service.metrics?.ingested(change, recorded: recorded, at: service.ledger.now())
             return Self.json(["recorded": recorded])
         }
@@ -110,6 +120,7 @@ public struct BackendService: Sendable {
             let change = try service.intake.transaction(signedTransaction: body.signedTransaction,
                                                         userID: body.userID?.precomposedStringWithCanonicalMapping)
             _ = try await service.storage.apply(change)
+            if let signed = change.transaction?.payload.signedDate { service.clock.observe(signed) }
             guard let customer = change.transaction?.customerID else {
                 return Self.json(["entitlements": [String]()] as [String: [String]])
             }
@@ -140,10 +151,29 @@ public struct BackendService: Sendable {
             return try await Self.encodedJSON { try await service.storage.cohorts(from: from, to: to).json() }
         }
         BackendDashboard(service: service).register(on: &router)
-        // Healthy only while the database answers: a backend that cannot reach it says so (503).
-        on("GET", "/health") { [storage] _, _ throws(BackendError) in
-            try await storage.checkHealth()
-            return Self.json(["status": "ok"])
+        // Healthy only while the database answers: a backend that cannot reach it says so (503,
+        // `degraded` with the reason). The reconciliation's state comes along when one runs.
+        on("GET", "/health") { [storage, reconciliation, clock] _, _ throws(BackendError) in
+            var body: [String: Any] = [:]
+            if let reconciliation {
+                let state = reconciliation.current
+                var report: [String: Any] = ["succeeded": state.succeeded, "failed": state.failed]
+                if let failure = state.lastFailure { report["lastFailure"] = failure }
+                if let through = state.lastOutcome?.through { report["completeThrough"] = AppStoreJSON.milliseconds(from: through) }
+                body["reconciliation"] = report
+            }
+            if clock.source == .appStore, let seen = clock.latestAppStoreTime { body["appStoreTime"] = AppStoreJSON.milliseconds(from: seen) }
+            do throws(BackendError) {
+                try await storage.checkHealth()
+            } catch {
+                body["status"] = "degraded"
+                body["reason"] = "the database does not answer: \(error)"
+                var response = Self.json(body, status: 503)
+                response.headers.append(("Cache-Control", "no-store"))
+                return response
+            }
+            body["status"] = "ok"
+            return Self.json(body)
         }
     }
 

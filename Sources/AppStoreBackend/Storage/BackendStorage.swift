@@ -26,8 +26,19 @@ public protocol BackendStorage: Sendable {
     /// How many notifications were recorded (each UUID once).
     func notificationCount() async throws(BackendError) -> Int
 
-    /// When the newest notification recorded was signed (where a reconciliation starts), if any.
+    /// When the newest notification recorded was signed, if any.
     func latestNotificationDate() async throws(BackendError) -> Date?
+
+    /// The App Store time up to which the backend knows it holds every notification (where the next
+    /// reconciliation starts): the end of the last reconciliation that read the history to its end.
+    func reconciledThrough() async throws(BackendError) -> Date?
+    /// Records that every notification signed up to `date` is held. A date before the one recorded
+    /// changes nothing (another instance got further).
+    func markReconciled(through date: Date) async throws(BackendError)
+    /// Subscriptions whose status says active or in grace, though their latest known period ended
+    /// by `date` (a notification about what came next is missing): original transaction
+    /// identifiers, at most `limit`.
+    func subscriptionsPastExpiry(at date: Date, limit: Int) async throws(BackendError) -> [String]
 
     /// The subscription figures of each day in a range (see docs/analytics.md), from the daily rollups.
     func metrics(_ query: MetricsQuery) async throws(BackendError) -> MetricsReport

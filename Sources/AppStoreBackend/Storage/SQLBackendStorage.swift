@@ -90,6 +90,10 @@ public final class SQLBackendStorage: BackendStorage {
             CREATE TABLE IF NOT EXISTS dashboard_sessions (id_hash TEXT PRIMARY KEY, key_hash TEXT NOT NULL, expires_ms BIGINT NOT NULL);
             CREATE INDEX IF NOT EXISTS dashboard_sessions_by_key ON dashboard_sessions(key_hash);
             """),
+        .sql("reconciliation", """
+            CREATE TABLE IF NOT EXISTS reconciliation (id INTEGER PRIMARY KEY, complete_through_ms BIGINT NOT NULL);
+            CREATE INDEX IF NOT EXISTS statuses_current ON statuses(status) WHERE status IN (1, 4);
+            """),
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         // A database written before the migrations were recorded: what its tables hold.
         guard try connection.hasTable("notifications") else { return [] }
@@ -345,6 +349,40 @@ public final class SQLBackendStorage: BackendStorage {
     public func latestNotificationDate() async throws(BackendError) -> Date? {
         let newest = try await read { (database) throws(BackendError) in try database.query(Self.newestSignedDate, []).first?[0] }
         return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
+    }
+
+    public func reconciledThrough() async throws(BackendError) -> Date? {
+        let value = try await read { (database) throws(BackendError) in
+            try database.query("SELECT complete_through_ms FROM reconciliation WHERE id = 1", []).first?[0]
+        }
+        return value.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
+    }
+
+    public func markReconciled(through date: Date) async throws(BackendError) {
+        let milliseconds = AppStoreJSON.milliseconds(from: date)
+        _ = try await write { (database) throws(BackendError) in
+            // Re-read in the write: instances reconciling at once keep the furthest.
+            if let known = try database.query("SELECT complete_through_ms FROM reconciliation WHERE id = 1", []).first?[0].flatMap({ Int64($0) }) {
+                if known < milliseconds {
+                    try database.query("UPDATE reconciliation SET complete_through_ms = $1 WHERE id = 1", [.integer(milliseconds)])
+                }
+            } else {
+                try database.query("INSERT INTO reconciliation (id, complete_through_ms) VALUES (1, $1)", [.integer(milliseconds)])
+            }
+        }
+    }
+
+    public func subscriptionsPastExpiry(at date: Date, limit: Int) async throws(BackendError) -> [String] {
+        try await read { (database) throws(BackendError) in
+            // Active (1) or in grace (4); a grace period's own end is in the renewal info, so one in
+            // grace is listed once its period ended, and a status check tells whether grace still holds.
+            try database.query("""
+                SELECT s.original_transaction_id FROM statuses s
+                WHERE s.status IN (1, 4)
+                  AND (SELECT max(t.expires_ms) FROM transactions t WHERE t.original_transaction_id = s.original_transaction_id) <= $1
+                ORDER BY s.original_transaction_id LIMIT $2
+                """, [.integer(AppStoreJSON.milliseconds(from: date)), .integer(Int64(limit))]).compactMap { $0[0] }
+        }
     }
 
     public func addKey(hash: String, label: String, created: Date) async throws(BackendError) {

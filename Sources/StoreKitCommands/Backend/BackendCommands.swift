@@ -58,13 +58,16 @@ enum BackendDatabase {
     }
 }
 
-/// What `backend serve` and `backend reconcile` share: the database and how signed data is verified.
+/// What `backend serve` and `backend reconcile` share: the database, how signed data is verified,
+/// and whose clock subscriptions expire by.
 struct BackendOptions {
     var database: String
     var bundleID: String
     var environment: AppStoreModels.Environment
     var appAppleID: Int64?
     var roots: [String]
+    /// `nil`: the environment's default (``BackendClock/defaultSource(for:)``).
+    var clock: BackendClock.Source?
 
     static let database = ArgumentDeclaration.option("--database", "URL", "sqlite:PATH or postgres://USER@HOST:PORT/DB (or STOREKIT_BACKEND_DATABASE)", required: true)
     static let databaseFile = ArgumentDeclaration.option("--database-file", "FILE", "the database URL on the first line of a file only its owner can read, instead of --database")
@@ -75,6 +78,8 @@ struct BackendOptions {
         .repeating("--root", "FILE", "a root certificate to trust, PEM or DER: Apple Root CA G3, or a local store's (storekit ca export)", required: true),
         .option("--environment", "Xcode|Sandbox|Production", "the environment its data comes from (default Production)"),
         .option("--app-apple-id", "N", "the app's Apple ID (Production)"),
+        .option("--clock", "system|app-store", "whose time subscriptions expire by: the machine's, or the App Store's as its signed data shows it "
+                + "(default app-store for Xcode data, which only local stores sign; system otherwise)"),
     ]
     static let discussion = "STOREKIT_BACKEND_DATABASE and STOREKIT_BACKEND_BUNDLE_ID stand in for --database and --bundle-id."
 
@@ -91,7 +96,11 @@ struct BackendOptions {
         appAppleID = try arguments.value("--app-apple-id", expected: "a number") { Int64($0) }
         roots = try arguments.values("--root")
         guard !roots.isEmpty else { throw ValidationError("give the root certificate to trust with --root FILE") }
+        clock = try arguments.value("--clock", expected: "system or app-store") { BackendClock.Source(rawValue: $0) }
     }
+
+    /// The backend's clock, by `--clock` or the environment's default.
+    var backendClock: BackendClock { BackendClock(clock ?? BackendClock.defaultSource(for: environment)) }
 
     /// How the backend verifies what it takes in.
     var verification: BackendApplication.Verification {
@@ -102,6 +111,53 @@ struct BackendOptions {
     func intake() throws -> SignedDataIntake { try verification.intake() }
 }
 
+/// The App Store Server API a backend reconciles through: `--key-file` (an In-App Purchase key) and
+/// `--api-url` (a local store's; Apple's for the environment when not given).
+struct ServerAPIAccess {
+    var keyFile: String
+    var apiURL: URL?
+
+    static func keyFileArgument(required: Bool) -> ArgumentDeclaration {
+        .option("--key-file", "FILE", "the API key: JSON with keyId, issuerId, privateKey, as storekit api-key create --json prints", required: required)
+    }
+    static let apiURLArgument = ArgumentDeclaration.option("--api-url", "URL", "a local store's Server API (default: Apple's for the environment)")
+
+    /// Reads `--key-file` and `--api-url`; `nil` when no key file is given.
+    static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> ServerAPIAccess? {
+        let apiURL = try arguments.value("--api-url", expected: "an http(s) URL") { URL(string: $0).flatMap { $0.scheme?.hasPrefix("http") == true ? $0 : nil } }
+        guard let keyFile = try arguments.value("--key-file") else {
+            if apiURL != nil { throw ValidationError("--api-url needs the API key with --key-file FILE") }
+            return nil
+        }
+        return ServerAPIAccess(keyFile: keyFile, apiURL: apiURL)
+    }
+
+    /// A client of the API with the key in the file.
+    func client(_ options: BackendOptions) throws -> AppStoreServerAPIClient {
+        struct Key: Decodable { var keyId: String; var issuerId: String; var privateKey: String }
+        let key: Key
+        do { key = try JSONDecoder().decode(Key.self, from: Data(contentsOf: URL(fileURLWithPath: keyFile))) } catch {
+            throw CommandFailure("\(keyFile) is not an API key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
+        }
+        return try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
+                                           environment: options.environment, baseURL: apiURL)
+    }
+}
+
+/// `--reconcile every 1h`: how often the backend reconciles by itself.
+enum ReconcileInterval {
+    /// `every 1h`, `1h`, `30m`, `90s`, `1d`.
+    static func parse(_ words: [String]) throws(ValidationError) -> Duration? {
+        guard !words.isEmpty else { return nil }
+        let text = (words.first == "every" ? words.dropFirst() : words[...]).joined()
+        let units: [Character: Int64] = ["s": 1, "m": 60, "h": 3_600, "d": 86_400]
+        guard let unit = text.last.flatMap({ units[$0] }), let count = Int64(text.dropLast()), count > 0, count <= 366 * 86_400 / unit else {
+            throw ValidationError("--reconcile must be every N followed by s, m, h or d (every 1h, every 30m), not \"\(words.joined(separator: " "))\"")
+        }
+        return .seconds(count * unit)
+    }
+}
+
 /// `storekit backend serve`: the entitlement backend as an HTTP service.
 struct BackendServeCommand: Command {
     static let declaration = CommandDeclaration("backend serve", group: .backend, abstract: "Serve the entitlement backend: App Store notifications in, verified; customers' entitlements out.", arguments: [
@@ -109,6 +165,10 @@ struct BackendServeCommand: Command {
         .option("--port", "N", "the port (default 0: a free one, printed)"),
         .repeating("--allowed-host", "NAME", "a host name clients reach it by"),
         .flag("--metrics", "answer GET /metrics in Prometheus' text format (behind the backend's key)"),
+        .list("--reconcile", "every DURATION", "reconcile with the App Store's notification history by itself: at start, then every DURATION (1h, 30m), "
+              + "and when the database answers again after an outage; needs --key-file"),
+        ServerAPIAccess.keyFileArgument(required: false),
+        ServerAPIAccess.apiURLArgument,
     ] + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
 
     var options: BackendOptions
@@ -118,21 +178,31 @@ struct BackendServeCommand: Command {
     /// Whether `GET /metrics` answers Prometheus' text format (behind the backend's key).
     var metrics: Bool
     var logging: LoggingOptions
+    /// How often it reconciles by itself, with `serverAPI`.
+    var reconcileInterval: Duration?
+    var serverAPI: ServerAPIAccess?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         allowedHosts = try arguments.values("--allowed-host")
         metrics = arguments.flag("--metrics")
+        reconcileInterval = try ReconcileInterval.parse(try arguments.values("--reconcile"))
+        serverAPI = try ServerAPIAccess.parse(&arguments)
+        if reconcileInterval != nil, serverAPI == nil { throw ValidationError("--reconcile needs the App Store Server API's key with --key-file FILE") }
         logging = try LoggingOptions(parsing: &arguments)
         options = try BackendOptions(parsing: &arguments)
     }
 
     func run(console: Console) async throws {
         BackendDatabase.warnAboutPassword(in: options.database, console: console)
+        var reconciliation: BackendApplication.Reconciliation?
+        if let serverAPI {
+            reconciliation = BackendApplication.Reconciliation(client: try serverAPI.client(options), interval: reconcileInterval ?? .seconds(3_600))
+        }
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
-                                             allowedHosts: allowedHosts, metrics: metrics),
+                                             allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation),
             logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {
@@ -147,38 +217,35 @@ struct BackendServeCommand: Command {
 /// `storekit backend reconcile`: records what the backend missed from the notification history.
 struct BackendReconcileCommand: Command {
     static let declaration = CommandDeclaration("backend reconcile", group: .backend, abstract: "Record the notifications the backend missed, from the App Store Server API's notification history.", arguments: BackendOptions.arguments + [
-        .option("--key-file", "FILE", "the API key: JSON with keyId, issuerId, privateKey, as storekit api-key create --json prints", required: true),
-        .option("--api-url", "URL", "a local store's Server API (default: Apple's for the environment)"),
-        .option("--since", "DATE", "look from this ISO 8601 date"),
-        .option("--until", "DATE", "look up to this ISO 8601 date (default: now)"),
+        ServerAPIAccess.keyFileArgument(required: true),
+        ServerAPIAccess.apiURLArgument,
+        .option("--since", "DATE", "look from this ISO 8601 date (default: a day before the time the backend last knew itself complete)"),
+        .option("--until", "DATE", "look up to this ISO 8601 date (default: the App Store's now)"),
     ], discussion: BackendOptions.discussion)
 
     var options: BackendOptions
-    var keyFile: String
-    var apiURL: URL?
+    var serverAPI: ServerAPIAccess
     var since: Date?
     var until: Date?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        guard let keyFile = try arguments.value("--key-file") else { throw ValidationError("give the API key with --key-file FILE") }
-        self.keyFile = keyFile
-        apiURL = try arguments.value("--api-url", expected: "an http(s) URL") { URL(string: $0).flatMap { $0.scheme?.hasPrefix("http") == true ? $0 : nil } }
+        guard let serverAPI = try ServerAPIAccess.parse(&arguments) else { throw ValidationError("give the API key with --key-file FILE") }
+        self.serverAPI = serverAPI
         since = try arguments.value("--since", expected: "an ISO 8601 date") { try? Date($0, strategy: .iso8601) }
         until = try arguments.value("--until", expected: "an ISO 8601 date") { try? Date($0, strategy: .iso8601) }
         options = try BackendOptions(parsing: &arguments)
     }
 
     func run(console: Console) async throws {
-        struct Key: Decodable { var keyId: String; var issuerId: String; var privateKey: String }
-        let key: Key
-        do { key = try JSONDecoder().decode(Key.self, from: Data(contentsOf: URL(fileURLWithPath: keyFile))) } catch {
-            throw CommandFailure("\(keyFile) is not an API key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
-        }
-        let client = try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
-                                                 environment: options.environment, baseURL: apiURL)
-        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: try await BackendDatabase.open(options.database, console: console))
-        let outcome = try await reconciler.reconcile(from: since, to: until ?? Date())
-        console.print("listed \(outcome.listed) notifications; recorded \(outcome.recorded) the backend did not have")
+        let client = try serverAPI.client(options)
+        let storage = try await BackendDatabase.open(options.database, console: console)
+        let clock = options.backendClock
+        if let seen = try await storage.latestNotificationDate() { clock.observe(seen) }
+        let reconciler = NotificationReconciler(client: client, intake: try options.intake(), storage: storage, clock: clock)
+        let outcome = try await reconciler.reconcile(from: since, to: until)
+        let window = [outcome.from, outcome.through].compactMap { $0?.formatted(.iso8601) }.joined(separator: " to ")
+        console.print("listed \(outcome.listed) notifications; recorded \(outcome.recorded) the backend did not have" + (window.isEmpty ? "" : " (\(window))")
+                      + (outcome.statusChecks > 0 ? "; asked the status of \(outcome.statusChecks) subscriptions past their expiry" : ""))
     }
 }
 
