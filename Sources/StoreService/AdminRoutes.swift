@@ -351,15 +351,21 @@ struct AdminRoutes {
         }
         let now = try await store.currentTime()
         let productPart = product
-        func matches(_ transaction: LedgerTransaction) -> Bool {
-            (account.map { transaction.account == $0 } ?? true)
-                && (productPart.map { transaction.productID.lowercased().contains($0) } ?? true)
-                && (kind.map { transaction.productKind.rawValue == $0 } ?? true)
-                && (state.map { TransactionRow.state(of: transaction, now: now) == $0 } ?? true)
+        let store = self.store
+        func matches(_ transaction: LedgerTransaction) async throws -> Bool {
+            guard (account.map { transaction.account == $0 } ?? true),
+                  (productPart.map { transaction.productID.lowercased().contains($0) } ?? true),
+                  (kind.map { transaction.productKind.rawValue == $0 } ?? true) else { return false }
+            guard let state else { return true }
+            // An ended period's state (expired, or in grace) is its subscription's to say.
+            let subscription = TransactionRow.stateNeedsSubscription(transaction, now: now)
+                ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
+            return TransactionRow.state(of: transaction, subscription: subscription, now: now) == state
         }
         if let searchedID {
-            let found = try await store.ledgerTransaction(searchedID).map { [$0] } ?? []
-            return try await page(found.filter(matches), nextAfter: nil, now: now)
+            var found: [LedgerTransaction] = []
+            if let transaction = try await store.ledgerTransaction(searchedID), try await matches(transaction) { found.append(transaction) }
+            return try await page(found, nextAfter: nil, now: now)
         }
         var after = try Self.number(request, "after").map(UInt64.init)
         guard product != nil || kind != nil || state != nil else {
@@ -373,7 +379,7 @@ struct AdminRoutes {
             for transaction in chunk {
                 scanned += 1
                 after = transaction.id
-                if matches(transaction) {
+                if try await matches(transaction) {
                     found.append(transaction)
                     if found.count == limit { break }
                 }

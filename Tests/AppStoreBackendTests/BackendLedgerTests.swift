@@ -175,6 +175,11 @@ struct BackendLedgerTests {
             #expect(confirmed.first { $0.productId == ExampleShop.premiumMonthly }?.reason == "subscribed")
             let history = await backend.get("/v1/customers/\(BackendScenario.token("alice").uuidString.lowercased())/history")
             #expect(history.status == 200)
+            // A token copied as a page shows it, in upper case, names the same customer.
+            let upper = await backend.get("/v1/customers/\(BackendScenario.token("alice").uuidString.uppercased())/entitlements")
+            let upperBody = try #require(try JSONSerialization.jsonObject(with: upper.body) as? [String: Any])
+            #expect((upperBody["entitlements"] as? [[String: Any]])?.count == 2)
+            #expect(upperBody["customer"] as? String == BackendScenario.token("alice").uuidString.lowercased())
         }
     }
 }

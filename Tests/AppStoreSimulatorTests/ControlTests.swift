@@ -270,3 +270,53 @@ struct NotificationTests {
         #expect(notification.data?.signedTransactionInfo == nil)
     }
 }
+
+/// Family Sharing by Apple's rules: the purchaser's subscription is the one that renews, fails,
+/// recovers or is cancelled; a control addressed to a member's shared copy acts on it, and the
+/// copies follow with the notifications Apple sends.
+@Suite(.timeLimit(.minutes(10)))
+struct FamilyCopyControlTests {
+    /// alice subscribes to a shareable plan in the smiths family; bob gets the shared copy.
+    private static func sharedPlan() async throws -> (test: TestStore, alices: SubscriptionRecord, bobs: SubscriptionRecord) {
+        let test = try TestStore()
+        try await test.makeSmithsFamily(bobsPhone: true)
+        try await test.buy(Shop.premiumMonthly)
+        let alices = try #require(try await test.store.subscriptionRecords(account: "alice").first)
+        let bobs = try #require(try await test.store.subscriptionRecords(account: "bob").first)
+        #expect(bobs.familySourceID == alices.originalTransactionID)
+        return (test, alices, bobs)
+    }
+
+    @Test("resolving the billing issue of a member's copy recovers the purchaser's subscription: alice's DID_RENEW BILLING_RECOVERY, both entitled")
+    func resolveBillingOnCopy() async throws {
+        let (test, alices, bobs) = try await Self.sharedPlan()
+        try await test.store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true }
+        _ = try await test.store.advanceTime(by: 32 * 86_400)
+        try await test.store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = false }
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: alices.originalTransactionID)?.state == .inBillingRetryPeriod)
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: bobs.originalTransactionID)?.state == .inBillingRetryPeriod)
+        let before = try await test.store.notificationRecords().count
+
+        try await test.store.resolveBillingIssue(originalTransactionID: bobs.originalTransactionID)
+
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: alices.originalTransactionID)?.state == .subscribed, "the purchaser pays")
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: bobs.originalTransactionID)?.state == .subscribed, "the copy follows")
+        let recovery = try await test.store.notificationRecords().dropFirst(before)
+        let recovered = recovery.filter { $0.type == .didRenew && $0.subtype == .billingRecovery }
+        let recoveredOriginals: [String] = recovered.compactMap { $0.transaction?.originalTransactionId }
+        #expect(recoveredOriginals.contains(String(alices.originalTransactionID)),
+                "the developer hears of the purchaser's recovery: \(recovery.map { "\($0.type.rawValue)/\($0.subtype?.rawValue ?? "") \($0.transaction?.originalTransactionId ?? "")" })")
+        #expect(try await test.store.currentEntitlements(account: "alice").count == 1)
+        #expect(try await test.store.currentEntitlements(account: "bob").count == 1)
+    }
+
+    @Test("turning renewal off on a member's copy turns off the purchaser's, and the copy follows")
+    func autoRenewOnCopy() async throws {
+        let (test, alices, bobs) = try await Self.sharedPlan()
+        try await test.store.setAutoRenew(originalTransactionID: bobs.originalTransactionID, enabled: false)
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: alices.originalTransactionID)?.autoRenewEnabled == false)
+        #expect(try await test.store.subscriptionRecord(originalTransactionID: bobs.originalTransactionID)?.autoRenewEnabled == false)
+        let changed = try await test.store.notificationRecords().filter { $0.type == .didChangeRenewalStatus }
+        #expect(changed.contains { $0.transaction?.originalTransactionId == String(alices.originalTransactionID) })
+    }
+}

@@ -59,6 +59,19 @@ struct WebPagesTests {
             #expect((badCode.json?["message"] as? String)?.contains("Offer code NO-SUCH-CODE not redeemed") == true)
             #expect(try await store.queuedCustomerResponses(device: "phone").isEmpty, "a failed redemption uses its response up")
             #expect(try await store.ledgerTransactions(account: "alice").count == 1, "nothing else was bought")
+
+            // A pending purchase says what it is: interrupted for an adult, Ask to Buy only when the account asks.
+            try await store.updateSettings { $0.interruptedPurchasesEnabled = true }
+            let interrupted = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
+                                                      body: Data("account=alice&device=phone&product=\(ExampleShop.wizard)".utf8), headers: json)
+            let interruptedMessage = interrupted.json?["message"] as? String ?? ""
+            #expect(interruptedMessage.contains("was interrupted") && !interruptedMessage.contains("Ask to Buy"), "\(interruptedMessage)")
+            try await store.updateSettings { $0.interruptedPurchasesEnabled = false }
+            try await store.addDevice("kid-phone", account: "kid")
+            try await store.configureAccount("kid", askToBuy: true)
+            let asked = try await Exchange.send("POST", server.url.appendingPathComponent("/store/buy"),
+                                                body: Data("account=kid&device=kid-phone&product=\(ExampleShop.wizard)".utf8), headers: json)
+            #expect((asked.json?["message"] as? String)?.contains("waiting for approval (Ask to Buy)") == true, "\(asked.json ?? [:])")
         }
     }
 
@@ -80,6 +93,45 @@ struct WebPagesTests {
             let byProduct = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?product=\(ExampleShop.pro)")!)
             #expect((byProduct.json?["transactions"] as? [[String: Any]])?.count == 1)
             #expect(try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=lost")!).status == 400)
+        }
+    }
+
+    @Test("a plan shared through Family Sharing shows as shared on the member's storefront, and the group's other plans are theirs to subscribe to, not switches")
+    func familySharedPlan() async throws {
+        try await withServedStore { store, server in
+            try await store.setFamilyGroup("smiths", for: "alice")
+            try await store.addDevice("bob-phone", account: "bob")
+            try await store.setFamilyGroup("smiths", for: "bob")
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
+            let page = Self.text(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=bob&device=bob-phone")!))
+            #expect(page.contains("Shared with you (Family Sharing)"))
+            #expect(page.contains(#"data-product-id="\#(ExampleShop.premiumMonthly)" data-state="current""#))
+            for other in [ExampleShop.standardMonthly, ExampleShop.basicWeekly] {
+                #expect(page.contains(#"data-product-id="\#(other)" data-state="subscribe""#), "\(other) is bob's own subscription to buy")
+            }
+            let alices = Self.text(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!))
+            #expect(!alices.contains("Family Sharing") && alices.contains(#"data-product-id="\#(ExampleShop.standardMonthly)" data-state="downgrade""#))
+        }
+    }
+
+    @Test("a subscription in its billing grace period is listed in grace period, not expired, under its own state filter")
+    func gracePeriodRow() async throws {
+        try await withServedStore { store, server in
+            try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = true }
+            guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice",
+                                                                                          device: "phone")) else {
+                throw TestFailure("expected a purchase")
+            }
+            _ = try await store.advanceTime(by: 31 * 86_400)
+            #expect(try await store.subscriptionRecord(originalTransactionID: monthly.transaction.originalID)?.state == .inGracePeriod)
+            let base = server.url.absoluteString
+            let all = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions")!)
+            let row = try #require((all.json?["rows"] as? [String: [String: Any]])?[String(monthly.transaction.id)])
+            #expect(row["state"] as? String == "inGracePeriod" && row["stateLabel"] as? String == "in grace period", "\(row)")
+            let inGrace = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=inGracePeriod")!)
+            #expect((inGrace.json?["transactions"] as? [[String: Any]])?.map { $0["id"] as? Int } == [Int(monthly.transaction.id)])
+            let expired = try await Exchange.send("GET", URL(string: "\(base)/v1/admin/transactions?state=expired")!)
+            #expect((expired.json?["transactions"] as? [[String: Any]])?.isEmpty == true, "in grace is not expired")
         }
     }
 

@@ -117,8 +117,9 @@ public struct BackendService: Sendable {
                 throw .badRequest("the body is not {\"signedTransaction\": \"…\", \"userID\": \"…\"}")
             }
             // In Unicode's composed form, as paths are decoded: one user however their ID was typed.
+            // A user id that is a UUID is keyed as one (any case), as the lookups key it.
             let change = try service.intake.transaction(signedTransaction: body.signedTransaction,
-                                                        userID: body.userID?.precomposedStringWithCanonicalMapping)
+                                                        userID: body.userID.map { Self.customerKey($0.precomposedStringWithCanonicalMapping) })
             _ = try await service.storage.apply(change)
             if let signed = change.transaction?.payload.signedDate { service.clock.observe(signed) }
             guard let customer = change.transaction?.customerID else {
@@ -128,16 +129,18 @@ public struct BackendService: Sendable {
         }
         on("GET", "/v1/customers/{customer}/entitlements") { request, context throws(BackendError) in
             try await service.authorize(request)
-            return try Self.encoded(EntitlementsBody(customer: context["customer"], entitlements: try await service.ledger.entitlements(customer: context["customer"])))
+            let customer = Self.customerKey(context["customer"])
+            return try Self.encoded(EntitlementsBody(customer: customer, entitlements: try await service.ledger.entitlements(customer: customer)))
         }
         on("GET", "/v1/customers/{customer}/history") { request, context throws(BackendError) in
             try await service.authorize(request)
-            return try Self.encoded(HistoryBody(customer: context["customer"], transactions: try await service.ledger.history(customer: context["customer"])))
+            let customer = Self.customerKey(context["customer"])
+            return try Self.encoded(HistoryBody(customer: customer, transactions: try await service.ledger.history(customer: customer)))
         }
         on("GET", "/v1/customers/{customer}/explain") { request, context throws(BackendError) in
             try await service.authorize(request)
             guard let product = request.queryValue("productId"), !product.isEmpty else { throw .badRequest("name the product with ?productId=") }
-            return try Self.encoded(try await service.ledger.explain(customer: context["customer"], productID: product))
+            return try Self.encoded(try await service.ledger.explain(customer: Self.customerKey(context["customer"]), productID: product))
         }
         on("GET", "/v1/metrics") { request, _ throws(BackendError) in
             try await service.authorize(request)
@@ -205,6 +208,12 @@ public struct BackendService: Sendable {
         guard header.hasPrefix("Bearer "), try await storage.hasKey(hash: ServiceKeys.digest(String(header.dropFirst(7)))) else {
             throw .unauthorized("this endpoint needs Authorization: Bearer KEY (storekit backend key create)")
         }
+    }
+
+    /// A customer id as the backend keys it: an app account token (a UUID) in lower case, however it was
+    /// typed or copied (pages show tokens in upper case); any other id (an app's user id) as it is.
+    public static func customerKey(_ text: String) -> String {
+        UUID(uuidString: text).map { $0.uuidString.lowercased() } ?? text
     }
 
     /// `?from=YYYY-MM-DD&to=YYYY-MM-DD`, both required.

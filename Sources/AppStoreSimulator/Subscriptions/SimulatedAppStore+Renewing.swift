@@ -284,12 +284,14 @@ extension SimulatedAppStore {
 
     /// Resolves a billing issue: a new renewal transaction and `DID_RENEW` `BILLING_RECOVERY`.
     /// Recovery during grace keeps the billing cycle; recovery from billing retry restarts it now.
+    /// Given a family member's shared copy, it resolves the purchaser's subscription, and the copies follow.
     public func resolveBillingIssue(originalTransactionID: UInt64) throws(AppStoreError) {
         try writing { (change) throws(AppStoreError) in try resolveBillingIssue(originalTransactionID: originalTransactionID, change: &change) }
     }
 
     func resolveBillingIssue(originalTransactionID: UInt64, change: inout Change) throws(AppStoreError) {
-        guard let record = ledger.subscription(originalTransactionID) else {
+        // A family member's copy is resolved by resolving the purchaser's subscription: the purchaser pays.
+        guard let record = controlledSubscription(originalTransactionID) else {
             throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription with a billing issue")
         }
         let now = clock.now()

@@ -163,14 +163,15 @@ extension SimulatedAppStore {
     // MARK: Controls
 
     /// Turns automatic renewal on or off (`enableAutoRenewForTransaction` / `disableAutoRenewForTransaction`),
-    /// with `DID_CHANGE_RENEWAL_STATUS`.
+    /// with `DID_CHANGE_RENEWAL_STATUS`. Given a family member's shared copy, it acts on the purchaser's
+    /// subscription, which the copies follow.
     public func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) throws(AppStoreError) {
         try writing { (change) throws(AppStoreError) in try setAutoRenew(originalTransactionID: originalTransactionID, enabled: enabled, change: &change) }
     }
 
     func setAutoRenew(originalTransactionID: UInt64, enabled: Bool, change: inout Change) throws(AppStoreError) {
         do {
-            guard var record = ledger.subscription(ownOriginal(originalTransactionID)) else {
+            guard var record = controlledSubscription(originalTransactionID) else {
                 throw .control(.noSubscriptionFound, "transaction \(originalTransactionID) has no subscription")
             }
             guard record.state != .expired, record.state != .revoked else {
@@ -185,6 +186,17 @@ extension SimulatedAppStore {
             try enqueueStatusUpdates(record, change: &change)
             try syncFamily(record, newTransaction: nil, change: &change)
         }
+    }
+
+    /// The subscription a control addressed to `id` (any of its transactions) acts on: the purchaser's
+    /// when `id` names a family member's shared copy. In the App Store the purchaser's subscription is
+    /// the one that renews, fails, recovers or is cancelled, and the family's copies follow it
+    /// (``syncFamily(_:newTransaction:change:)``); a control on a copy alone would leave the copy and
+    /// the purchase telling two stories.
+    func controlledSubscription(_ id: UInt64) -> SubscriptionRecord? {
+        guard let record = ledger.subscription(ownOriginal(id)) else { return nil }
+        guard let source = record.familySourceID else { return record }
+        return ledger.subscription(source) ?? record
     }
 
     /// The record a transaction identifier refers to: an original, or any transaction of a subscription.

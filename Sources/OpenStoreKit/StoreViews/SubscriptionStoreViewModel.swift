@@ -53,11 +53,17 @@ public struct SubscriptionStoreViewModel: Sendable {
         public let gracePeriodExpirationDate: Date?
         /// The plan the next renewal switches to, when it is another.
         public let nextProductID: String?
+        /// The plan is a family member's, shared with this customer through Family Sharing: the
+        /// purchaser's subscription renews, fails or is cancelled, and this customer cannot change it.
+        public let isFamilyShared: Bool
 
         /// The state in words, as a customer reads it.
         public var summary: String {
             let format = Date.ISO8601FormatStyle().year().month().day()
             let expiry = expirationDate.map { $0.formatted(format) } ?? "?"
+            if isFamilyShared, state == .subscribed || state == .inGracePeriod {
+                return "Shared with you through Family Sharing until \(expiry)" + (willAutoRenew ? ", renewed by the family member who pays" : "")
+            }
             switch state {
             case .subscribed:
                 if !willAutoRenew { return "Expires on \(expiry)" }
@@ -99,13 +105,18 @@ public struct SubscriptionStoreViewModel: Sendable {
         if let status, case .verified(let transaction) = status.transaction, case .verified(let renewal) = status.renewalInfo {
             current = CurrentPlan(productID: transaction.productID, state: status.state, willAutoRenew: renewal.willAutoRenew,
                                   expirationDate: transaction.expirationDate, gracePeriodExpirationDate: renewal.gracePeriodExpirationDate,
-                                  nextProductID: renewal.autoRenewPreference == transaction.productID ? nil : renewal.autoRenewPreference)
+                                  nextProductID: renewal.autoRenewPreference == transaction.productID ? nil : renewal.autoRenewPreference,
+                                  isFamilyShared: transaction.ownershipType == .familyShared)
         }
-        let active = current.map { $0.state != .expired && $0.state != .revoked } ?? false
+        // A plan shared by the family is not the customer's to change: any plan they choose is a
+        // subscription of their own.
+        let active = current.map { $0.state != .expired && $0.state != .revoked && !$0.isFamilyShared } ?? false
         let currentProduct = products.first { $0.id == current?.productID }
         let plans = products.map { product -> Plan in
             let relation: Relation
-            if !active || currentProduct == nil {
+            if let current, current.isFamilyShared, current.state != .expired, current.state != .revoked, product.id == current.productID {
+                relation = .current
+            } else if !active || currentProduct == nil {
                 relation = .subscribe
             } else if product.id == currentProduct?.id {
                 relation = .current

@@ -231,7 +231,8 @@ struct StorefrontPage {
             html.raw(#""><span class="badge "#)
             html.raw(warning ? "warning" : "current")
             html.raw(#"">"#)
-            html.add(Self.stateLabel(current.state, willAutoRenew: current.willAutoRenew))
+            html.add(current.isFamilyShared && current.state != .expired && current.state != .revoked
+                     ? "Family Sharing" : Self.stateLabel(current.state, willAutoRenew: current.willAutoRenew))
             html.raw("</span> ")
             html.add(group.plans.first { $0.id == current.productID }?.displayName ?? current.productID)
             html.raw(": ")
@@ -242,7 +243,11 @@ struct StorefrontPage {
         for plan in group.plans {
             let waiting = waiting.contains(plan.id)
             openCard(&html, kind: "plan", productID: plan.id, state: plan.relation.rawValue, name: plan.displayName, waiting: waiting)
-            if plan.relation == .current { html.raw(#"<p><span class="badge current">Current plan</span></p>"#) }
+            if plan.relation == .current {
+                html.raw(group.currentPlan?.isFamilyShared == true
+                         ? #"<p><span class="badge current">Shared with you (Family Sharing)</span></p>"#
+                         : #"<p><span class="badge current">Current plan</span></p>"#)
+            }
             if waiting { html.raw(Self.waitingBadge) }
             html.raw(#"<p class="price">"#)
             html.add(plan.priceText)

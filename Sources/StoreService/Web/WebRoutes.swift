@@ -151,7 +151,10 @@ struct WebRoutes {
         switch action {
         case "buy":
             guard let productID = form["product"] else { throw APIError.badRequest("the form names no product") }
-            let (message, kind) = await buy(productID, client: client, appAccountToken: try await store.account(named: account)?.appAccountToken)
+            let buyer = try await store.account(named: account)
+            let askToBuyForEveryone = try await store.currentSettings().askToBuyEnabled
+            let asksToBuy = buyer?.askToBuy == true || askToBuyForEveryone
+            let (message, kind) = await buy(productID, client: client, appAccountToken: buyer?.appAccountToken, asksToBuy: asksToBuy)
             return try answer(message, kind: kind)
         case "restore":
             do {
@@ -178,8 +181,10 @@ struct WebRoutes {
     }
 
     /// Buys through the store views' button (the device hears it through its updates) and says how it
-    /// went. The purchase carries the account's app account token, as the app would set it.
-    private func buy(_ productID: String, client: StoreClient, appAccountToken: UUID?) async -> (String, String) {
+    /// went. The purchase carries the account's app account token, as the app would set it. A pending
+    /// purchase is told as what it is: a request to the parent when the account asks to buy, else an
+    /// interrupted purchase (the customer has something to do first).
+    private func buy(_ productID: String, client: StoreClient, appAccountToken: UUID?, asksToBuy: Bool) async -> (String, String) {
         guard let product = try? await client.products(for: [productID]).first else { return ("\(productID) is not for sale.", "error") }
         let outcome = Mutex<Result<Product.PurchaseResult, any Error>?>(nil)
         let environment = StoreViewEnvironment(client: client, purchaseOptions: { _ in appAccountToken.map { [.appAccountToken($0)] } ?? [] },
@@ -188,7 +193,10 @@ struct WebRoutes {
         switch outcome.withLock({ $0 }) {
         case .success(.success(.verified))?: return ("Bought \(product.displayName).", "ok")
         case .success(.success(.unverified(_, let error)))?: return ("Bought \(product.displayName), but the transaction did not verify: \(error).", "error")
-        case .success(.pending)?: return ("\(product.displayName) is waiting for approval (Ask to Buy).", "info")
+        case .success(.pending)? where asksToBuy: return ("\(product.displayName) is waiting for approval (Ask to Buy).", "info")
+        case .success(.pending)?:
+            return ("The purchase of \(product.displayName) was interrupted: the customer has something to do first (such as agreeing to terms or "
+                    + "updating payment); it completes through Transaction.updates when they have.", "info")
         case .success(.userCancelled)?: return ("The purchase of \(product.displayName) was cancelled.", "info")
         case .failure(let error)?: return ("\(product.displayName) was not bought: \(error)", "error")
         default: return ("\(product.displayName): the purchase ended without an answer.", "error")
