@@ -165,6 +165,26 @@ struct PurchaseTests {
         await #expect(throws: AppStoreError.self) { try await test.store.approveAskToBuyTransaction(declined) }
     }
 
+    @Test("Ask to Buy for a consumable: asking again while the request waits answers the same request; approving it completes one purchase")
+    func consumableAskedOnce() async throws {
+        let test = try TestStore()
+        try await test.store.configureAccount("kid", askToBuy: true)
+        var asked: [UInt64] = []
+        for _ in 0..<3 {
+            let outcome = try await test.store.purchase(PurchaseRequest(productID: Self.gems, account: "kid", device: "ipad"))
+            guard case .pending(let id, .askToBuy) = outcome else { throw TestFailure("expected pending, got \(outcome)") }
+            asked.append(id)
+        }
+        #expect(Set(asked).count == 1, "one request, consolidated: \(asked)")
+        #expect(try await test.store.ledgerTransactions(account: "kid").count == 1)
+        try await test.store.approveAskToBuyTransaction(asked[0])
+        #expect(try await test.notificationKinds() == ["ONE_TIME_CHARGE"], "one purchase")
+        // Answered, the consumable may be asked for again: a new request.
+        let again = try await test.store.purchase(PurchaseRequest(productID: Self.gems, account: "kid", device: "ipad"))
+        guard case .pending(let next, .askToBuy) = again else { throw TestFailure("expected pending, got \(again)") }
+        #expect(next != asked[0])
+    }
+
     @Test("interrupted purchases are pending until their issue is resolved")
     func interruptedPurchase() async throws {
         let test = try TestStore()

@@ -165,7 +165,7 @@ extension SimulatedAppStore {
         }
         let now = clock.now()
         let state = initialState(inApp: inApp, account: account, request: request)
-        if state == .pendingApproval, product.kind != .consumable, let waiting = waitingRequest(productID: product.id, account: account.name) {
+        if state == .pendingApproval, let waiting = waitingRequest(productID: product.id, account: account.name) {
             return .pending(transactionID: waiting.id, reason: .askToBuy)
         }
         let id = change.takeTransactionID()
@@ -184,7 +184,8 @@ extension SimulatedAppStore {
     }
 
     /// A request for the product that waits for a parent's approval: asking again for an item already
-    /// asked for makes no second request (a consumable, which can be bought many times, excepted).
+    /// asked for makes no second request, a consumable's included. Apple consolidates repeated Ask to
+    /// Buy requests into the one waiting, and approving it completes one purchase.
     func waitingRequest(productID: String, account: String) -> LedgerTransaction? {
         ledger.transactions(TransactionQuery(account: account, productID: productID)).last { $0.state == .pendingApproval }
     }

@@ -186,10 +186,10 @@ struct StorefrontPage {
         }
         html.raw(#"<div class="products">"#)
         for product in available {
-            // A parent is asked once: an item waiting for approval cannot be asked for again (a
-            // consumable, bought many times, can).
+            // A parent is asked once: an item waiting for approval, a consumable included, is not
+            // asked for again (Apple consolidates repeated requests into the one waiting).
             let waiting = waiting.contains(product.id)
-            let blocked = waiting && product.product?.type != .consumable
+            let blocked = waiting
             openCard(&html, kind: "product", productID: product.id, state: product.state.rawValue, name: product.displayName, waiting: waiting)
             html.raw("<p>")
             html.add(product.description)
