@@ -200,6 +200,15 @@ struct AdminRoutes {
                 guard let token = UUID(uuidString: text) else { throw APIError.badRequest("appAccountToken is a UUID or none, not \(text)") }
                 return token
             }
+            // Every part is checked before anything changes: a device that cannot be signed in must not
+            // leave the account made without it.
+            for device in body.devices ?? [] {
+                guard !device.trimmingCharacters(in: .whitespaces).isEmpty else { throw APIError.badRequest("a device needs a name") }
+                if let existing = try await store.device(named: device), existing.account != name.precomposedStringWithCanonicalMapping {
+                    throw APIError(status: 409, family: "control", code: "invalidAction",
+                                   message: "device \(device) is signed in to account \(existing.account); give this account's devices names of their own")
+                }
+            }
             try await store.configureAccount(name, storefront: storefront, askToBuy: body.askToBuy, appAccountToken: token)
             if let family = body.familyGroup { try await store.setFamilyGroup(family == "none" ? nil : family, for: name) }
             if let allowed = body.purchasesAllowed { try await store.setPurchasesAllowed(allowed, account: name) }

@@ -294,6 +294,22 @@ def accessibility_and_screenshots(browser, base, shots, axe_source, seen):
     seen["axe"] = violations
 
 
+def account_form(browser, base, seen):
+    step = "the account form refuses a device of another account beside the field, and makes nothing"
+    browser.open(f"{base}/")
+    browser.wait_for("#account-form", step)
+    browser.script("document.getElementById('account-name').value = 'carol';"
+                   "document.getElementById('account-devices').value = 'carol-phone, phone';")
+    browser.click("#account-form button[type=submit]", step)
+    browser.wait_for("#account-form-error:not([hidden])", step)
+    seen["accountFormError"] = browser.script(
+        "return [document.getElementById('account-form-error').textContent,"
+        " document.getElementById('account-devices').getAttribute('aria-invalid'),"
+        " document.activeElement && document.activeElement.id];")
+    names = [a["name"] for a in api(base, "GET", "/v1/admin/accounts")["accounts"]]
+    seen["carolCreated"] = "carol" in names
+
+
 def main():
     base, shots, chromium, chromedriver, axe_path = sys.argv[1:6]
     os.makedirs(shots, exist_ok=True)
@@ -303,7 +319,7 @@ def main():
 
     def work(run):
         run.seen["setup"] = setup(base)
-        for part in [subscription_states, storefront_ask_to_buy, filters_and_search, error_pages]:
+        for part in [subscription_states, storefront_ask_to_buy, filters_and_search, error_pages, account_form]:
             run.at(part.__name__)
             part(browser, base, run.seen)
         run.at("timeline")

@@ -162,6 +162,11 @@ struct BrowserPagesTests {
             let unknown = try #require(report["unknownDevicePage"] as? [String])
             #expect(unknown == ["text/html", "No such device"])
             #expect(report["nobodyCreated"] as? Bool == false, "a GET created nothing")
+            // The account form: a device of another account is refused beside the field, and nothing is made.
+            let formError = try #require(report["accountFormError"] as? [Any?])
+            #expect((formError.first as? String)?.contains("device phone is signed in to account alice") == true, "\(formError)")
+            #expect(formError.count == 3 && formError[1] as? String == "true" && formError[2] as? String == "account-devices", "\(formError)")
+            #expect(report["carolCreated"] as? Bool == false, "no account without its devices")
             #expect((report["unknownTimelinePage"] as? [String])?.first == "text/html")
             let timeline = try #require(report["timeline"] as? [String: Any])
             #expect((timeline["smallest"] as? Double ?? 0) >= 11, "labels stay readable at 390 px: \(timeline)")

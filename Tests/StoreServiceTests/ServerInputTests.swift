@@ -53,6 +53,21 @@ struct ServerInputTests {
         }
     }
 
+    @Test("an account change that cannot be made whole changes nothing: a device of another account is refused before the account is made")
+    func accountChangeIsWhole() async throws {
+        try await withServedStore { store, server in
+            let url = URL(string: server.url.absoluteString + "/v1/admin/accounts/carol")!
+            let answer = try await Exchange.send("PUT", url, json: #"{"askToBuy": true, "devices": ["carol-phone", "phone"]}"#)
+            #expect(answer.status == 409 && answer.errorCode == "invalidAction", "\(String(decoding: answer.body, as: UTF8.self))")
+            #expect(String(decoding: answer.body, as: UTF8.self).contains("device phone is signed in to account alice"))
+            #expect(try await store.account(named: "carol") == nil, "no account without its devices")
+            #expect(try await store.device(named: "carol-phone") == nil)
+            let made = try await Exchange.send("PUT", url, json: #"{"askToBuy": true, "devices": ["carol-phone"]}"#)
+            #expect(made.status == 200)
+            #expect(try await store.devices(ofAccount: "carol").map(\.name) == ["carol-phone"])
+        }
+    }
+
     @Test("a body over 1 MiB is refused with 413 and changes nothing; the 413, sent before the body is read, reaches the client whole 50 times in a row: the rest of the body is read and dropped before the close, so no reset overtakes the answer")
     func earlyAnswerIsNotLostToAReset() async throws {
         try await withServedStore { store, server in

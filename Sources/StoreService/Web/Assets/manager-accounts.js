@@ -23,7 +23,7 @@ function renderAccounts() {
       h("td", { "data-label": "Ask to Buy" }, a.askToBuy ? "On" : "Off"),
       h("td", { "data-label": "Family group" }, a.familyGroup || none("none")),
       h("td", { "data-label": "Purchases" }, a.inAppPurchasesAllowed === false ? h("span", { class: "badge warning" }, "restricted") : "allowed"),
-      h("td", { "data-label": "App account token" }, a.appAccountToken ? h("code", { "data-token": a.appAccountToken }, a.appAccountToken) : none("none")),
+      h("td", { "data-label": "App account token" }, a.appAccountToken ? h("code", { "data-token": a.appAccountToken.toLowerCase() }, a.appAccountToken.toLowerCase()) : none("none")),
       h("td", { "data-label": "Devices" }, devices.length ? h("ul", { class: "device-links" }, devices.map(d => h("li", {},
         h("a", { href: `/store?account=${enc(a.name)}&device=${enc(d.name)}`,
           "aria-label": `${d.name}: open the storefront as ${a.name}` }, d.name)))) : none("no devices")),
@@ -62,19 +62,36 @@ $("accounts-body").addEventListener("click", ev => {
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-$("account-form").addEventListener("submit", ev => {
+const ACCOUNT_FIELDS = ["account-name", "account-token", "account-devices", "account-storefront", "account-family"];
+
+/// Shows a problem with the form next to it (and on the field it concerns, which gets the focus).
+function formError(field, message) {
+  for (const id of ACCOUNT_FIELDS) $(id).removeAttribute("aria-invalid");
+  const box = $("account-form-error");
+  box.textContent = message || "";
+  box.hidden = !message;
+  if (field) { $(field).setAttribute("aria-invalid", "true"); $(field).focus(); }
+}
+
+/// The field a failure of the store names, if any.
+function fieldOf(message) {
+  if (/device/i.test(message)) return "account-devices";
+  if (/storefront/i.test(message)) return "account-storefront";
+  if (/family/i.test(message)) return "account-family";
+  if (/appAccountToken|token/i.test(message)) return "account-token";
+  return null;
+}
+
+$("account-form").addEventListener("submit", async ev => {
   ev.preventDefault();
   const name = $("account-name").value.trim();
-  if (!name) { $("account-name").setAttribute("aria-invalid", "true"); say("An account needs a name.", "error"); $("account-name").focus(); return; }
-  $("account-name").removeAttribute("aria-invalid");
+  if (!name) { formError("account-name", "An account needs a name."); return; }
   const token = $("account-token").value.trim();
   if (token && token !== "none" && !UUID.test(token)) {
-    $("account-token").setAttribute("aria-invalid", "true");
-    say("An app account token is a UUID (such as 0a1b2c3d-0000-4000-8000-000000000001), or none.", "error");
-    $("account-token").focus();
+    formError("account-token", "An app account token is a UUID (such as 0a1b2c3d-0000-4000-8000-000000000001), or none.");
     return;
   }
-  $("account-token").removeAttribute("aria-invalid");
+  formError(null, "");
   const body = { askToBuy: $("account-ask").checked, purchasesAllowed: $("account-allowed").checked };
   const storefront = $("account-storefront").value.trim(), family = $("account-family").value.trim();
   if (storefront) body.storefront = storefront;
@@ -82,6 +99,15 @@ $("account-form").addEventListener("submit", ev => {
   if (token) body.appAccountToken = token.toLowerCase();
   const devices = $("account-devices").value.split(/[\s,]+/).filter(Boolean);
   if (devices.length) body.devices = devices;
-  act(() => api("PUT", `/v1/admin/accounts/${enc(name)}`, body), `Saved account ${name}.`,
-    ev.target.querySelector("button[type=submit]"));
+  const button = ev.target.querySelector("button[type=submit]");
+  button.disabled = true;
+  try {
+    await act(async () => {
+      try { return await api("PUT", `/v1/admin/accounts/${enc(name)}`, body); } catch (e) {
+        // The store changed nothing: say why beside the form, on the field it concerns.
+        formError(fieldOf(e.message), e.message);
+        throw e;
+      }
+    }, `Saved account ${name}.`);
+  } finally { button.disabled = false; }
 });
