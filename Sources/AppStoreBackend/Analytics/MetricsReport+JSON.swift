@@ -52,14 +52,16 @@ extension CohortReport {
         var subscriptions: Int64
         /// How many were active at the end of each following month.
         var retained: [Int64]
-        /// The same as shares of the cohort, rounded down to a thousandth.
-        var retention: [Decimal]
+        /// The same as exact shares of the cohort.
+        var retention: [Double]
+        /// The shares in whole percent, rounded half up, as the CLI and the dashboard show them.
+        var retention_percent: [Int64]
     }
 
     var body: Body {
         Body(as_of: asOf, cohorts: cohorts.map { cohort in
             Row(month: cohort.month.monthDescription, subscriptions: cohort.subscriptions, retained: cohort.retained,
-                retention: cohort.retained.map { cohort.subscriptions == 0 ? 0 : Decimal($0 * 1_000 / cohort.subscriptions) / 1_000 })
+                retention: cohort.retention, retention_percent: cohort.retentionPercent)
         })
     }
 

@@ -137,6 +137,16 @@ public struct CohortReport: Hashable, Sendable {
             self.subscriptions = subscriptions
             self.retained = retained
         }
+
+        /// The share retained at the end of each month after, exactly (`retained ÷ subscriptions`).
+        public var retention: [Double] {
+            retained.map { subscriptions == 0 ? 0 : Double($0) / Double(subscriptions) }
+        }
+
+        /// The same in whole percent, rounded half up: what every table shows (2 of 3 is 67%).
+        public var retentionPercent: [Int64] {
+            retained.map { subscriptions == 0 ? 0 : ($0 * 200 + subscriptions) / (2 * subscriptions) }
+        }
     }
 
     public var asOf: Date?

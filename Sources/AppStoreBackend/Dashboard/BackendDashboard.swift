@@ -232,7 +232,7 @@ struct BackendDashboard: Sendable {
             for index in 0..<longest {
                 guard index < cohort.retained.count, cohort.subscriptions > 0 else { html.raw("<td></td>"); continue }
                 let share = Double(cohort.retained[index]) / Double(cohort.subscriptions)
-                html.raw(#"<td class="heat" style="background-color: \#(heat(share))" data-retained="\#(cohort.retained[index])">\#(Int((share * 100).rounded()))%</td>"#)
+                html.raw(#"<td class="heat" style="background-color: \#(heat(share))" data-retained="\#(cohort.retained[index])">\#(cohort.retentionPercent[index])%</td>"#)
             }
             html.raw("</tr>")
         }

@@ -76,8 +76,8 @@ struct BackendMetricsCommand: Command {
         var table = TextTable(header: ["COHORT", "STARTED"] + (0..<longest).map { "M+\($0 + 1)" })
         table.numeric = Set(1..<table.header.count)
         for cohort in report.cohorts {
-            table.rows.append([cohort.month.monthDescription, String(cohort.subscriptions)] + cohort.retained.map { retained in
-                cohort.subscriptions == 0 ? "-" : "\(retained * 100 / cohort.subscriptions)%"
+            table.rows.append([cohort.month.monthDescription, String(cohort.subscriptions)] + cohort.retentionPercent.map { percent in
+                cohort.subscriptions == 0 ? "-" : "\(percent)%"
             })
         }
         return table.text + "\n\nthe share of each month's new subscriptions active at the end of each later month"
