@@ -104,7 +104,7 @@ struct WebPagesTests {
             try await store.setFamilyGroup("smiths", for: "bob")
             _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
             let page = Self.text(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=bob&device=bob-phone")!))
-            #expect(page.contains("Shared with you (Family Sharing)"))
+            #expect(page.contains("Shared with you by alice (Family Sharing)"), "who shares it")
             #expect(page.contains(#"data-product-id="\#(ExampleShop.premiumMonthly)" data-state="current""#))
             for other in [ExampleShop.standardMonthly, ExampleShop.basicWeekly] {
                 #expect(page.contains(#"data-product-id="\#(other)" data-state="subscribe""#), "\(other) is bob's own subscription to buy")

@@ -22,6 +22,8 @@ struct StorefrontPage {
     let waiting: Set<String>
     /// The token the page's purchases carry (the account's), if it has one.
     let appAccountToken: UUID?
+    /// Who shares each subscription group's plan with the account through Family Sharing, by group.
+    let sharedBy: [String: String]
     /// What the page's forms carry, so the server knows they are its own (see `CrossSiteCheck`).
     let formToken: String
 
@@ -37,9 +39,15 @@ struct StorefrontPage {
                                                         groupIDs: catalog.subscriptionGroups.map(\.id), productIDs: catalog.products.map(\.id),
                                                         environment: environment)
         let waiting = Set(try await store.waitingRequests(account: account).map(\.productID))
+        var sharedBy: [String: String] = [:]
+        for copy in try await store.subscriptionRecords(account: account) where copy.familySourceID != nil {
+            if let source = copy.familySourceID, let purchaser = try await store.subscriptionRecord(originalTransactionID: source) {
+                sharedBy[copy.groupID] = purchaser.account
+            }
+        }
         return StorefrontPage(account: account, device: client.device, products: views.products, groups: views.groups,
                               storefront: await client.storefront(), accounts: accounts, waiting: waiting,
-                              appAccountToken: try await store.account(named: account)?.appAccountToken, formToken: formToken)
+                              appAccountToken: try await store.account(named: account)?.appAccountToken, sharedBy: sharedBy, formToken: formToken)
     }
 
     /// The page that asks which device to shop on.
@@ -244,9 +252,13 @@ struct StorefrontPage {
             let waiting = waiting.contains(plan.id)
             openCard(&html, kind: "plan", productID: plan.id, state: plan.relation.rawValue, name: plan.displayName, waiting: waiting)
             if plan.relation == .current {
-                html.raw(group.currentPlan?.isFamilyShared == true
-                         ? #"<p><span class="badge current">Shared with you (Family Sharing)</span></p>"#
-                         : #"<p><span class="badge current">Current plan</span></p>"#)
+                if group.currentPlan?.isFamilyShared == true {
+                    html.raw(#"<p><span class="badge current">"#)
+                    html.add(sharedBy[group.groupID].map { "Shared with you by \($0) (Family Sharing)" } ?? "Shared with you (Family Sharing)")
+                    html.raw("</span></p>")
+                } else {
+                    html.raw(#"<p><span class="badge current">Current plan</span></p>"#)
+                }
             }
             if waiting { html.raw(Self.waitingBadge) }
             html.raw(#"<p class="price">"#)
