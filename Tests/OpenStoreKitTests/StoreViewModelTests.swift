@@ -51,7 +51,8 @@ struct StoreViewModelTests {
         #expect(view.plans.allSatisfy { $0.offer == nil }, "no intro offer once subscribed in the group")
         let current = try #require(view.currentPlan)
         #expect(current.productID == Shop.standardMonthly && current.state == .subscribed)
-        #expect(current.summary.hasPrefix("Renews on "))
+        // Bought at its introductory price (six months paid up front): the summary says so, and what follows.
+        #expect(current.summary.hasPrefix("Introductory price until ") && current.summary.hasSuffix(", then $4.99/month"), "\(current.summary)")
 
         await view.buy(try #require(view.plans.last))
         view = await SubscriptionStoreViewModel.load(groupID: Shop.plus, productIDs: Self.plusPlans, environment: environment)

@@ -114,6 +114,39 @@ struct WebPagesTests {
         }
     }
 
+    @Test("the storefront says where a plan stands: a trial's end and the price after it, an introductory price, and a price increase that asks for consent")
+    func currentPlanTexts() async throws {
+        try await withServedStore { store, server in
+            try await store.addDevice("bob-phone", account: "bob")
+            guard case .success(let yearly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumYearly, account: "alice",
+                                                                                         device: "phone")) else { throw TestFailure("expected a purchase") }
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "bob", device: "bob-phone"))
+            func page(_ account: String, _ device: String) async throws -> String {
+                Self.text(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=\(account)&device=\(device)")!))
+            }
+            #expect(try await page("alice", "phone").contains("Free trial until 2026-01-15, then $99.99/year"))
+            #expect(try await page("bob", "bob-phone").contains("Introductory price until 2026-02-01, and the next period at it too"))
+
+            // Past the trial, a price increase asks for consent on the storefront, as the App Store's sheet does.
+            _ = try await store.advanceTime(by: 15 * 86_400)
+            try await store.requestPriceIncreaseConsent(transactionID: yearly.transaction.id)
+            let asking = try await page("alice", "phone")
+            #expect(asking.contains("The price rises") && asking.contains(#"data-action="price-increase""#), "the consent sheet's choices")
+            let current = try #require(try await store.subscriptionRecord(originalTransactionID: yearly.transaction.originalID))
+            let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/store/price-increase"),
+                                                 body: Data("account=alice&device=phone&transaction=\(current.latestTransactionID)&answer=agree".utf8),
+                                                 headers: [(name: "Accept", value: "application/json")])
+            #expect(answer.status == 200 && (answer.json?["message"] as? String)?.contains("Agreed") == true, "\(answer.json ?? [:])")
+            #expect(try await store.subscriptionRecord(originalTransactionID: yearly.transaction.originalID)?.priceIncrease == .agreed)
+            #expect(!(try await page("alice", "phone")).contains("The price rises"))
+            // Another account's subscription is not the page's to answer for.
+            let foreign = try await Exchange.send("POST", server.url.appendingPathComponent("/store/price-increase"),
+                                                  body: Data("account=bob&device=bob-phone&transaction=\(current.latestTransactionID)&answer=decline".utf8),
+                                                  headers: [(name: "Accept", value: "application/json")])
+            #expect(foreign.status == 400)
+        }
+    }
+
     @Test("a subscription in its billing grace period is listed in grace period, not expired, under its own state filter")
     func gracePeriodRow() async throws {
         try await withServedStore { store, server in

@@ -46,6 +46,8 @@ public struct SubscriptionStoreViewModel: Sendable {
 
     /// The customer's own subscription in the group.
     public struct CurrentPlan: Sendable {
+        /// The current period's transaction.
+        public let transactionID: UInt64
         public let productID: String
         public let state: Product.SubscriptionInfo.RenewalState
         public let willAutoRenew: Bool
@@ -56,6 +58,16 @@ public struct SubscriptionStoreViewModel: Sendable {
         /// The plan is a family member's, shared with this customer through Family Sharing: the
         /// purchaser's subscription renews, fails or is cancelled, and this customer cannot change it.
         public let isFamilyShared: Bool
+        /// The offer the current period is at (a free trial, an introductory price), if any.
+        public let offer: Transaction.Offer?
+        /// Whether the next renewal is at an offer too (the rest of a pay-as-you-go introductory price).
+        public let nextRenewalHasOffer: Bool
+        /// What the next renewal without an offer costs, as the customer reads it ("$9.99/month").
+        public let regularPrice: String?
+        /// A price increase waits for the customer's consent: without it the subscription does not renew.
+        public let priceIncreasePending: Bool
+        /// The price the next renewal charges, from the renewal info ("$12.99"), when it states one.
+        public let renewalPrice: String?
 
         /// The state in words, as a customer reads it.
         public var summary: String {
@@ -63,6 +75,12 @@ public struct SubscriptionStoreViewModel: Sendable {
             let expiry = expirationDate.map { $0.formatted(format) } ?? "?"
             if isFamilyShared, state == .subscribed || state == .inGracePeriod {
                 return "Shared with you through Family Sharing until \(expiry)" + (willAutoRenew ? ", renewed by the family member who pays" : "")
+            }
+            if state == .subscribed, let offer, offer.type == .introductory {
+                let then = !willAutoRenew ? "; it will not renew" : nextRenewalHasOffer ? ", and the next period at it too"
+                    : nextProductID.map { next in ", then renews as \(next)" + (regularPrice.map { " at \($0)" } ?? "") }
+                    ?? regularPrice.map { ", then \($0)" } ?? ""
+                return (offer.paymentMode == .freeTrial ? "Free trial until \(expiry)" : "Introductory price until \(expiry)") + then
             }
             switch state {
             case .subscribed:
@@ -103,10 +121,16 @@ public struct SubscriptionStoreViewModel: Sendable {
         let status = snapshot.statuses[groupID]
         var current: CurrentPlan?
         if let status, case .verified(let transaction) = status.transaction, case .verified(let renewal) = status.renewalInfo {
-            current = CurrentPlan(productID: transaction.productID, state: status.state, willAutoRenew: renewal.willAutoRenew,
+            let renewing = products.first { $0.id == (renewal.autoRenewPreference ?? transaction.productID) }
+            current = CurrentPlan(transactionID: transaction.id, productID: transaction.productID, state: status.state, willAutoRenew: renewal.willAutoRenew,
                                   expirationDate: transaction.expirationDate, gracePeriodExpirationDate: renewal.gracePeriodExpirationDate,
                                   nextProductID: renewal.autoRenewPreference == transaction.productID ? nil : renewal.autoRenewPreference,
-                                  isFamilyShared: transaction.ownershipType == .familyShared)
+                                  isFamilyShared: transaction.ownershipType == .familyShared, offer: transaction.offer,
+                                  nextRenewalHasOffer: renewal.offer != nil, regularPrice: renewing.map(StoreViewText.price),
+                                  priceIncreasePending: renewal.priceIncreaseStatus == .pending,
+                                  renewalPrice: renewal.renewalPrice.map { price in
+                                      price.formatted(.currency(code: renewal.currency?.identifier ?? "USD").locale(Locale(identifier: "en_US")))
+                                  })
         }
         // A plan shared by the family is not the customer's to change: any plan they choose is a
         // subscription of their own.

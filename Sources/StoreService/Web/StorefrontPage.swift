@@ -246,6 +246,17 @@ struct StorefrontPage {
             html.raw(": ")
             html.add(current.summary)
             html.raw("</p>")
+            if current.priceIncreasePending, !current.isFamilyShared, current.state == .subscribed || current.state == .inGracePeriod {
+                // The App Store's price consent sheet: without an answer the subscription does not renew.
+                html.raw(#"<div class="price-increase" role="group" aria-label="Price increase"><p>"#)
+                html.add("The price rises\(current.renewalPrice.map { " to \($0)" } ?? "") at the next renewal. Agree to keep the subscription; without your consent it ends when this period does.")
+                html.raw("</p>")
+                actionForm(&html, action: "price-increase", fields: [("transaction", String(current.transactionID)), ("answer", "agree")], button: "Agree",
+                           primary: true, label: "Agree to the new price", dataAction: "price-increase")
+                actionForm(&html, action: "price-increase", fields: [("transaction", String(current.transactionID)), ("answer", "decline")], button: "Decline",
+                           label: "Decline the new price; the subscription ends with this period", dataAction: "price-increase")
+                html.raw("</div>")
+            }
         }
         html.raw(#"<div class="plans">"#)
         for plan in group.plans {

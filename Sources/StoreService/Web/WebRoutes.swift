@@ -156,6 +156,22 @@ struct WebRoutes {
             let asksToBuy = buyer?.askToBuy == true || askToBuyForEveryone
             let (message, kind) = await buy(productID, client: client, appAccountToken: buyer?.appAccountToken, asksToBuy: asksToBuy)
             return try answer(message, kind: kind)
+        case "price-increase":
+            // The customer's answer on the price consent sheet, for a subscription of their own.
+            guard let id = form["transaction"].flatMap(UInt64.init), let transaction = try await store.ledgerTransaction(id),
+                  transaction.account == account.precomposedStringWithCanonicalMapping else {
+                throw APIError.badRequest("the form names no subscription of \(account)")
+            }
+            switch form["answer"] {
+            case "agree":
+                try await store.consentToPriceIncrease(transactionID: id)
+                return try answer("Agreed to the new price: the subscription renews at it.", kind: "ok")
+            case "decline":
+                try await store.declinePriceIncrease(transactionID: id)
+                return try answer("Declined the new price: the subscription ends when this period does.", kind: "info")
+            default:
+                throw APIError.badRequest("answer is agree or decline")
+            }
         case "restore":
             do {
                 try await client.sync()
