@@ -17,11 +17,14 @@ public final class PythonPackage: Sendable {
     public let module: String
     /// The virtual environment.
     public let directory: URL
+    /// What pip is told beside the requirement (`--no-deps` for a package wanted for a file it ships).
+    public let pipOptions: [String]
     private let installation = Mutex<Task<Result<URL, Unavailable>, Never>?>(nil)
 
-    public init(_ requirement: String, module: String, environment: String) {
+    public init(_ requirement: String, module: String, environment: String, pipOptions: [String] = []) {
         self.requirement = requirement
         self.module = module
+        self.pipOptions = pipOptions
         directory = SharedTestData.packageRoot.appendingPathComponent(".build/\(environment)")
     }
 
@@ -39,14 +42,16 @@ public final class PythonPackage: Sendable {
 
     private func install() -> Result<URL, Unavailable> {
         let python = directory.appendingPathComponent("bin/python")
-        if FileManager.default.isExecutableFile(atPath: python.path), (try? Self.run(python.path, ["-c", "import \(module)"]))?.status == 0 {
+        // Found, not imported: a package installed without its dependencies for a file it ships is there too.
+        let found = "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('\(module)') else 1)"
+        if FileManager.default.isExecutableFile(atPath: python.path), (try? Self.run(python.path, ["-c", found]))?.status == 0 {
             return .success(python)
         }
         do {
             let created = try Self.run("/usr/bin/env", ["python3", "-m", "venv", "--clear", directory.path])
             guard created.status == 0 else { return .failure(Unavailable(description: "python3 -m venv failed: \(created.output)")) }
             let installed = try Self.run(directory.appendingPathComponent("bin/pip").path,
-                                         ["install", "--quiet", "--disable-pip-version-check", requirement])
+                                         ["install", "--quiet", "--disable-pip-version-check"] + pipOptions + [requirement])
             guard installed.status == 0 else { return .failure(Unavailable(description: "pip install \(requirement) failed: \(installed.output)")) }
             return .success(python)
         } catch {
@@ -62,10 +67,13 @@ public final class PythonPackage: Sendable {
     }
 }
 
-/// axe-core, the accessibility checker, as PyPI's `axe-selenium-python` ships it (never copied into
+/// axe-core, the accessibility checker, as PyPI's `axe-playwright-python` ships it (never copied into
 /// the repository): the browser tests inject its script into each page they check.
 public enum AxeCore {
-    static let package = PythonPackage("axe-selenium-python", module: "axe_selenium_python", environment: "axe-venv")
+    /// `axe-playwright-python` ships a current axe-core (4.x; `axe-selenium-python`'s is 3.1 from 2018);
+    /// only its script is used, so Playwright itself is not installed.
+    static let package = PythonPackage("axe-playwright-python", module: "axe_playwright_python", environment: "axe-current-venv",
+                                       pipOptions: ["--no-deps"])
 
     /// The path of `axe.min.js`, or why it is not available.
     public static func script() async -> Result<URL, PythonPackage.Unavailable> {
@@ -75,10 +83,10 @@ public enum AxeCore {
             let lib = package.directory.appendingPathComponent("lib")
             let versions = (try? FileManager.default.contentsOfDirectory(atPath: lib.path)) ?? []
             for version in versions where version.hasPrefix("python") {
-                let script = lib.appendingPathComponent("\(version)/site-packages/axe_selenium_python/node_modules/axe-core/axe.min.js")
+                let script = lib.appendingPathComponent("\(version)/site-packages/axe_playwright_python/axe.min.js")
                 if FileManager.default.fileExists(atPath: script.path) { return .success(script) }
             }
-            return .failure(PythonPackage.Unavailable(description: "axe-selenium-python has no axe.min.js"))
+            return .failure(PythonPackage.Unavailable(description: "axe-playwright-python has no axe.min.js"))
         }
     }
 }

@@ -220,7 +220,7 @@ struct BackendDashboard: Sendable {
         guard !report.cohorts.isEmpty else { return #"<p>No subscriptions started in these months.</p>"# }
         let longest = report.cohorts.map(\.retained.count).max() ?? 0
         var html = HTML()
-        html.raw(#"<div class="scroll" role="region" aria-labelledby="cohorts-title" tabindex="0"><table class="cohorts"><thead><tr><th scope="col">Started in</th><th scope="col">Subscriptions</th>"#)
+        html.raw(#"<div class="scroll" role="region" aria-label="Cohort table, scrolls sideways" tabindex="0"><table class="cohorts"><thead><tr><th scope="col">Started in</th><th scope="col">Subscriptions</th>"#)
         for month in 0..<longest { html.raw(#"<th scope="col">Month \#(month + 1)</th>"#) }
         html.raw("</tr></thead><tbody>")
         for cohort in report.cohorts {
