@@ -231,8 +231,9 @@ struct BackendDashboard: Sendable {
             html.raw("</th><td>\(cohort.subscriptions)</td>")
             for index in 0..<longest {
                 guard index < cohort.retained.count, cohort.subscriptions > 0 else { html.raw("<td></td>"); continue }
+                // The share picks the cell's shade between the scheme's two heat colours (dashboard.css).
                 let share = Double(cohort.retained[index]) / Double(cohort.subscriptions)
-                html.raw(#"<td class="heat" style="background-color: \#(heat(share))" data-retained="\#(cohort.retained[index])">\#(cohort.retentionPercent[index])%</td>"#)
+                html.raw(#"<td class="heat" style="--share: \#(Self.shareText(share))" data-retained="\#(cohort.retained[index])">\#(cohort.retentionPercent[index])%</td>"#)
             }
             html.raw("</tr>")
         }
@@ -242,11 +243,8 @@ struct BackendDashboard: Sendable {
 
     /// A shade of blue for a share from 0 to 1: from near white to a middle blue, light enough at its
     /// darkest (relative luminance 0.27) for the dark text on it to keep a contrast above 5.5:1.
-    static func heat(_ share: Double) -> String {
-        let light = (r: 238.0, g: 244.0, b: 255.0)
-        let dark = (r: 90.0, g: 140.0, b: 230.0)
-        let t = max(0, min(1, share))
-        let rgb = (light.r + (dark.r - light.r) * t, light.g + (dark.g - light.g) * t, light.b + (dark.b - light.b) * t)
-        return "rgb(\(Int(rgb.0.rounded())), \(Int(rgb.1.rounded())), \(Int(rgb.2.rounded())))"
+    /// A share from 0 to 1 as a percentage for CSS, to a tenth ("66.7%").
+    static func shareText(_ share: Double) -> String {
+        String(format: "%.1f%%", max(0, min(1, share)) * 100)
     }
 }
