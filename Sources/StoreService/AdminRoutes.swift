@@ -361,14 +361,23 @@ struct AdminRoutes {
         let now = try await store.currentTime()
         let productPart = product
         let store = self.store
+        // Each subscription is read once per request, however many of its periods the scan meets.
+        var subscriptions: [UInt64: SubscriptionRecord?] = [:]
         func matches(_ transaction: LedgerTransaction) async throws -> Bool {
             guard (account.map { transaction.account == $0 } ?? true),
                   (productPart.map { transaction.productID.lowercased().contains($0) } ?? true),
                   (kind.map { transaction.productKind.rawValue == $0 } ?? true) else { return false }
             guard let state else { return true }
             // An ended period's state (expired, or in grace) is its subscription's to say.
-            let subscription = TransactionRow.stateNeedsSubscription(transaction, now: now)
-                ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
+            var subscription: SubscriptionRecord?
+            if TransactionRow.stateNeedsSubscription(transaction, now: now) {
+                if let known = subscriptions[transaction.originalID] {
+                    subscription = known
+                } else {
+                    subscription = try await store.subscriptionRecord(originalTransactionID: transaction.originalID)
+                    subscriptions[transaction.originalID] = .some(subscription)
+                }
+            }
             return TransactionRow.state(of: transaction, subscription: subscription, now: now) == state
         }
         if let searchedID {

@@ -13,6 +13,14 @@ import TestSupport
 /// reading the App Store Server API's notification history.
 @Suite(.timeLimit(.minutes(10)))
 struct ReconciliationTests {
+    /// A Server API client of the served store, with a new key of its own.
+    static func client(of store: SimulatedAppStore, at server: StoreServer) async throws -> AppStoreServerAPIClient {
+        let key = try P256PrivateKey.generate()
+        let record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
+        return try AppStoreServerAPIClient(signingKey: try key.pemRepresentation, keyId: record.keyId, issuerId: record.issuerId,
+                                           bundleId: "com.example.shop", environment: .sandbox, baseURL: server.url)
+    }
+
     @Test("the webhook down for a day, then reconciliation through the notification history: the store's entitlements",
           arguments: BackendEngine.available)
     func downForADay(engine: BackendEngine) async throws {
@@ -33,10 +41,7 @@ struct ReconciliationTests {
             #expect(try await BackendScenario.backendEntitlements(backend) != (try await scenario.storeEntitlements()), "the backend is behind")
 
             try await StoreServer.serving(scenario.store) { server in
-                let key = try P256PrivateKey.generate()
-                let record = try await scenario.store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
-                let client = try AppStoreServerAPIClient(signingKey: try key.pemRepresentation, keyId: record.keyId, issuerId: record.issuerId,
-                                                         bundleId: "com.example.shop", environment: .sandbox, baseURL: server.url)
+                let client = try await Self.client(of: scenario.store, at: server)
                 let reconciler = NotificationReconciler(client: client, intake: backend.intake, storage: backend.storage)
                 let outcome = try await reconciler.reconcile(to: try await scenario.store.currentTime())
                 #expect(outcome.recorded == missed, "exactly the missed notifications were recorded")
@@ -68,10 +73,7 @@ struct ReconciliationTests {
             #expect(try await backend.ledger.explain(customer: alice, productID: ExampleShop.premiumMonthly).because.contains("unconfirmed"))
 
             try await StoreServer.serving(scenario.store) { server in
-                let key = try P256PrivateKey.generate()
-                let record = try await scenario.store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
-                let client = try AppStoreServerAPIClient(signingKey: try key.pemRepresentation, keyId: record.keyId, issuerId: record.issuerId,
-                                                         bundleId: "com.example.shop", environment: .sandbox, baseURL: server.url)
+                let client = try await Self.client(of: scenario.store, at: server)
                 let reconciler = NotificationReconciler(client: client, intake: backend.intake, storage: backend.storage, clock: backend.clock)
                 // A window that holds only what the backend has: only the status check can find the renewal.
                 let outcome = try await reconciler.reconcile(from: BackendScenario.start, to: BackendScenario.start.addingTimeInterval(60))
@@ -89,10 +91,7 @@ struct ReconciliationTests {
         _ = try await scenario.buy(ExampleShop.pro, "alice")
         try await scenario.withBackend { backend in
             try await StoreServer.serving(scenario.store) { server in
-                let key = try P256PrivateKey.generate()
-                let record = try await scenario.store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
-                let client = try AppStoreServerAPIClient(signingKey: try key.pemRepresentation, keyId: record.keyId, issuerId: record.issuerId,
-                                                         bundleId: "com.example.shop", environment: .sandbox, baseURL: server.url)
+                let client = try await Self.client(of: scenario.store, at: server)
                 // The backend's clock has seen nothing: the machine's, eleven months from the store's.
                 let clock = BackendClock(.appStore)
                 let reconciler = NotificationReconciler(client: client, intake: backend.intake, storage: backend.storage, clock: clock)

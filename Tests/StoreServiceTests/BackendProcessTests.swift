@@ -41,11 +41,8 @@ struct BackendProcessTests {
         try await StoreServer.serving(store) { server in
             // A clock that jumps while the backend is down a moment at a time makes the store give up on
             // some notifications (their retries fall due at once): the backend's reconciliation records them.
-            let key = try P256PrivateKey.generate()
-            let record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
             let keyFile = scratch.url.appendingPathComponent("api-key.json")
-            try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
-                .write(to: keyFile)
+            try await store.writeNewAPIKeyFile(to: keyFile)
             var command = ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode",
                            "--root", root.path, "--reconcile", "every", "2s", "--key-file", keyFile.path, "--api-url", server.url.absoluteString,
                            "--port", "0"]

@@ -148,11 +148,8 @@ final class RecoveryDrill {
         store = made.store
         root = scratch.url.appendingPathComponent("root.pem")
         try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
-        let key = try P256PrivateKey.generate()
-        let record = try await store.registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
         keyFile = scratch.url.appendingPathComponent("api-key.json")
-        try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
-            .write(to: keyFile)
+        try await store.writeNewAPIKeyFile(to: keyFile)
         switch database {
         case .sqlite:
             self.database = "sqlite:" + scratch.url.appendingPathComponent("backend.sqlite").path

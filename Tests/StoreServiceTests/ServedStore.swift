@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSigning
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
@@ -30,6 +31,17 @@ func withServedStore<Result>(phoneAccount: String? = "alice", access: ServerAcce
     let store = try await TestStores.directory(in: scratch).store
     if let phoneAccount { try await store.addDevice("phone", account: phoneAccount) }
     return try await StoreServer.serving(store, access: access) { server in try await body(store, server) }
+}
+
+extension SimulatedAppStore {
+    /// Registers a new In-App Purchase key and writes it to `url` as `storekit api-key create --json`
+    /// prints it (`{"keyId", "issuerId", "privateKey"}`), for a backend's `--key-file`.
+    func writeNewAPIKeyFile(to url: URL) throws {
+        let key = try P256PrivateKey.generate()
+        let record = try registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
+        try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
+            .write(to: url)
+    }
 }
 
 /// `storekit serve DIR` (or another serving command, such as `storekit backend serve`) running as its own process.
