@@ -107,6 +107,26 @@ extension SQLiteLedgerStorage {
             return cachedRows(sql, values, in: \.transactions)
         }
 
+        func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
+            let (sql, values) = Self.select(source)
+            return cachedRows(sql, values, in: \.transactions)
+        }
+
+        func listedProducts() -> [String: CatalogProduct.Kind] {
+            var products: [String: CatalogProduct.Kind] = [:]
+            // A skip scan of the product index: one seek per product, whatever the ledger's size.
+            rows("""
+                WITH RECURSIVE products(id) AS (
+                    SELECT (SELECT min(product_id) FROM transactions)
+                    UNION ALL
+                    SELECT (SELECT min(product_id) FROM transactions WHERE product_id > products.id) FROM products WHERE products.id IS NOT NULL)
+                SELECT id, (SELECT product_kind FROM transactions WHERE product_id = products.id LIMIT 1) FROM products WHERE id IS NOT NULL
+                """) { row in
+                if let id = row.text(0), let kind = row.text(1).flatMap(CatalogProduct.Kind.init(rawValue:)) { products[id] = kind }
+            }
+            return products
+        }
+
         // MARK: Subscriptions
 
         func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? {
@@ -137,6 +157,48 @@ extension SQLiteLedgerStorage {
             if query.historyOnly { conditions.add("history = 1") }
             if let after = query.afterID { conditions.add(query.newestFirst ? "id < ?" : "id > ?", .integer(Int64(clamping: after))) }
             return conditions.select("id, record", from: "transactions", orderBy: "id \(query.newestFirst ? "DESC" : "ASC")", limit: query.limit)
+        }
+
+        /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
+        /// its order, through the listing indexes of layout 8.
+        static func select(_ source: TransactionListingSource) -> (String, [SQLiteConnection.Value]) {
+            // How the store's rows spread, told to SQLite's planner (which has no statistics): a product
+            // or a purchased state (current or ended) holds many rows, so a page is read along the index
+            // of its order, filtered; the other states are rare, so their rows are read by the state
+            // index and sorted. Either way a page reads about its own rows, not the store's.
+            var conditions = Conditions()
+            if let account = source.account { conditions.add("account = ?", .text(account)) }
+            if let productID = source.productID { conditions.add("likelihood(product_id = ?, 0.5)", .text(productID)) }
+            let now = SQLiteConnection.Value.integer(AppStoreJSON.milliseconds(from: source.now))
+            let inGrace = "id IN (SELECT grace_latest_id FROM subscriptions WHERE grace_latest_id IS NOT NULL)"
+            switch source.state {
+            case nil: break
+            case .purchased?: conditions.add("likely(listed_state = 'purchased') AND expires_ms > ?", now)
+            case .expired?: conditions.add("likely(listed_state = 'purchased') AND expires_ms <= ? AND NOT \(inGrace)", now)
+            case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
+            case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
+            }
+            if let from = source.purchasedFrom { conditions.add("purchase_ms >= ?", .integer(AppStoreJSON.milliseconds(from: from))) }
+            if let before = source.purchasedBefore { conditions.add("purchase_ms < ?", .integer(AppStoreJSON.milliseconds(from: before))) }
+            let column = switch source.order {
+            case .id: "id"
+            case .purchaseDate: "purchase_ms"
+            case .account: "account"
+            case .productID: "product_id"
+            case .expirationDate: "expires_ms"
+            }
+            let comparison = source.descending ? "<" : ">"
+            if let after = source.after {
+                let id = SQLiteConnection.Value.integer(Int64(clamping: after.id))
+                switch (source.order, after.value) {
+                case (.id, _): conditions.add("id \(comparison) ?", id)
+                case (_, .number(let number)): conditions.add("(\(column), id) \(comparison) (?, ?)", [.integer(number), id])
+                case (_, .text(let text)): conditions.add("(\(column), id) \(comparison) (?, ?)", [.text(text), id])
+                }
+            }
+            let direction = source.descending ? "DESC" : "ASC"
+            let order = source.order == .id ? "id \(direction)" : "\(column) \(direction), id \(direction)"
+            return conditions.select("id, record", from: "transactions", orderBy: order, limit: source.limit)
         }
 
         /// The statement that answers a subscription query: `original_id, record` rows in identifier order.
@@ -279,6 +341,16 @@ extension SQLiteLedgerStorage {
                 """, [.integer(AppStoreJSON.milliseconds(from: date)), Self.limit(limit), .integer(AppStoreJSON.milliseconds(from: realTime))])
         }
 
+        func notifications(aboutTransactions ids: [UInt64]) -> [NotificationRecord] {
+            var found: [NotificationRecord] = []
+            // A few hundred identifiers per statement, each looked up in the notifications' transaction index.
+            for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
+                let marks = chunk.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+                found += notificationRows("transaction_id IN (\(marks))", chunk.map { .integer(Int64(clamping: $0)) })
+            }
+            return found.sorted { $0.sequence < $1.sequence }
+        }
+
         func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {
             notificationRows("created_ms >= ?1 AND created_ms <= ?2 AND sequence > ?3 ORDER BY sequence LIMIT ?4",
                              [.integer(AppStoreJSON.milliseconds(from: start)), .integer(AppStoreJSON.milliseconds(from: end)),
@@ -299,6 +371,21 @@ extension SQLiteLedgerStorage.Reader {
         }
 
         mutating func add(_ condition: String) { terms.append(condition) }
+
+        /// A condition with several values, each `?` taking the next.
+        mutating func add(_ condition: String, _ values: [SQLiteConnection.Value]) {
+            var text = ""
+            var remaining = values[...]
+            for character in condition {
+                if character == "?", let value = remaining.popFirst() {
+                    self.values.append(value)
+                    text += "?\(self.values.count)"
+                } else {
+                    text.append(character)
+                }
+            }
+            terms.append(text)
+        }
 
         /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT …` with its values.
         func select(_ columns: String, from table: String, orderBy: String, limit: Int) -> (String, [SQLiteConnection.Value]) {

@@ -30,7 +30,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     /// The table layout this code writes, recorded in the `meta` table for earlier versions (which
     /// recorded their layout only there); stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 7
+    static let layoutVersion = 8
 
     private struct State {
         let database: SQLiteDatabaseConnection
@@ -288,6 +288,26 @@ extension SQLiteLedgerStorage {
         ALTER TABLE notifications ADD COLUMN claimed_until_ms INTEGER;
         """
 
+    /// What layout 8 adds: what the Transaction Manager lists and orders by, so that every filter
+    /// and sort is answered over the whole store through an index. A transaction's state as its record
+    /// decides it, its purchase and expiration dates (a transaction that never expires sorts after
+    /// every date), and a subscription's current period while it is in a billing grace period.
+    private static let layoutEight = """
+        ALTER TABLE transactions ADD COLUMN listed_state TEXT;
+        ALTER TABLE transactions ADD COLUMN purchase_ms INTEGER;
+        ALTER TABLE transactions ADD COLUMN expires_ms INTEGER;
+        ALTER TABLE subscriptions ADD COLUMN grace_latest_id INTEGER;
+        """
+
+    private static let layoutEightIndexes = """
+        CREATE INDEX IF NOT EXISTS transactions_by_listed_state ON transactions(listed_state, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_product ON transactions(product_id, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_purchase_date ON transactions(purchase_ms, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_expiration_date ON transactions(expires_ms, id);
+        CREATE INDEX IF NOT EXISTS subscriptions_in_grace ON subscriptions(grace_latest_id) WHERE grace_latest_id IS NOT NULL;
+        CREATE INDEX IF NOT EXISTS notifications_by_transaction ON notifications(transaction_id, sequence) WHERE transaction_id IS NOT NULL;
+        """
+
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
@@ -325,6 +345,11 @@ extension SQLiteLedgerStorage {
         layout("layout-5-feed-details") { (connection) throws(SQLiteError) in try connection.execute(layoutFive) },
         layout("layout-6-composed-names") { (connection) throws(SQLiteError) in try composeNames(connection) },
         layout("layout-7-delivery-leases") { (connection) throws(SQLiteError) in try connection.execute(layoutSeven) },
+        layout("layout-8-listing-columns") { (connection) throws(SQLiteError) in
+            try connection.execute(layoutEight)
+            try fillListingColumns(connection)
+            try connection.execute(layoutEightIndexes)
+        },
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         guard try connection.hasTable("meta") else { return [] }
         var layout = 1
@@ -335,7 +360,7 @@ extension SQLiteLedgerStorage {
     /// The layouts' migrations by number (``layoutVersion`` of them).
     private static let layoutNames = ["layout-1-tables", "layout-2-view-columns", "layout-3-notification-delivery",
                                       "layout-4-fewer-index-entries", "layout-5-feed-details", "layout-6-composed-names",
-                                      "layout-7-delivery-leases"]
+                                      "layout-7-delivery-leases", "layout-8-listing-columns"]
 
     /// A layout's migration: its SQLite statements, then the layout number and (for a store that
     /// holds records already) the records' schema, as earlier versions read them from `meta`.
@@ -418,10 +443,47 @@ extension SQLiteLedgerStorage {
         for device in try decodeAll("SELECT record FROM devices", StoreDevice.self) {
             try connection.query("UPDATE devices SET account = ?2 WHERE name = ?1", [.text(device.name), .text(device.account)])
         }
+        // Layout 2's columns only: the later layouts' are not there yet.
         for transaction in try decodeAll("SELECT record FROM transactions", LedgerTransaction.self) {
-            try connection.query(Columns.transactionUpdate, Columns.transactionValues(transaction))
+            try connection.query("""
+                UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
+                                        family_source_id = ?7, unfinished = ?8, history = ?9 WHERE id = ?1
+                """, Array(Columns.transactionValues(transaction).prefix(9)))
         }
         for subscription in try decodeAll("SELECT record FROM subscriptions", SubscriptionRecord.self) {
+            try connection.query("UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5 WHERE original_id = ?1",
+                                 Array(Columns.subscriptionValues(subscription).prefix(5)))
+        }
+    }
+
+    /// Layout 8 copies what the Transaction Manager lists by into columns, a thousand rows at a time.
+    private static func fillListingColumns(_ connection: SQLiteConnection) throws(SQLiteError) {
+        var after: Int64 = -1
+        while true {
+            var batch: [(Int64, String?)] = []
+            try connection.query("SELECT id, record FROM transactions WHERE id > ?1 ORDER BY id LIMIT 1000", [.integer(after)]) { row in
+                batch.append((row.integer(0), row.text(1)))
+            }
+            guard let last = batch.last else { break }
+            after = last.0
+            for (_, text) in batch {
+                guard let text, let transaction = try? AppStoreJSON.decode(LedgerTransaction.self, from: Data(text.utf8)) else {
+                    throw SQLiteError(code: 0, message: "a LedgerTransaction record cannot be read")
+                }
+                try connection.query(Columns.transactionUpdate, Columns.transactionValues(transaction))
+            }
+        }
+        var subscriptions: [SubscriptionRecord] = []
+        var failure = false
+        try connection.query("SELECT record FROM subscriptions") { row in
+            if let text = row.text(0), let record = try? AppStoreJSON.decode(SubscriptionRecord.self, from: Data(text.utf8)) {
+                subscriptions.append(record)
+            } else {
+                failure = true
+            }
+        }
+        if failure { throw SQLiteError(code: 0, message: "a SubscriptionRecord record cannot be read") }
+        for subscription in subscriptions {
             try connection.query(Columns.subscriptionUpdate, Columns.subscriptionValues(subscription))
         }
     }
@@ -510,11 +572,13 @@ extension SQLiteLedgerStorage {
     enum Columns {
         static let transactionInsert = """
             INSERT OR REPLACE INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
-                                                 unfinished, history, record) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                                                 unfinished, history, listed_state, purchase_ms, expires_ms, record)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
             """
         static let transactionUpdate = """
             UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
-                                    family_source_id = ?7, unfinished = ?8, history = ?9 WHERE id = ?1
+                                    family_source_id = ?7, unfinished = ?8, history = ?9, listed_state = ?10, purchase_ms = ?11,
+                                    expires_ms = ?12 WHERE id = ?1
             """
 
         static func transactionValues(_ transaction: LedgerTransaction) -> [SQLiteConnection.Value] {
@@ -522,25 +586,29 @@ extension SQLiteLedgerStorage {
             let history = transaction.isPurchased && !(transaction.productKind == .consumable && transaction.isFinished)
             return [.integer(Int64(transaction.id)), .text(transaction.account), .integer(Int64(transaction.originalID)),
                     .text(transaction.productID), .text(transaction.productKind.rawValue), .optionalText(transaction.subscriptionGroupID),
-                    transaction.familySourceID.map { .integer(Int64($0)) } ?? .null, .integer(unfinished ? 1 : 0), .integer(history ? 1 : 0)]
+                    transaction.familySourceID.map { .integer(Int64($0)) } ?? .null, .integer(unfinished ? 1 : 0), .integer(history ? 1 : 0),
+                    .text(ListedState.recorded(transaction).rawValue), .integer(AppStoreJSON.milliseconds(from: transaction.purchaseDate)),
+                    .integer(transaction.expirationDate.map(AppStoreJSON.milliseconds(from:)) ?? TransactionListing.neverExpires)]
         }
 
         static let subscriptionInsert = """
-            INSERT OR REPLACE INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, record)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+            INSERT OR REPLACE INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, grace_latest_id, record)
+            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
             """
         static let subscriptionChangeInPlace = """
-            UPDATE subscriptions SET next_event_ms = ?5, record = ?6
+            UPDATE subscriptions SET next_event_ms = ?5, grace_latest_id = ?6, record = ?7
             WHERE original_id = ?1 AND account = ?2 AND group_id = ?3 AND family_source_id IS ?4 RETURNING original_id
             """
         static let subscriptionUpdate = """
-            UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5 WHERE original_id = ?1
+            UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5, grace_latest_id = ?6
+            WHERE original_id = ?1
             """
 
         static func subscriptionValues(_ record: SubscriptionRecord) -> [SQLiteConnection.Value] {
             [.integer(Int64(record.originalTransactionID)), .text(record.account), .text(record.groupID),
              record.familySourceID.map { .integer(Int64($0)) } ?? .null,
-             record.nextEventDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
+             record.nextEventDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null,
+             record.state == .inGracePeriod ? .integer(Int64(record.latestTransactionID)) : .null]
         }
     }
 }

@@ -294,7 +294,8 @@ struct AdminRoutes {
 
     struct TransactionsBody: Encodable {
         var transactions: [LedgerTransaction]
-        var nextAfter: UInt64?
+        /// Where the next page begins (its `after`); absent on the last page.
+        var next: String?
         /// The renewal records of the page's subscriptions, by original transaction identifier.
         var subscriptions: [String: SubscriptionRecord]
         /// The store's time, to tell a period that has ended.
@@ -328,89 +329,88 @@ struct AdminRoutes {
     struct ExtendBody: Decodable { var days: Int }
     struct ChangesBody: Encodable { var version: Int64 }
 
-    /// How many ledger rows one filtered page reads at most before it answers with what it found and
-    /// where to go on (`nextAfter`): a rare match in a large store costs several short requests, never
-    /// one long one.
-    static let filteredScanLimit = 2_000
-
-    /// `GET /v1/admin/transactions`: a page of the ledger, oldest first (`order=newest` for newest
-    /// first), filtered by account, part of a product identifier (`product`), type and state;
-    /// `search` is a transaction identifier or part of a product identifier. Each page carries the
-    /// renewal records of its subscriptions and the store's time, so a row can say where its
-    /// subscription stands.
+    /// `GET /v1/admin/transactions`: a page of the Transaction Manager's list over the whole store
+    /// (``SimulatedAppStore/listTransactions(_:)``). Filters: `account`, `product` (part of a product
+    /// identifier), `type` (a product type), `state` (a listed state), `from` and `to` (purchase days,
+    /// UTC, inclusive: `2026-01-31`, or milliseconds), `search` (a transaction identifier, or part of a
+    /// product identifier). `sort` is `id` (the default), `purchaseDate`, `account`, `productID`,
+    /// `expirationDate` or `state`; `order` is `ascending` (or `oldest`) or `descending` (or `newest`).
+    /// `after` is the `next` of the previous page. Each page carries the renewal records of its
+    /// subscriptions and the store's time, so a row can say where its subscription stands.
     private func transactions(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let limit = max(1, min(try Self.number(request, "limit") ?? 100, 1_000))
-        let account = request.queryValue("account").flatMap { $0.isEmpty ? nil : $0 }
-        var product = request.queryValue("product").flatMap { $0.isEmpty ? nil : $0.lowercased() }
-        let kind = request.queryValue("type").flatMap { $0.isEmpty ? nil : $0 }
-        let state = request.queryValue("state").flatMap { $0.isEmpty ? nil : $0 }
-        let newestFirst: Bool
-        switch request.queryValue("order") ?? "oldest" {
-        case "oldest": newestFirst = false
-        case "newest": newestFirst = true
-        case let other: throw APIError.badRequest("order is oldest or newest, not \(other)")
+        let listing = try Self.listing(request)
+        if let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces), let id = UInt64(search) {
+            // A number is a transaction identifier: that transaction, if it passes the other filters.
+            let now = try await store.currentTime()
+            guard let transaction = try await store.ledgerTransaction(id) else { return try await page([], next: nil, now: now) }
+            let subscription = ListedState.needsSubscription(transaction, now: now)
+                ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
+            let state = ListedState.of(transaction, subscription: subscription, now: now)
+            return try await page(listing.matches(transaction, state: state) ? [transaction] : [], next: nil, now: now)
         }
-        if let state, !TransactionRow.states.contains(state) {
-            throw APIError.badRequest("state is one of \(TransactionRow.states.joined(separator: ", ")), not \(state)")
+        let result = try await store.listTransactions(listing)
+        return try await page(result.transactions, next: result.next, now: try await store.currentTime())
+    }
+
+    /// The listing a request for transactions asks for (all but the product filters, which need the ledger's products).
+    static func listing(_ request: HTTPRequest) throws(APIError) -> TransactionListing {
+        var listing = TransactionListing(limit: max(1, min(try number(request, "limit") ?? 100, 1_000)))
+        listing.account = request.queryValue("account").flatMap { $0.isEmpty ? nil : $0.ledgerName }
+        listing.productIDParts = ["product", "search"].compactMap { name in
+            // A number searched for is a transaction identifier, not part of a product's.
+            request.queryValue(name).map { $0.trimmingCharacters(in: .whitespaces) }.flatMap { $0.isEmpty || (name == "search" && UInt64($0) != nil) ? nil : $0 }
         }
-        // A search for a number is a transaction identifier; anything else is part of a product identifier.
-        var searchedID: UInt64?
-        if let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces), !search.isEmpty {
-            if let id = UInt64(search) { searchedID = id } else { product = search.lowercased() }
+        if let text = request.queryValue("type"), !text.isEmpty {
+            guard let kind = CatalogProduct.Kind(rawValue: text) else {
+                throw .badRequest("type is one of \(CatalogProduct.Kind.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
+            }
+            listing.productKind = kind
         }
-        let now = try await store.currentTime()
-        let productPart = product
-        let store = self.store
-        // Each subscription is read once per request, however many of its periods the scan meets.
-        var subscriptions: [UInt64: SubscriptionRecord?] = [:]
-        func matches(_ transaction: LedgerTransaction) async throws -> Bool {
-            guard (account.map { transaction.account == $0 } ?? true),
-                  (productPart.map { transaction.productID.lowercased().contains($0) } ?? true),
-                  (kind.map { transaction.productKind.rawValue == $0 } ?? true) else { return false }
-            guard let state else { return true }
-            // An ended period's state (expired, or in grace) is its subscription's to say.
-            var subscription: SubscriptionRecord?
-            if TransactionRow.stateNeedsSubscription(transaction, now: now) {
-                if let known = subscriptions[transaction.originalID] {
-                    subscription = known
-                } else {
-                    subscription = try await store.subscriptionRecord(originalTransactionID: transaction.originalID)
-                    subscriptions[transaction.originalID] = .some(subscription)
+        if let text = request.queryValue("sort"), !text.isEmpty {
+            guard let sort = TransactionListing.SortKey(rawValue: text) else {
+                throw .badRequest("sort is one of \(TransactionListing.SortKey.allCases.map(\.rawValue).joined(separator: ", ")), not \(text)")
+            }
+            listing.sort = sort
+        }
+        switch request.queryValue("order") ?? "ascending" {
+        case "ascending", "oldest": listing.descending = false
+        case "descending", "newest": listing.descending = true
+        case let other: throw .badRequest("order is ascending or descending (oldest or newest), not \(other)")
+        }
+        if let text = request.queryValue("state"), !text.isEmpty {
+            var states: Set<ListedState> = []
+            for name in text.split(separator: ",") {
+                guard let state = ListedState(rawValue: String(name)) else {
+                    throw .badRequest("state is one of \(ListedState.allCases.map(\.rawValue).joined(separator: ", ")), not \(name)")
                 }
+                states.insert(state)
             }
-            return TransactionRow.state(of: transaction, subscription: subscription, now: now) == state
+            listing.states = states
         }
-        if let searchedID {
-            var found: [LedgerTransaction] = []
-            if let transaction = try await store.ledgerTransaction(searchedID), try await matches(transaction) { found.append(transaction) }
-            return try await page(found, nextAfter: nil, now: now)
+        listing.purchasedFrom = try day(request, "from", end: false)
+        listing.purchasedBefore = try day(request, "to", end: true)
+        if let from = listing.purchasedFrom, let before = listing.purchasedBefore, before <= from {
+            throw .badRequest("to must not be before from")
         }
-        var after = try Self.number(request, "after").map(UInt64.init)
-        guard product != nil || kind != nil || state != nil else {
-            let rows = try await store.ledgerTransactions(account: account, after: after, limit: limit, newestFirst: newestFirst)
-            return try await page(rows, nextAfter: rows.count == limit ? rows.last?.id : nil, now: now)
+        if let text = request.queryValue("after"), !text.isEmpty {
+            guard let cursor = TransactionListing.Cursor(text) else { throw .badRequest("after is the next of the previous page, not \(text)") }
+            listing.after = cursor
+            guard listing.cursorValue() != nil else { throw .badRequest("after \(text) is not a page of an order by \(listing.sort.rawValue)") }
         }
-        var found: [LedgerTransaction] = []
-        var scanned = 0
-        while found.count < limit, scanned < Self.filteredScanLimit {
-            let chunk = try await store.ledgerTransactions(account: account, after: after, limit: 500, newestFirst: newestFirst)
-            for transaction in chunk {
-                scanned += 1
-                after = transaction.id
-                if try await matches(transaction) {
-                    found.append(transaction)
-                    if found.count == limit { break }
-                }
-            }
-            guard chunk.count == 500 else {
-                return try await page(found, nextAfter: found.count == limit ? after : nil, now: now)
-            }
+        return listing
+    }
+
+    /// A day filter: `2026-01-31` (UTC, inclusive) or milliseconds since 1970.
+    private static func day(_ request: HTTPRequest, _ name: String, end: Bool) throws(APIError) -> Date? {
+        guard let text = request.queryValue(name), !text.isEmpty else { return nil }
+        guard let date = TransactionListing.day(text, end: end) else {
+            throw .badRequest("\(name) is a day like 2026-01-31 or milliseconds since 1970, not \(text)")
         }
-        return try await page(found, nextAfter: after, now: now)
+        return date
     }
 
     /// A page of transactions with the renewal records of its subscriptions and the store's time.
-    private func page(_ transactions: [LedgerTransaction], nextAfter: UInt64?, now: Date) async throws -> HTTPResponse {
+    private func page(_ transactions: [LedgerTransaction], next: TransactionListing.Cursor?, now: Date) async throws -> HTTPResponse {
         var subscriptions: [String: SubscriptionRecord] = [:]
         for originalID in Set(transactions.filter { $0.productKind == .autoRenewable }.map(\.originalID)) {
             if let record = try await store.subscriptionRecord(originalTransactionID: originalID) { subscriptions[String(originalID)] = record }
@@ -419,7 +419,7 @@ struct AdminRoutes {
         for transaction in transactions {
             rows[String(transaction.id)] = TransactionRow(transaction, subscription: subscriptions[String(transaction.originalID)], now: now)
         }
-        return try Self.json(TransactionsBody(transactions: transactions, nextAfter: nextAfter, subscriptions: subscriptions, now: now, rows: rows))
+        return try Self.json(TransactionsBody(transactions: transactions, next: next?.description, subscriptions: subscriptions, now: now, rows: rows))
     }
 
     /// `GET /v1/admin/changes?since=V&wait=S`: the ledger's version, at once when it is not `since`,

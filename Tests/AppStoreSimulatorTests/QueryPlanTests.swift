@@ -65,6 +65,61 @@ struct QueryPlanTests {
         #expect(steps.contains { $0.hasPrefix("SEARCH subscriptions") }, "\(use): \(steps)")
     }
 
+    /// The Transaction Manager's list: each source that holds many rows (any, a product, a purchased
+    /// state, current or ended) is read in its order from an index, so a page reads its rows and no
+    /// more, never every match sorted in memory. (The rare states are read by the state index.)
+    static let listingSources: [TransactionListingSource] = {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        var sources: [TransactionListingSource] = []
+        for order in [TransactionListingSource.Order.id, .purchaseDate, .account, .productID, .expirationDate] {
+            for state in [nil, ListedState.purchased, .expired] {
+                for product in [nil, "gems"] where !(product != nil && state != nil) {
+                    for after in [nil, (TransactionListing.SortValue.text("m"), UInt64(40))] {
+                        let cursor = after.map { after in order == .purchaseDate || order == .expirationDate ? (TransactionListing.SortValue.number(5), after.1) : after }
+                        sources.append(TransactionListingSource(account: nil, productID: product, state: state, purchasedFrom: nil, purchasedBefore: nil,
+                                                                order: order, descending: after != nil, after: cursor, limit: 51, now: now))
+                    }
+                }
+            }
+        }
+        return sources
+    }()
+
+    @Test("every source of the Transaction Manager's list is read in an index's order, never sorted after reading every match",
+          arguments: listingSources.indices)
+    func listingSourceReadsInIndexOrder(_ index: Int) throws {
+        let source = Self.listingSources[index]
+        let scratch = Scratch()
+        let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+        let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
+        let described = "\(source.order) \(source.state?.rawValue ?? "any state") \(source.productID ?? "any product")"
+        #expect(!steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") }, "\(described): \(steps)")
+    }
+
+    @Test("a rare state's rows are read through the state index", arguments: [ListedState.refunded, .pendingApproval, .upgraded])
+    func rareStateUsesTheStateIndex(_ state: ListedState) throws {
+        let scratch = Scratch()
+        let source = TransactionListingSource(account: nil, productID: nil, state: state, purchasedFrom: nil, purchasedBefore: nil,
+                                              order: .account, descending: false, after: nil, limit: 51, now: Date())
+        let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+        let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
+        #expect(steps.contains { $0.contains("transactions_by_listed_state") }, "\(steps)")
+    }
+
+    @Test("the products of the ledger are found by seeking through the product index, not by reading every transaction")
+    func listedProductsSkipScan() throws {
+        let scratch = Scratch()
+        let steps = try Self.plan("""
+            WITH RECURSIVE products(id) AS (
+                SELECT (SELECT min(product_id) FROM transactions)
+                UNION ALL
+                SELECT (SELECT min(product_id) FROM transactions WHERE product_id > products.id) FROM products WHERE products.id IS NOT NULL)
+            SELECT id, (SELECT product_kind FROM transactions WHERE product_id = products.id LIMIT 1) FROM products WHERE id IS NOT NULL
+            """, [], in: try Self.ledger(in: scratch))
+        #expect(!steps.contains { $0.hasPrefix("SCAN transactions") && !$0.contains("INDEX") }, "\(steps)")
+        #expect(steps.contains { $0.contains("transactions_by_product") }, "\(steps)")
+    }
+
     @Test("whether an account owns a product is read from the non-consumables' index, which consumables never enter")
     func ownershipUsesTheCandidatesIndex() throws {
         let scratch = Scratch()

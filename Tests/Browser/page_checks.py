@@ -241,8 +241,11 @@ def timeline_at_phone_width(browser, base, shots, seen):
     browser.open(f"{base}/timeline/{original}")
     browser.wait_for("svg text.label", step)
     report = browser.script("""
-        const svg = document.querySelector('main svg').getBoundingClientRect();
-        const labels = Array.from(document.querySelectorAll('svg text.label, svg text.tick, svg text.lane')).map(e => {
+        // The page holds the picture at three widths; the one this screen shows is checked.
+        const shown = Array.from(document.querySelectorAll('main svg')).find(s => s.getBoundingClientRect().width > 0);
+        const svg = shown.getBoundingClientRect();
+        const box = shown.parentElement.getBoundingClientRect();
+        const labels = Array.from(shown.querySelectorAll('text.label, text.tick, text.lane')).map(e => {
           const r = e.getBoundingClientRect();
           return {text: e.textContent, left: r.left, right: r.right, top: r.top, bottom: r.bottom,
                   size: parseFloat(getComputedStyle(e).fontSize)};
@@ -255,10 +258,11 @@ def timeline_at_phone_width(browser, base, shots, seen):
         }
         const outside = labels.filter(l => l.left < svg.left - 0.5 || l.right > svg.right + 0.5 || l.top < svg.top - 0.5 || l.bottom > svg.bottom + 0.5)
           .map(l => l.text);
-        return {labels: labels.length, overlaps, outside, smallest: Math.min(...labels.map(l => l.size)),
+        return {labels: labels.length, overlaps, outside, smallest: Math.min(...labels.map(l => l.size * svg.width / shown.viewBox.baseVal.width)),
+                fits: svg.right <= box.right + 0.5 && svg.left >= box.left - 0.5, pictureWidth: svg.width, boxWidth: box.width,
                 viewport: window.innerWidth, legend: document.querySelectorAll('.legend li').length,
                 back: !!document.querySelector('main a[href="/"]')};""")
-    if report["overlaps"] or report["outside"]:
+    if report["overlaps"] or report["outside"] or not report["fits"]:
         raise Failure(f"{step}: {report}")
     seen["timeline"] = report
     browser.screenshot(os.path.join(shots, "timeline-390.png"), width=390)
@@ -290,8 +294,68 @@ def accessibility_and_screenshots(browser, base, shots, axe_source, seen):
         browser.open(f"{base}/timeline/{original}")
         browser.wait_for("svg", step)
         violations[f"timeline-{scheme}"] = browser.axe(axe_source)
+        # The picture follows the scheme: its background is the page's surface, not white in the dark.
+        seen[f"timelineBackground-{scheme}"] = browser.script(
+            "const s = Array.from(document.querySelectorAll('main svg')).find(s => s.getBoundingClientRect().width > 0);"
+            "return getComputedStyle(s.querySelector('rect.tl-bg')).fill;")
+        step = f"axe-core on a purchase's page in {scheme} mode"
+        browser.open(f"{base}/transactions/{original}")
+        browser.wait_for("#signed-transaction", step)
+        violations[f"purchase-{scheme}"] = browser.axe(axe_source)
     browser.color_scheme("light")
     seen["axe"] = violations
+
+
+def dense_rows_and_purchase_page(browser, base, shots, seen):
+    step = "the transactions table: one line of actions per row, the rest in a menu; price, storefront and token shown"
+    browser.set_window(1400, 1000)
+    browser.open(f"{base}/")
+    browser.wait_for(row("r-grace"), step)
+    report = browser.script("""
+        const rows = Array.from(document.querySelectorAll('#tx-body tr[data-transaction-id]'));
+        const heights = rows.map(r => r.getBoundingClientRect().height).sort((a, b) => a - b);
+        const grace = document.querySelector(arguments[0]);
+        const cells = Array.from(grace.children).map(c => c.dataset.label || '');
+        return {rows: rows.length, medianHeight: heights[Math.floor(heights.length / 2)], tallest: heights[heights.length - 1],
+                price: grace.querySelector('td[data-label=Price]').textContent, storefront: grace.querySelector('td[data-label=Storefront]').textContent,
+                menuClosed: !grace.querySelector('details.row-menu').open,
+                visibleButtons: Array.from(grace.querySelectorAll('.actions button, .actions a, .actions summary'))
+                  .filter(b => b.getBoundingClientRect().height > 0).map(b => b.textContent)};""", row("r-grace"))
+    seen["denseRows"] = report
+
+    step = "a purchase's page: the decoded transaction and renewal info, its notifications with their attempts, its timeline"
+    browser.click(row("r-grace") + " a.detail-link", step)
+    browser.wait_for("#signed-transaction", step)
+    seen["purchasePage"] = browser.script("""
+        return {transaction: document.getElementById('signed-transaction').textContent,
+                renewal: (document.getElementById('signed-renewal-info') || {}).textContent || '',
+                notifications: Array.from(document.querySelectorAll('tr[data-notification-sequence] td[data-label="Type"]')).map(c => c.textContent),
+                attempts: Array.from(document.querySelectorAll('tr[data-notification-sequence] td[data-label="Delivery attempts"]')).map(c => c.textContent),
+                timeline: Array.from(document.querySelectorAll('main svg')).some(s => s.getBoundingClientRect().width > 0)};""")
+    browser.screenshot(os.path.join(shots, "purchase.png"), width=1200)
+
+    step = "at 390 px: sorting is offered, and Tab reaches only controls a person can see"
+    browser.set_window(390, 844)
+    browser.open(f"{base}/")
+    browser.wait_for("#tx-body tr[data-transaction-id]", step)
+    seen["sortVisibleAt390"] = browser.script("const r = document.getElementById('sort-key').getBoundingClientRect(); return r.width > 40 && r.height > 20;")
+    browser.script("const s = document.getElementById('sort-key'); s.value = 'account'; s.dispatchEvent(new Event('change', {bubbles: true}));")
+    accounts = wait_until(step, lambda: (lambda names: names if names and names == sorted(names, reverse=True) and len(set(names)) > 1 else None)(
+        browser.script("return Array.from(document.querySelectorAll('#tx-body tr[data-transaction-id]')).map(r => r.dataset.account);")))
+    seen["sortedAt390"] = accounts[:3]
+    browser.script("document.activeElement && document.activeElement.blur(); window.scrollTo(0, 0);")
+    invisible = []
+    for _ in range(60):
+        browser.press_key("\ue004")
+        focused = browser.script("""
+            const e = document.activeElement; if (!e || e === document.body) return null;
+            const r = e.getBoundingClientRect(), style = getComputedStyle(e);
+            return {name: e.tagName + (e.id ? '#' + e.id : '') + ' ' + (e.textContent || '').trim().slice(0, 30),
+                    seen: r.width >= 4 && r.height >= 4 && style.visibility !== 'hidden' && style.opacity !== '0'};""")
+        if focused and not focused["seen"]:
+            invisible.append(focused["name"])
+    seen["invisibleFocus"] = invisible
+    browser.set_window(1200, 1500)
 
 
 def account_form(browser, base, seen):
@@ -322,6 +386,8 @@ def main():
         for part in [subscription_states, storefront_ask_to_buy, filters_and_search, error_pages, account_form]:
             run.at(part.__name__)
             part(browser, base, run.seen)
+        run.at("dense rows and a purchase's page")
+        dense_rows_and_purchase_page(browser, base, shots, run.seen)
         run.at("timeline")
         timeline_at_phone_width(browser, base, shots, run.seen)
         run.at("accessibility")

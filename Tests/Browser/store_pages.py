@@ -126,9 +126,12 @@ class Browser:
 
     def click(self, selector, what):
         # The Transaction Manager redraws its rows when the store changes: an element found a moment
-        # ago may be gone, so a stale one is looked up again.
+        # ago may be gone, so a stale one is looked up again. An action in a row's closed menu is
+        # reached as a person reaches it: the menu is opened first.
         for attempt in range(10):
             element = self.wait_for(selector, what)
+            self.script("const e = document.querySelector(arguments[0]); const menu = e && e.closest('details');"
+                        "if (menu && !menu.open) menu.querySelector('summary').click();", selector)
             try:
                 self.call("POST", f"{self.session}/element/{element}/click", {})
                 return
@@ -136,6 +139,11 @@ class Browser:
                 if "stale element" not in str(failure) or attempt == 9:
                     raise
                 time.sleep(0.2)
+
+    def press_key(self, key):
+        """Presses and releases one key (a WebDriver key code, such as Tab: \ue004) in the focused element."""
+        self.call("POST", self.session + "/actions", {"actions": [{"type": "key", "id": "keyboard", "actions": [
+            {"type": "keyDown", "value": key}, {"type": "keyUp", "value": key}]}]})
 
     def attribute(self, selector, name):
         return self.script("const e = document.querySelector(arguments[0]); return e ? e.getAttribute(arguments[1]) : null;", selector, name)

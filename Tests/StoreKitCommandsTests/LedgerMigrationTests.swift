@@ -18,8 +18,9 @@ struct LedgerMigrationTests {
         try connection.query("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL") { row in indexes.append(row.text(0)!) }
         for index in indexes { try connection.execute("DROP INDEX \(index)") }
         let added = ["accounts": ["family_group"], "devices": ["account"],
-                     "transactions": ["original_id", "product_id", "product_kind", "group_id", "family_source_id", "unfinished", "history"],
-                     "subscriptions": ["account", "group_id", "family_source_id", "next_event_ms"],
+                     "transactions": ["original_id", "product_id", "product_kind", "group_id", "family_source_id", "unfinished", "history",
+                                      "listed_state", "purchase_ms", "expires_ms"],
+                     "subscriptions": ["account", "group_id", "family_source_id", "next_event_ms", "grace_latest_id"],
                      "notifications": ["attempts", "next_attempt_ms", "claimed_until_ms"], "updates": ["detail"]]
         for (table, columns) in added {
             for column in columns { try connection.execute("ALTER TABLE \(table) DROP COLUMN \(column)") }
@@ -79,6 +80,12 @@ struct LedgerMigrationTests {
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.
         let controlStore = try await TestStores.open(control)
+        // The Transaction Manager's columns were filled from the records: every listing is the copy's.
+        for listing in [TransactionListing(states: [.purchased]), TransactionListing(states: [.expired]),
+                        TransactionListing(sort: .expirationDate, descending: true), TransactionListing(sort: .state)] {
+            #expect(try await reopened.listTransactions(listing).transactions.map(\.id) == controlStore.listTransactions(listing).transactions.map(\.id))
+        }
+        #expect(try await reopened.listTransactions(TransactionListing(states: [.expired])).transactions.isEmpty == false)
         let played = try await reopened.advanceTime(by: 30 * 86_400)
         #expect(played >= 4)
         #expect(try await controlStore.advanceTime(by: 30 * 86_400) == played)
@@ -101,6 +108,10 @@ struct LedgerMigrationTests {
             }
         }
         try connection.execute("""
+            DROP INDEX transactions_by_listed_state; DROP INDEX transactions_by_product; DROP INDEX transactions_by_purchase_date;
+            DROP INDEX transactions_by_expiration_date; DROP INDEX subscriptions_in_grace; DROP INDEX notifications_by_transaction;
+            ALTER TABLE transactions DROP COLUMN listed_state; ALTER TABLE transactions DROP COLUMN purchase_ms;
+            ALTER TABLE transactions DROP COLUMN expires_ms; ALTER TABLE subscriptions DROP COLUMN grace_latest_id;
             ALTER TABLE notifications DROP COLUMN claimed_until_ms;
             UPDATE meta SET value = '5' WHERE key = 'layout'; DROP TABLE schema_migrations;
             """)

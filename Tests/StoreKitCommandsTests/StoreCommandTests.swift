@@ -147,7 +147,7 @@ struct StoreCommandTests {
         #expect(drawn.status == 0, "\(drawn.standardError)")
         #expect(drawn.standardOutput.contains("3 periods"))
         let svg = try String(contentsOfFile: file, encoding: .utf8)
-        #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: #"class="period""#).count - 1 == 3)
+        #expect(svg.hasPrefix("<svg") && svg.components(separatedBy: #"class="period "#).count - 1 == 3)
         let oneTime = await CommandRun.run(["timeline", store, Self.id(1), "--svg", scratch.path("pro.svg")])
         #expect(oneTime.status == 1 && oneTime.standardError.contains("not a transaction of an auto-renewable subscription"))
         #expect(!FileManager.default.fileExists(atPath: scratch.path("pro.svg")))

@@ -172,8 +172,29 @@ struct BrowserPagesTests {
             #expect((timeline["smallest"] as? Double ?? 0) >= 11, "labels stay readable at 390 px: \(timeline)")
             #expect(timeline["viewport"] as? Int == 390)
             #expect((timeline["legend"] as? Int ?? 0) >= 5)
+            #expect((timeline["fits"] as? Bool) == true, "the picture fits its box at 390 px: \(timeline)")
+            // The picture follows the scheme.
+            #expect(report["timelineBackground-light"] as? String == "rgb(255, 255, 255)")
+            #expect(report["timelineBackground-dark"] as? String == "rgb(26, 32, 41)", "\(report["timelineBackground-dark"] ?? "")")
+            // Dense rows: one line of buttons, the rest in a menu; price and storefront shown.
+            let dense = try #require(report["denseRows"] as? [String: Any])
+            #expect((dense["medianHeight"] as? Double ?? 999) <= 80, "rows are compact (they were 217 px): \(dense)")
+            #expect((dense["tallest"] as? Double ?? 999) <= 160, "\(dense)")
+            #expect(dense["menuClosed"] as? Bool == true && (dense["visibleButtons"] as? [String])?.contains("More") == true, "\(dense)")
+            #expect((dense["visibleButtons"] as? [String])?.contains("Refund") == false, "the refund waits in the menu: \(dense)")
+            #expect((dense["price"] as? String)?.contains("USD") == true && dense["storefront"] as? String == "USA", "\(dense)")
+            // A purchase's page tells its whole story.
+            let purchase = try #require(report["purchasePage"] as? [String: Any])
+            #expect((purchase["transaction"] as? String)?.contains("\"transactionId\"") == true, "\(purchase)")
+            #expect((purchase["renewal"] as? String)?.contains("\"autoRenewStatus\"") == true, "\(purchase)")
+            #expect((purchase["notifications"] as? [String])?.contains { $0.hasPrefix("DID_FAIL_TO_RENEW") } == true, "\(purchase)")
+            #expect(purchase["timeline"] as? Bool == true)
+            // At 390 px: a visible way to sort, and Tab lands only on what a person can see.
+            #expect(report["sortVisibleAt390"] as? Bool == true)
+            #expect((report["sortedAt390"] as? [String])?.isEmpty == false)
+            #expect((report["invisibleFocus"] as? [String]) == [], "\(report["invisibleFocus"] ?? "")")
             let axeReport = try #require(report["axe"] as? [String: [[String: Any]]])
-            #expect(axeReport.count == 10)
+            #expect(axeReport.count == 12)
             for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
                 #expect(violations.isEmpty, "axe on \(page): \(violations)")
             }
@@ -185,6 +206,24 @@ struct BrowserPagesTests {
                     #expect(((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0 > 10_000, "\(path)")
                 }
             }
+        }
+    }
+
+    @Test("at ten thousand transactions the Transaction Manager's filters, searches, dates and orders show the store's own pages, page after page — in Chromium",
+          .enabled(if: available, skipReason))
+    func largeStoreListing() async throws {
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).store
+        try await ListingStore.build(store)
+        try await StoreServer.serving(store) { server in
+            let report = try await Self.runBrowserScript("large_store.py", [server.url.absoluteString, Self.chromium.path, Self.chromedriver.path])
+            #expect(report["ok"] as? Bool == true, "\(report)")
+            let pages = try #require(report["pages"] as? [String: [Int]], "\(report)")
+            #expect(pages.count == 8, "\(pages)")
+            for (name, sizes) in pages where name != "State: Refunded" {
+                #expect(sizes.first == 50, "\(name): the first page is full: \(sizes)")
+            }
+            #expect(pages["State: Refunded"] == [32], "the refunded transactions of the whole store, on one page: \(pages)")
         }
     }
 

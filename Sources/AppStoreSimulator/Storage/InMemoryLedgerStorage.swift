@@ -277,6 +277,30 @@ extension InMemoryLedgerStorage {
             return result
         }
 
+        /// Every transaction, filtered and sorted: a memory store is small.
+        func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
+            let listing = TransactionListing(account: source.account, productIDs: source.productID.map { [$0] },
+                                             states: source.state.map { [$0] }, purchasedFrom: source.purchasedFrom,
+                                             purchasedBefore: source.purchasedBefore, sort: TransactionListing.SortKey(rawValue: source.order.rawValue) ?? .id,
+                                             descending: source.descending)
+            var rows: [(transaction: LedgerTransaction, value: TransactionListing.SortValue)] = []
+            for transaction in contents.transactions.values {
+                let state = ListedState.of(transaction, subscription: contents.subscriptions[transaction.originalID], now: source.now)
+                guard listing.matches(transaction, state: state) else { continue }
+                let value = listing.sortValue(of: transaction, state: state)
+                if let after = source.after, !listing.precedes(after, (value, transaction.id)) { continue }
+                rows.append((transaction, value))
+            }
+            rows.sort { listing.precedes(($0.value, $0.transaction.id), ($1.value, $1.transaction.id)) }
+            return rows.prefix(source.limit).map(\.transaction)
+        }
+
+        func listedProducts() -> [String: CatalogProduct.Kind] {
+            var products: [String: CatalogProduct.Kind] = [:]
+            for transaction in contents.transactions.values { products[transaction.productID] = transaction.productKind }
+            return products
+        }
+
         func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? { contents.subscriptions[originalTransactionID] }
 
         func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
@@ -327,6 +351,11 @@ extension InMemoryLedgerStorage {
                 ($0.delivery.nextAttemptDate.map { $0 <= date } ?? false) && ($0.delivery.claimedUntil.map { $0 <= realTime } ?? true)
             }
             return Array(due.sorted { ($0.delivery.nextAttemptDate!, $0.sequence) < ($1.delivery.nextAttemptDate!, $1.sequence) }.prefix(limit))
+        }
+
+        func notifications(aboutTransactions ids: [UInt64]) -> [NotificationRecord] {
+            let wanted = Set(ids)
+            return contents.notifications.filter { $0.transactionID.map(wanted.contains) ?? false }
         }
 
         func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {

@@ -73,6 +73,11 @@ public protocol LedgerReader {
     func transaction(_ id: UInt64) -> LedgerTransaction?
     /// The transactions a query selects, in identifier order (descending with ``TransactionQuery/newestFirst``).
     func transactions(_ query: TransactionQuery) -> [LedgerTransaction]
+    /// A source of the Transaction Manager's list: the transactions it selects, in its order, at
+    /// most its limit, answered through an index whatever the ledger's size.
+    func transactions(_ source: TransactionListingSource) -> [LedgerTransaction]
+    /// The products the ledger's transactions are of, with their kinds.
+    func listedProducts() -> [String: CatalogProduct.Kind]
     func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord?
     /// The subscription records a query selects, by original transaction identifier.
     func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord]
@@ -94,6 +99,8 @@ public protocol LedgerReader {
     /// Notifications whose next delivery attempt is due by `date` (the store's clock) and that no sender
     /// holds at `realTime` (their claim ended or was never made), oldest first, at most `limit`.
     func notificationsDue(notAfter date: Date, unclaimedAt realTime: Date, limit: Int) -> [NotificationRecord]
+    /// The notifications about any of these transactions, oldest first (a purchase's page, a subscription's timeline).
+    func notifications(aboutTransactions ids: [UInt64]) -> [NotificationRecord]
     /// Notifications signed from `start` to `end` (inclusive), after sequence `after`, oldest first, at most `limit`.
     func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord]
 }

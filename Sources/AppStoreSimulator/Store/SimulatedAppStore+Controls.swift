@@ -505,3 +505,75 @@ extension SimulatedAppStore {
         now.addingTimeInterval(-importedSubscriberSpread * Double(count - index) / Double(count))
     }
 }
+
+extension SimulatedAppStore {
+    /// Makes `count` subscribers with months of history at once, for measuring the Transaction
+    /// Manager at a size no test plays through: new accounts `accountPrefix0`, … whose subscriptions
+    /// to the product began `periods` periods before now (staggered over 27 days), one transaction per
+    /// period. Every fourth subscriber turned renewal off and its last period has ended (expired, the
+    /// customer cancelled); every fiftieth period was refunded. Committed `commitSize` subscribers at
+    /// a time, without notifications or feed entries.
+    ///
+    /// - Returns: How many transactions were made.
+    @discardableResult
+    package func importSubscriberHistories(productID: String, accountPrefix: String, count: Int, periods: Int,
+                                          commitSize: Int = 5_000) throws(AppStoreError) -> Int {
+        guard count > 0, periods > 0 else { throw .control(.invalidAction, "import at least one subscriber with at least one period") }
+        let now = clock.now()
+        var imported = 0
+        var made = 0
+        while imported < count {
+            let size = min(commitSize, count - imported)
+            made += try writing { (change) throws(AppStoreError) -> Int in
+                guard let product = catalog().product(id: productID), let info = product.subscription, product.kind == .autoRenewable else {
+                    throw .control(.invalidProductIdentifier, "no auto-renewable subscription \(productID) in the catalog")
+                }
+                var made = 0
+                for index in imported..<(imported + size) {
+                    let name = "\(accountPrefix)\(index)".ledgerName
+                    guard storedAccount(name, in: change) == nil else {
+                        throw .control(.invalidAction, "account \(name) exists: imported subscribers are new accounts")
+                    }
+                    let (owner, _) = try register(account: name, device: nil, in: &change)
+                    let ends = index % 4 == 0
+                    // Back from a date in the last 27 days by the periods, so the current period ends after now
+                    // (or, for one that ended, the last period ended before now).
+                    var start = now.addingTimeInterval(-Self.importedSubscriberSpread * Double(count - index) / Double(count))
+                    for _ in 0..<(periods + (ends ? 1 : 0)) { start = schedule.end(of: info.period, count: -1, from: start) }
+                    var original: UInt64 = 0
+                    let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", UInt64(index)))
+                    var latest: LedgerTransaction?
+                    for period in 0..<periods {
+                        let expiration = schedule.end(of: info.period, count: 1, from: start)
+                        let id = change.takeTransactionID()
+                        if period == 0 { original = id }
+                        var transaction = LedgerTransaction(
+                            id: id, originalID: original, account: owner.name, device: nil, productID: product.id, productKind: .autoRenewable,
+                            subscriptionGroupID: info.groupID, purchaseDate: start, originalPurchaseDate: start, expirationDate: expiration,
+                            quantity: 1, ownership: .purchased, familySourceID: nil, webOrderLineItemID: change.takeWebOrderLineItemID(),
+                            appAccountToken: token, storefront: storefront(of: owner), price: product.priceInMilliunits,
+                            reason: period == 0 ? .purchase : .renewal, offer: nil, state: .purchased)
+                        transaction.appTransactionID = owner.appTransactionID
+                        transaction.finishedDate = start
+                        if id % 50 == 0 { transaction.revocation = .init(date: start.addingTimeInterval(86_400), reason: .refundedForOtherReason, type: .refundFull) }
+                        change.record(transaction)
+                        latest = transaction
+                        start = expiration
+                        made += 1
+                    }
+                    guard let latest, let expiration = latest.expirationDate else { continue }
+                    change.ledger.subscriptions[original] = SubscriptionRecord(
+                        originalTransactionID: original, account: owner.name, groupID: info.groupID, productID: product.id,
+                        autoRenewProductID: product.id, autoRenewEnabled: !ends, state: ends ? .expired : .subscribed, latestTransactionID: latest.id,
+                        expirationDate: expiration, anchorDate: latest.originalPurchaseDate, anchorPeriod: info.period, periodsSinceAnchor: periods,
+                        gracePeriodExpirationDate: nil, billingRetryEndDate: nil, expirationIntent: ends ? .customerCancelled : nil, priceIncrease: nil,
+                        currentOffer: nil, queuedOffer: nil, recentSubscriptionStartDate: latest.originalPurchaseDate, appAccountToken: token,
+                        familySourceID: nil)
+                }
+                return made
+            }
+            imported += size
+        }
+        return made
+    }
+}

@@ -245,6 +245,26 @@ extension SimulatedAppStore {
 }
 
 extension SimulatedAppStore {
+    /// The notifications about a subscription's transactions (every period of it), or about one
+    /// purchase, oldest first, unsigned, with their delivery attempts.
+    public func notificationRecords(aboutOriginalTransaction originalID: UInt64) throws(AppStoreError) -> [NotificationRecord] {
+        try reading {
+            let ids = ledger.transactions(TransactionQuery(originalID: originalID)).map(\.id)
+            return ledger.notifications(aboutTransactions: ids.isEmpty ? [originalID] : ids)
+        }
+    }
+
+    /// A subscription's renewal info as the App Store signs it now (`nil` for a transaction that is not a subscription's).
+    public func signedRenewalInfo(originalTransactionID: UInt64) throws(AppStoreError) -> (payload: JWSRenewalInfoDecodedPayload, jws: String)? {
+        try reading { () throws(AppStoreError) -> (payload: JWSRenewalInfoDecodedPayload, jws: String)? in
+            guard let record = ledger.subscription(originalTransactionID) else { return nil }
+            let (info, jws) = try signedRenewalInfo(for: record, device: nil, at: clock.now())
+            return (info, jws)
+        }
+    }
+}
+
+extension SimulatedAppStore {
     /// The newest notifications of the outbox (at most `limit`), oldest of them first, signed.
     public func latestNotifications(limit: Int) throws(AppStoreError) -> [StoredNotification] {
         let next = try reading { counters.nextNotificationSequence }

@@ -1,13 +1,21 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import StoreKitCatalog
 
-/// `storekit transactions`: the transaction manager's list.
+/// `storekit transactions`: the Transaction Manager's list, with its filters and orders.
 struct TransactionsCommand: Command {
-    static let declaration = CommandDeclaration("transactions", group: .purchases, abstract: "List every transaction (pending, declined and revoked included), or one account's, a page at a time.", arguments: [
+    static let declaration = CommandDeclaration("transactions", group: .purchases, abstract: "List every transaction (pending, declined and revoked included), filtered and ordered as the Transaction Manager does.", arguments: [
         .positional("DIR", "the store's folder"),
         .option("--account", "NAME", "only this account's"),
-        .option("--after", "ID", "start after this transaction"),
+        .option("--product", "TEXT", "only products whose identifier contains TEXT (any case)"),
+        .option("--type", "TYPE", "only consumable, nonConsumable, autoRenewable or nonRenewing products"),
+        .option("--state", "STATE[,STATE…]", "only transactions listed in these states (\(ListedState.allCases.map(\.rawValue).joined(separator: ", ")))"),
+        .option("--from", "DAY", "only purchases made on or after this day (2026-01-31, UTC)"),
+        .option("--to", "DAY", "only purchases made on or before this day (UTC)"),
+        .option("--sort", "KEY", "order by \(TransactionListing.SortKey.allCases.map(\.rawValue).joined(separator: ", ")) (default id)"),
+        .option("--order", "ORDER", "ascending (default) or descending"),
+        .option("--after", "CURSOR", "start after this transaction (a page's next cursor; an ID when ordered by id)"),
         .option("--limit", "N", "at most this many"),
         .flag("--json", "print JSON"),
     ])
@@ -16,34 +24,61 @@ struct TransactionsCommand: Command {
     static let pageSize = 500
 
     var directory: String
-    var account: String?
-    var after: UInt64?
+    var listing: TransactionListing
     var limit: Int
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
-        account = try arguments.value("--account")
-        after = try arguments.value("--after", expected: "a transaction ID") { UInt64($0) }
+        listing = TransactionListing(limit: Self.pageSize)
+        listing.account = try arguments.value("--account")?.ledgerName
+        listing.productIDParts = try arguments.value("--product").map { [$0] } ?? []
+        listing.productKind = try arguments.value("--type", expected: "consumable, nonConsumable, autoRenewable or nonRenewing") {
+            CatalogProduct.Kind(rawValue: $0)
+        }
+        listing.states = try arguments.value("--state", expected: "states among \(ListedState.allCases.map(\.rawValue).joined(separator: ", "))") { text in
+            let states = text.split(separator: ",").compactMap { ListedState(rawValue: String($0)) }
+            return states.count == text.split(separator: ",").count && !states.isEmpty ? Set(states) : nil
+        }
+        listing.purchasedFrom = try arguments.value("--from", expected: "a day like 2026-01-31") { TransactionListing.day($0, end: false) }
+        listing.purchasedBefore = try arguments.value("--to", expected: "a day like 2026-01-31") { TransactionListing.day($0, end: true) }
+        listing.sort = try arguments.value("--sort", expected: TransactionListing.SortKey.allCases.map(\.rawValue).joined(separator: ", ")) {
+            TransactionListing.SortKey(rawValue: $0)
+        } ?? .id
+        listing.descending = try arguments.value("--order", expected: "ascending or descending") {
+            $0 == "ascending" ? false : $0 == "descending" ? true : nil
+        } ?? false
+        listing.after = try arguments.value("--after", expected: "a page cursor or a transaction ID") { TransactionListing.Cursor($0) }
         limit = try arguments.value("--limit", expected: "a positive number of transactions") { Int($0).flatMap { $0 > 0 ? $0 : nil } } ?? .max
         json = arguments.flag("--json")
         directory = try arguments.positional("DIR")
+        if let from = listing.purchasedFrom, let before = listing.purchasedBefore, before <= from {
+            throw ValidationError("--to comes before --from")
+        }
+        if listing.after != nil, listing.cursorValue() == nil {
+            throw ValidationError("--after \(listing.after!) is not a cursor of an order by \(listing.sort.rawValue)")
+        }
     }
 
     func run(console: Console) async throws {
         let store = try await StoreAccess.open(directory)
         var objects: [[String: Any]] = []
-        var cursor = after
+        var listing = self.listing
         var listed = 0
         while listed < limit {
-            let page = try await store.ledgerTransactions(account: account, after: cursor, limit: min(Self.pageSize, limit - listed))
-            guard let last = page.last else { break }
-            cursor = last.id
-            listed += page.count
+            listing.limit = min(Self.pageSize, limit - listed)
+            let page = try await store.listTransactions(listing)
+            listed += page.transactions.count
             if json {
-                for transaction in page { objects.append(try await Self.object(transaction, in: store)) }
-            } else {
-                console.print(page.map(StoreAccess.line).joined(separator: "\n"))
+                for transaction in page.transactions {
+                    var object = try await Self.object(transaction, in: store)
+                    object["listedState"] = page.states[transaction.id]?.rawValue
+                    objects.append(object)
+                }
+            } else if !page.transactions.isEmpty {
+                console.print(page.transactions.map(StoreAccess.line).joined(separator: "\n"))
             }
+            guard let next = page.next else { break }
+            listing.after = next
         }
         if json {
             console.print(try PrettyJSON.string(from: objects))

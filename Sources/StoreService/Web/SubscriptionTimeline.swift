@@ -51,14 +51,8 @@ public struct SubscriptionTimeline: Sendable {
         let transactions = try await store.ledgerTransactions(account: original.account)
             .filter { $0.originalID == original.originalID && $0.state == .purchased }
         let ids = Set(transactions.map(\.id))
-        var records: [NotificationRecord] = []
-        var after: Int64 = 0
-        while true {
-            let page = try await store.notificationRecords(after: after, limit: 1_000)
-            records += page.filter { $0.transactionID.map(ids.contains) ?? false }
-            guard let last = page.last, page.count == 1_000 else { break }
-            after = last.sequence
-        }
+        let records = try await store.notificationRecords(aboutOriginalTransaction: original.originalID)
+            .filter { $0.transactionID.map(ids.contains) ?? false }
         let record = try await store.subscriptionRecords(account: original.account).first { $0.originalTransactionID == original.originalID }
         return SubscriptionTimeline(originalTransactionID: original.originalID, transactions: transactions, notifications: records,
                                     now: try await store.currentTime(), state: record?.state.rawValue ?? "unknown")
@@ -107,20 +101,39 @@ public struct SubscriptionTimeline: Sendable {
 
     // MARK: Drawing
 
-    private static let width = 960.0
-    private static let left = 190.0
-    private static let right = 24.0
-    private static let laneHeight = 34.0
+    /// The widths the picture is drawn at: each is shown where it fits its box at about its own size
+    /// (so labels keep their size): a phone, a tablet or narrow window, and a desktop.
+    enum Layout: CaseIterable {
+        case phone, medium, wide
+
+        var width: Double {
+            switch self {
+            case .phone: 340
+            case .medium: 640
+            case .wide: 960
+            }
+        }
+        /// Where the plot begins: after the lane names, which a phone shows above each lane instead.
+        var left: Double { self == .phone ? 12 : self == .medium ? 150 : 190 }
+        var laneHeight: Double { self == .phone ? 46 : 34 }
+        /// How many date labels fit the axis side by side.
+        var ticks: Int { self == .phone ? 3 : self == .medium ? 5 : 7 }
+    }
+
+    private static let right = 16.0
     /// An upper bound for the width of a character of an event label (11 px; capitals and digits).
     private static let characterWidth = 7.4
     private static let eventRowHeight = 18.0
 
-    /// Where a label goes: its row and its extent, never overlapping another label of its row, and
-    /// turned to end at its mark when it would run past the right edge.
+    /// Where a label goes: its row and its extent, never overlapping another label of its row. It
+    /// starts at its mark, or ends there when it would run past the right edge; one too wide for
+    /// either side (on a phone) ends at the right edge.
     struct LabelPlacement {
         let row: Int
         let start: Double
         let end: Double
+        /// Where its text is drawn from (its start, or its end when `anchorsEnd`).
+        let textX: Double
         let anchorsEnd: Bool
     }
 
@@ -128,106 +141,150 @@ public struct SubscriptionTimeline: Sendable {
     static func placeLabels(_ labels: [(position: Double, width: Double)], limit: Double) -> [LabelPlacement] {
         var rows: [[ClosedRange<Double>]] = []
         return labels.map { label in
-            let anchorsEnd = label.position + 5 + label.width > limit
-            let start = anchorsEnd ? label.position - 5 - label.width : label.position - 4
-            let end = anchorsEnd ? label.position + 4 : label.position + 5 + label.width
+            let start: Double, end: Double, textX: Double, anchorsEnd: Bool
+            if label.position + 5 + label.width <= limit {
+                (start, end, textX, anchorsEnd) = (label.position - 4, label.position + 5 + label.width, label.position + 5, false)
+            } else if label.position - 5 - label.width >= 4 {
+                (start, end, textX, anchorsEnd) = (label.position - 5 - label.width, label.position + 4, label.position - 5, true)
+            } else {
+                (start, end, textX, anchorsEnd) = (max(4, limit - label.width), limit, limit, true)
+            }
             let span = (start - 6)...(end + 6)
             let row = rows.firstIndex { $0.allSatisfy { !$0.overlaps(span) } } ?? rows.count
             if row == rows.count { rows.append([]) }
             rows[row].append(span)
-            return LabelPlacement(row: row, start: start, end: end, anchorsEnd: anchorsEnd)
+            return LabelPlacement(row: row, start: start, end: end, textX: textX, anchorsEnd: anchorsEnd)
         }
     }
 
-    /// The colours of the plans' lanes, in order.
-    static let laneColours = ["rgb(47,111,222)", "rgb(22,128,106)", "rgb(142,68,173)", "rgb(176,52,40)", "rgb(176,72,0)", "rgb(44,62,80)"]
-    static let eventColours = ["problem": "rgb(190,2,25)", "recovery": "rgb(18,120,98)", "end": "rgb(80,86,100)", "change": "rgb(39,81,211)"]
+    /// How many plans' lanes have colours of their own (`tl-lane0` …), in order.
+    static let laneColourCount = 6
 
-    /// The picture, as a standalone SVG document.
-    public var svg: String {
+    /// The picture's colours, light and dark, as classes: the picture follows the page's scheme
+    /// (and the viewer's, alone as a file).
+    static let styles = """
+        .tl-bg{fill:#fff}.tl-ink{fill:#1b2130}.tl-muted{fill:#515a6d}.tl-axis{stroke:#c8ccd4}.tl-now{stroke:#1b2130}
+        .tl-lane0{fill:#2f6fde}.tl-lane1{fill:#16806a}.tl-lane2{fill:#8e44ad}.tl-lane3{fill:#b03428}.tl-lane4{fill:#b04800}.tl-lane5{fill:#2c3e50}
+        .tl-refunded{fill:#be0219;stroke:#7a0010}.tl-grace{fill:#e08c14;stroke:#e08c14}.tl-retry{fill:#be0219;stroke:#be0219}
+        .tl-problem{fill:#be0219;stroke:#be0219}.tl-recovery{fill:#127862;stroke:#127862}.tl-end{fill:#505664;stroke:#505664}
+        .tl-change{fill:#2751d3;stroke:#2751d3}
+        @media (prefers-color-scheme: dark){.tl-bg{fill:#1a2029}.tl-ink{fill:#e7eaf0}.tl-muted{fill:#a9b1c1}.tl-axis{stroke:#434c5e}
+        .tl-now{stroke:#e7eaf0}.tl-lane0{fill:#6d9bf0}.tl-lane1{fill:#3bb394}.tl-lane2{fill:#b17fd0}.tl-lane3{fill:#e0705f}
+        .tl-lane4{fill:#e08a3c}.tl-lane5{fill:#8aa0b8}.tl-refunded{fill:#ff7b70;stroke:#ffb3ab}.tl-problem{fill:#ff8a80;stroke:#ff8a80}
+        .tl-retry{fill:#ff8a80;stroke:#ff8a80}.tl-grace{fill:#f2b15a;stroke:#f2b15a}.tl-recovery{fill:#6fd6b4;stroke:#6fd6b4}
+        .tl-end{fill:#b4bccb;stroke:#b4bccb}.tl-change{fill:#9cb6ff;stroke:#9cb6ff}}
+        """
+
+    /// The picture, as a standalone SVG document (the desktop layout).
+    public var svg: String { svg(.wide, idSuffix: "") }
+
+    /// The picture for a page: each layout in turn, the page's stylesheet showing the one that fits.
+    var picture: String {
+        Layout.allCases.map { layout in
+            #"<div class="timeline-scroll timeline-\#(layout)" role="region" aria-label="The timeline" tabindex="0">"#
+                + svg(layout, idSuffix: "-\(layout)") + "</div>"
+        }.joined()
+    }
+
+    /// The picture drawn at a layout's width; `idSuffix` keeps element ids unique when a page holds several.
+    func svg(_ layout: Layout, idSuffix: String) -> String {
+        let width = layout.width, compact = layout == .phone
         let products = periods.reduce(into: [String]()) { if !$0.contains($1.transaction.productID) { $0.append($1.transaction.productID) } }
         let first = periods.map(\.start).min() ?? now
         let last = max(periods.map(\.end).max() ?? now, now)
         let span = max(last.timeIntervalSince(first), 86_400)
         let from = first.addingTimeInterval(-span * 0.03), to = last.addingTimeInterval(span * 0.03)
-        let plot = Self.width - Self.left - Self.right
-        func x(_ date: Date) -> Double { Self.left + plot * date.timeIntervalSince(from) / to.timeIntervalSince(from) }
-        let top = 56.0
-        let lanesBottom = top + Double(products.count) * Self.laneHeight
+        let plot = width - layout.left - Self.right
+        func x(_ date: Date) -> Double { layout.left + plot * date.timeIntervalSince(from) / to.timeIntervalSince(from) }
+        let top = compact ? 64.0 : 56.0
+        let laneHeight = layout.laneHeight
+        // On a phone the lane's name is above its bars.
+        let barTop = compact ? 18.0 : 6.0
+        let lanesBottom = top + Double(products.count) * laneHeight
         // "now" and every event get a label below the lanes, on rows where they never overlap.
         let sortedEvents = events.sorted { $0.date < $1.date }
         var marks: [(position: Double, width: Double)] = [(x(now), 3 * Self.characterWidth)]
         marks += sortedEvents.map { (x($0.date), Double($0.label.count) * Self.characterWidth) }
-        let placements = Self.placeLabels(marks, limit: Self.width - 8)
+        let placements = Self.placeLabels(marks, limit: width - 8)
         let rows = (placements.map(\.row).max() ?? 0) + 1
         let labelsTop = lanesBottom + 24
         let height = labelsTop + Double(rows) * Self.eventRowHeight + 16
+        let titleID = "timeline-title\(idSuffix)"
         var svg = HTML()
-        svg.raw(#"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(Self.width))" height="\#(Int(height))" viewBox="0 0 \#(Int(Self.width)) \#(Int(height))" role="img" aria-labelledby="timeline-title" font-family="system-ui, sans-serif" font-size="12">"#)
-        svg.raw(#"<title id="timeline-title">"#)
+        svg.raw(#"<svg xmlns="http://www.w3.org/2000/svg" width="\#(Int(width))" height="\#(Int(height))" viewBox="0 0 \#(Int(width)) \#(Int(height))" role="img" aria-labelledby="\#(titleID)" font-family="system-ui, sans-serif" font-size="12">"#)
+        svg.raw("<style>\(Self.styles)</style>")
+        svg.raw(#"<title id="\#(titleID)">"#)
         svg.add("Subscription \(originalTransactionID) of \(account): \(state)")
         svg.raw("</title>")
-        svg.raw(#"<rect width="100%" height="100%" fill="rgb(255,255,255)"/>"#)
-        svg.raw(#"<text x="16" y="24" font-size="15" font-weight="600" fill="rgb(27,33,48)">"#)
-        svg.add("Subscription \(originalTransactionID) — \(account) — now \(state)")
-        svg.raw("</text>")
+        svg.raw(#"<rect class="tl-bg" width="100%" height="100%"/>"#)
+        if compact {
+            svg.raw(#"<text x="12" y="22" font-size="14" font-weight="600" class="tl-ink">"#)
+            svg.add("Subscription \(originalTransactionID)")
+            svg.raw(#"</text><text x="12" y="40" font-size="12" class="tl-muted">"#)
+            svg.add("\(account) — now \(state)")
+            svg.raw("</text>")
+        } else {
+            svg.raw(#"<text x="16" y="24" font-size="15" font-weight="600" class="tl-ink">"#)
+            svg.add("Subscription \(originalTransactionID) — \(account) — now \(state)")
+            svg.raw("</text>")
+        }
         // Date axis with ticks.
-        svg.raw(#"<g class="axis" stroke="rgb(200,204,212)">"#)
-        for tick in Self.ticks(from: from, to: to) {
+        svg.raw(#"<g class="axis tl-axis">"#)
+        for tick in Self.ticks(from: from, to: to, labels: layout.ticks) {
             let position = x(tick)
             svg.raw(#"<line x1="\#(Self.number(position))" y1="\#(Self.number(top - 8))" x2="\#(Self.number(position))" y2="\#(Self.number(lanesBottom))" stroke-dasharray="2 3"/>"#)
-            svg.raw(#"<text class="tick" x="\#(Self.number(position))" y="\#(Self.number(top - 12))" text-anchor="middle" fill="rgb(81,90,109)" stroke="none">"#)
+            svg.raw(#"<text class="tick tl-muted" x="\#(Self.number(position))" y="\#(Self.number(top - 12))" text-anchor="middle" stroke="none">"#)
             svg.add(tick.formatted(Date.ISO8601FormatStyle().year().month().day()))
             svg.raw("</text>")
         }
         svg.raw("</g>")
         // Stretches without regular billing.
         for stretch in stretches {
-            let colour = stretch.isGrace ? "rgb(224,140,20)" : "rgb(190,2,25)"
-            svg.raw(#"<rect class="\#(stretch.isGrace ? "grace-period" : "billing-retry")" x="\#(Self.number(x(stretch.start)))" y="\#(Self.number(top))" width="\#(Self.number(max(2, x(stretch.end) - x(stretch.start))))" height="\#(Self.number(lanesBottom - top))" fill="\#(colour)" fill-opacity="0.12" stroke="\#(colour)" stroke-dasharray="4 3"><title>"#)
+            svg.raw(#"<rect class="\#(stretch.isGrace ? "grace-period tl-grace" : "billing-retry tl-retry")" x="\#(Self.number(x(stretch.start)))" y="\#(Self.number(top))" width="\#(Self.number(max(2, x(stretch.end) - x(stretch.start))))" height="\#(Self.number(lanesBottom - top))" fill-opacity="0.14" stroke-dasharray="4 3"><title>"#)
             svg.add("\(stretch.isGrace ? "Grace period (entitled)" : "Billing retry (not entitled)") from \(Self.date(stretch.start)) to \(Self.date(stretch.end))")
             svg.raw("</title></rect>")
         }
-        // One lane per plan, one bar per period; a renewal's bar starts with a white notch.
+        // One lane per plan, one bar per period; a renewal's bar starts with a notch.
+        let barHeight = laneHeight - barTop - 6
         for (index, product) in products.enumerated() {
-            let y = top + Double(index) * Self.laneHeight
-            svg.raw(#"<text class="lane" x="16" y="\#(Self.number(y + 21))" fill="rgb(27,33,48)">"#)
+            let y = top + Double(index) * laneHeight
+            svg.raw(#"<text class="lane tl-ink" x="\#(compact ? 12 : 16)" y="\#(Self.number(compact ? y + 13 : y + 21))"\#(compact ? #" font-size="11""# : "")>"#)
             svg.add(product.split(separator: ".").suffix(2).joined(separator: "."))
             svg.raw("</text>")
             for period in periods where period.transaction.productID == product {
                 let transaction = period.transaction
                 let refunded = transaction.revocation != nil
-                let colour = refunded ? "rgb(190,2,25)" : Self.laneColours[index % Self.laneColours.count]
+                let colour = refunded ? "tl-refunded" : "tl-lane\(index % Self.laneColourCount)"
                 let barX = x(period.start), barWidth = max(3, x(period.end) - x(period.start))
-                svg.raw(#"<rect class="period" data-transaction-id="\#(transaction.id)" data-reason="\#(transaction.reason.rawValue)" x="\#(Self.number(barX))" y="\#(Self.number(y + 6))" width="\#(Self.number(barWidth))" height="\#(Self.number(Self.laneHeight - 12))" rx="3" fill="\#(colour)" fill-opacity="\#(transaction.offer != nil || transaction.isUpgraded ? "0.45" : "0.85")"\#(refunded ? #" stroke="rgb(122,0,16)" stroke-width="2""# : "")><title>"#)
+                svg.raw(#"<rect class="period \#(colour)" data-transaction-id="\#(transaction.id)" data-reason="\#(transaction.reason.rawValue)" x="\#(Self.number(barX))" y="\#(Self.number(y + barTop))" width="\#(Self.number(barWidth))" height="\#(Self.number(barHeight))" rx="3" fill-opacity="\#(transaction.offer != nil || transaction.isUpgraded ? "0.45" : "0.85")"\#(refunded ? #" stroke-width="2""# : "")><title>"#)
                 svg.add(Self.describe(period))
                 svg.raw("</title></rect>")
                 if transaction.reason == .renewal {
-                    svg.raw(#"<rect class="renewal" x="\#(Self.number(barX))" y="\#(Self.number(y + 4))" width="3" height="\#(Self.number(Self.laneHeight - 8))" fill="rgb(27,33,48)"><title>"#)
+                    svg.raw(#"<rect class="renewal tl-ink" x="\#(Self.number(barX))" y="\#(Self.number(y + barTop - 2))" width="3" height="\#(Self.number(barHeight + 4))"><title>"#)
                     svg.add("Renewed \(Self.date(period.start))")
                     svg.raw("</title></rect>")
                 }
                 if let offer = transaction.offer, barWidth > 40 {
-                    svg.raw(#"<text class="offer" x="\#(Self.number(barX + 6))" y="\#(Self.number(y + 21))" fill="rgb(27,33,48)" font-size="10">"#)
+                    svg.raw(#"<text class="offer tl-ink" x="\#(Self.number(barX + 6))" y="\#(Self.number(y + barTop + barHeight / 2 + 4))" font-size="10">"#)
                     svg.add(Self.offerName(offer.type))
                     svg.raw("</text>")
                 }
                 if refunded, let revocation = transaction.revocation {
                     let mark = x(revocation.date)
-                    svg.raw(#"<path class="revocation" d="M\#(Self.number(mark - 5)) \#(Self.number(y + 4)) l10 \#(Self.number(Self.laneHeight - 8)) m0 -\#(Self.number(Self.laneHeight - 8)) l-10 \#(Self.number(Self.laneHeight - 8))" stroke="rgb(122,0,16)" stroke-width="2"/>"#)
+                    svg.raw(#"<path class="revocation tl-refunded" d="M\#(Self.number(mark - 5)) \#(Self.number(y + barTop - 2)) l10 \#(Self.number(barHeight + 4)) m0 -\#(Self.number(barHeight + 4)) l-10 \#(Self.number(barHeight + 4))" fill="none" stroke-width="2"/>"#)
                 }
             }
         }
         // "now", then the events, each with its line down to its label.
         let nowX = x(now), nowPlacement = placements[0]
         let nowY = labelsTop + Double(nowPlacement.row) * Self.eventRowHeight
-        svg.raw(#"<g class="now"><line x1="\#(Self.number(nowX))" y1="\#(Self.number(top - 6))" x2="\#(Self.number(nowX))" y2="\#(Self.number(nowY - 10))" stroke="rgb(27,33,48)" stroke-width="2"/><text class="label" x="\#(Self.number(nowPlacement.anchorsEnd ? nowX - 5 : nowX + 5))" y="\#(Self.number(nowY))" text-anchor="\#(nowPlacement.anchorsEnd ? "end" : "start")" font-weight="600" font-size="11" fill="rgb(27,33,48)">now</text></g>"#)
+        svg.raw(#"<g class="now"><line class="tl-now" x1="\#(Self.number(nowX))" y1="\#(Self.number(top - 6))" x2="\#(Self.number(nowX))" y2="\#(Self.number(nowY - 10))" stroke-width="2"/><text class="label tl-ink" x="\#(Self.number(nowPlacement.textX))" y="\#(Self.number(nowY))" text-anchor="\#(nowPlacement.anchorsEnd ? "end" : "start")" font-weight="600" font-size="11">now</text></g>"#)
         for (event, placement) in zip(sortedEvents, placements.dropFirst()) {
             let position = x(event.date)
-            let colour = Self.eventColours[event.kind] ?? "rgb(39,81,211)"
+            let colour = "tl-\(["problem", "recovery", "end", "change"].contains(event.kind) ? event.kind : "change")"
             let labelY = labelsTop + Double(placement.row) * Self.eventRowHeight
-            let textX = placement.anchorsEnd ? position - 5 : position + 5
-            svg.raw(#"<g class="event" data-kind="\#(event.kind)"><line x1="\#(Self.number(position))" y1="\#(Self.number(top))" x2="\#(Self.number(position))" y2="\#(Self.number(labelY - 4))" stroke="\#(colour)" stroke-width="1.5"/><circle cx="\#(Self.number(position))" cy="\#(Self.number(labelY - 4))" r="3" fill="\#(colour)"/><text class="label" x="\#(Self.number(textX))" y="\#(Self.number(labelY))" text-anchor="\#(placement.anchorsEnd ? "end" : "start")" fill="\#(colour)" font-size="11">"#)
+            let textX = placement.textX
+            svg.raw(#"<g class="event" data-kind="\#(event.kind)"><line class="\#(colour)" x1="\#(Self.number(position))" y1="\#(Self.number(top))" x2="\#(Self.number(position))" y2="\#(Self.number(labelY - 4))" stroke-width="1.5"/><circle class="\#(colour)" cx="\#(Self.number(position))" cy="\#(Self.number(labelY - 4))" r="3"/><text class="label \#(colour)" x="\#(Self.number(textX))" y="\#(Self.number(labelY))" text-anchor="\#(placement.anchorsEnd ? "end" : "start")" stroke="none" font-size="11">"#)
             svg.add(event.label)
             svg.raw("<title>")
             svg.add("\(event.label) on \(Self.date(event.date))")
@@ -247,8 +304,8 @@ public struct SubscriptionTimeline: Sendable {
         return words
     }
 
-    /// The timeline's page: the picture at its own size (it scrolls sideways on a narrow screen, so its
-    /// text stays readable), a legend, and the periods and events as tables.
+    /// The timeline's page: the picture drawn at the width that fits the screen (so its text keeps its
+    /// size), in the page's colour scheme, a legend, and the periods and events as tables.
     var page: String {
         var html = HTML()
         html.raw(#"<section class="card" aria-labelledby="timeline-heading"><h2 id="timeline-heading">"#)
@@ -276,9 +333,9 @@ public struct SubscriptionTimeline: Sendable {
             html.add(words)
             html.raw("</li>")
         }
-        html.raw(#"</ul></section><section class="card" aria-label="Picture"><div class="timeline-scroll" role="region" aria-label="The timeline, scrollable sideways" tabindex="0">"#)
-        html.raw(svg)
-        html.raw(#"</div><p><a href="/timeline/\#(originalTransactionID).svg">The picture alone (SVG)</a></p></section>"#)
+        html.raw(#"</ul></section><section class="card" aria-label="Picture">"#)
+        html.raw(picture)
+        html.raw(#"<p><a href="/timeline/\#(originalTransactionID).svg">The picture alone (SVG)</a></p></section>"#)
         html.raw(#"<section class="card" aria-labelledby="periods-title"><h2 id="periods-title">Periods</h2><div class="table-scroll"><table class="cards"><thead><tr><th scope="col">Transaction</th><th scope="col">Plan</th><th scope="col">From (UTC)</th><th scope="col">To (UTC)</th><th scope="col">How</th></tr></thead><tbody>"#)
         for period in periods {
             let transaction = period.transaction
@@ -334,12 +391,12 @@ public struct SubscriptionTimeline: Sendable {
     }
 
     /// Axis ticks at whole days, weeks, months or years, about eight of them.
-    private static func ticks(from: Date, to: Date) -> [Date] {
+    private static func ticks(from: Date, to: Date, labels: Int) -> [Date] {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? .current
         let span = to.timeIntervalSince(from)
-        // At most seven labels fit the axis side by side.
-        func step(_ unit: Double) -> Int { max(1, Int((span / unit / 7).rounded(.up))) }
+        // At most `labels` labels fit the axis side by side.
+        func step(_ unit: Double) -> Int { max(1, Int((span / unit / Double(labels)).rounded(.up))) }
         let (component, step): (Calendar.Component, Int) = span < 20 * 86_400 ? (.day, step(86_400))
             : span < 120 * 86_400 ? (.day, 7 * step(7 * 86_400)) : span < 4 * 365 * 86_400 ? (.month, step(30.4 * 86_400))
             : (.year, step(365.25 * 86_400))

@@ -34,7 +34,7 @@ struct TransactionRow: Encodable, Sendable {
     var autoRenew: Bool?
     var priceIncrease: String?
 
-    static let states = ["purchased", "pendingApproval", "interrupted", "declined", "refunded", "revoked", "upgraded", "inGracePeriod", "expired"]
+    static let states = ListedState.allCases.map(\.rawValue)
 
     private static let stateLabels = ["purchased": "purchased", "pendingApproval": "pending approval", "interrupted": "interrupted",
                                       "declined": "declined", "refunded": "refunded", "revoked": "revoked", "upgraded": "upgraded",
@@ -52,28 +52,8 @@ struct TransactionRow: Encodable, Sendable {
     /// A state's name in words: "pending approval".
     static func label(of state: String) -> String { stateLabels[state] ?? state }
 
-    /// A transaction's state as the list shows it: a subscription period that has ended (without
-    /// being refunded or upgraded) is expired, unless it is its subscription's current period in a
-    /// billing grace period, which keeps access (`inGracePeriod`). `subscription` is the transaction's
-    /// subscription, when it has one.
-    static func state(of transaction: LedgerTransaction, subscription: SubscriptionRecord?, now: Date) -> String {
-        if let revocation = transaction.revocation { return revocation.type == .familyRevoke ? "revoked" : "refunded" }
-        if transaction.isUpgraded { return "upgraded" }
-        if transaction.state == .purchased, let expiration = transaction.expirationDate, expiration <= now {
-            if let subscription, subscription.latestTransactionID == transaction.id, subscription.state == .inGracePeriod { return "inGracePeriod" }
-            return "expired"
-        }
-        return transaction.state.rawValue
-    }
-
-    /// Whether the state a transaction is listed under depends on its subscription's record: a
-    /// subscription period that has ended.
-    static func stateNeedsSubscription(_ transaction: LedgerTransaction, now: Date) -> Bool {
-        transaction.productKind == .autoRenewable && (transaction.expirationDate.map { $0 <= now } ?? false)
-    }
-
     init(_ transaction: LedgerTransaction, subscription: SubscriptionRecord?, now: Date) {
-        let state = Self.state(of: transaction, subscription: subscription, now: now)
+        let state = ListedState.of(transaction, subscription: subscription, now: now).rawValue
         self.state = state
         stateLabel = Self.label(of: state)
         badge = Self.badges[state] ?? ""

@@ -6,7 +6,8 @@ import SimulatorConnection
 import Synchronization
 
 /// The pages `storekit serve` shows people: the Transaction Manager at `/` (a page whose script
-/// works through the admin API), the storefront at `/store`, a subscription's timeline at
+/// works through the admin API), the storefront at `/store`, a purchase's page at `/transactions/{id}`,
+/// a subscription's timeline at
 /// `/timeline/{originalTransactionID}` (its picture alone at `….svg`), and their assets, which are
 /// files in `Web/Assets/` built into the binary. A page that cannot be shown answers an HTML page
 /// that says why, never JSON.
@@ -42,6 +43,14 @@ struct WebRoutes {
                 let (status, message) = Self.describe(error)
                 if wantsJSON { return try APIResponse.json(["message": message, "kind": "error"], status: status) }
                 return Self.page(HTML.problemPage(title: "That did not work", message: message), status: status)
+            }
+        }
+        router.on("GET", "/transactions/{id}") { _, context in
+            await Self.asHTML {
+                guard let id = UInt64(context["id"]) else {
+                    throw APIError.notFound("a purchase's page is /transactions/{transactionID}, and \(context["id"]) names no transaction")
+                }
+                return Self.page(try await TransactionPage.load(store: store, id: id).html)
             }
         }
         router.on("GET", "/timeline/{file}") { _, context in

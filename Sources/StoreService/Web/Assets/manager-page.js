@@ -3,7 +3,7 @@
 // which the server requires of a change and which a page of another site cannot make the browser send.
 export const $ = id => document.getElementById(id);
 export const state = {
-  order: "newest", after: null, stack: [], nextAfter: null, rows: new Map(), list: [], presentations: {}, now: 0,
+  after: null, stack: [], next: null, rows: new Map(), list: [], presentations: {}, now: 0,
   sort: { key: "id", direction: "descending" }, accounts: [], devices: [], settings: null, openNotes: new Set(),
   txToken: 0, noteToken: 0, lost: false, vocabulary: { timeRates: [], settingFlags: [], failableAPIs: [], transactionStates: [] }
 };

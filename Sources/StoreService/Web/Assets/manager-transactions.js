@@ -6,12 +6,15 @@ const PAGE_SIZE = 50, CONFIRM_MS = 6000;
 
 const presentation = t => state.presentations[String(t.id)] || { state: t.state, stateLabel: t.state, badge: "", details: [], actions: [] };
 
+// Every filter and order is the store's, over the whole ledger: the page shows what the server sends.
 function query() {
   const q = new URLSearchParams();
   q.set("limit", String(PAGE_SIZE));
-  q.set("order", state.order);
+  q.set("sort", state.sort.key);
+  q.set("order", state.sort.direction);
   if (state.after !== null) q.set("after", String(state.after));
-  [["account", "filter-account"], ["search", "filter-search"], ["type", "filter-type"], ["state", "filter-state"]]
+  [["account", "filter-account"], ["search", "filter-search"], ["type", "filter-type"], ["state", "filter-state"],
+    ["from", "filter-from"], ["to", "filter-to"]]
     .forEach(([name, id]) => { const v = $(id).value.trim(); if (v) q.set(name, v); });
   return q.toString();
 }
@@ -25,12 +28,12 @@ export async function loadTransactions() {
     // Rows that may no longer be true are not left on screen under a failed filter.
     if (token === state.txToken) {
       state.rows = new Map(); state.list = [];
-      fill($("tx-body"), h("tr", {}, h("td", { colspan: 8, class: "empty" }, `The transactions could not be loaded: ${e.message}`)));
+      fill($("tx-body"), h("tr", {}, h("td", { colspan: 10, class: "empty" }, `The transactions could not be loaded: ${e.message}`)));
     }
     throw e;
   }
   if (token !== state.txToken) return;
-  state.nextAfter = data.nextAfter === undefined ? null : data.nextAfter;
+  state.next = data.next === undefined || data.next === null ? null : data.next;
   state.presentations = data.rows || {};
   state.now = Number(data.now || 0);
   state.list = data.transactions || [];
@@ -38,11 +41,37 @@ export async function loadTransactions() {
 }
 loadsWith(loadTransactions);
 
-function actionsFor(t, row) {
+// The actions that move a purchase along (approve, decline, resolve) stay on the row with a link to
+// the purchase's page; the rest wait in a menu, so every row is one line of buttons.
+const ON_ROW = new Set(["approve", "decline", "resolve"]);
+
+function actionControl(t, a) {
   const name = `transaction ${t.id} (${t.productID})`;
-  return row.actions.map(a => a.href
+  return a.href
     ? h("a", { href: a.href, "data-timeline": t.originalID, "aria-label": `${a.label} of subscription ${t.originalID}` }, a.label)
-    : h("button", { type: "button", class: a.destructive ? "danger" : null, "data-action": a.action, "aria-label": `${a.label} ${name}` }, a.label));
+    : h("button", { type: "button", class: a.destructive ? "danger" : null, "data-action": a.action, "aria-label": `${a.label} ${name}` }, a.label);
+}
+
+function actionsFor(t, row) {
+  const onRow = row.actions.filter(a => ON_ROW.has(a.action)), inMenu = row.actions.filter(a => !ON_ROW.has(a.action));
+  const controls = onRow.map(a => actionControl(t, a));
+  controls.push(h("a", { href: `/transactions/${t.id}`, class: "detail-link", "aria-label": `Details of transaction ${t.id}` }, "Details"));
+  if (inMenu.length) {
+    const open = state.openMenu === String(t.id);
+    controls.push(h("details", { class: "row-menu", "data-menu-for": t.id, open },
+      h("summary", { "aria-label": `More actions for transaction ${t.id} (${t.productID})` }, "More"),
+      h("div", { class: "menu" }, inMenu.map(a => actionControl(t, a)))));
+  }
+  return controls;
+}
+
+const money = (milliunits, currency) => milliunits === undefined || milliunits === null ? "—"
+  : `${(Number(milliunits) / 1000).toFixed(2)} ${currency || ""}`.trim();
+
+function tokenCell(t) {
+  if (!t.appAccountToken) return "—";
+  const token = String(t.appAccountToken).toLowerCase();
+  return h("code", { class: "token", title: token, "data-token": token }, token.slice(0, 8) + "…");
 }
 
 function txRow(t) {
@@ -51,23 +80,23 @@ function txRow(t) {
   if (t.state === "purchased" && t.finishedDate == null) badges.push(" ", h("span", { class: "badge pending" }, "unfinished"));
   // Imported from data Apple signed: it keeps Apple's identifiers (storekit store import).
   if (t.imported) badges.push(" ", h("span", { class: "badge", title: "imported from data the App Store signed" }, "imported"));
-  const lines = row.details.map(d => h("li", { "data-detail": d.detail }, d.text));
+  const lines = row.details.map((d, i) => [i ? " · " : null, h("span", { "data-detail": d.detail }, d.text)]);
+  const quantity = t.quantity !== undefined && t.quantity > 1 ? ` ×${t.quantity}` : "";
   return h("tr", { "data-transaction-id": t.id, "data-product-id": t.productID, "data-account": t.account, "data-state": row.state, "data-reason": t.reason,
     "data-subscription-state": row.subscriptionState, "data-auto-renew": row.autoRenew === undefined || row.autoRenew === null ? null : String(row.autoRenew),
     "data-price-increase": row.priceIncrease, "data-offer": t.offer ? String(t.offer.type) : null },
-    h("th", { scope: "row" }, `#${t.id}`, t.originalID !== t.id ? small(`original #${t.originalID}`) : null),
-    h("td", { "data-label": "Purchased" }, fmtDate(t.purchaseDate), t.reason && t.reason !== "purchase" ? small(t.reason) : null),
+    h("th", { scope: "row" }, `#${t.id}`, t.originalID !== t.id ? small(`of #${t.originalID}`) : null),
+    h("td", { class: "date", "data-label": "Purchased" }, fmtDate(t.purchaseDate), t.reason && t.reason !== "purchase" ? small(t.reason) : null),
     h("td", { "data-label": "Account" }, t.account, t.device ? small(t.device) : null),
     h("td", { "data-label": "Product" }, h("code", {}, t.productID),
-      small(t.productKind + (t.ownership && t.ownership !== "purchased" ? ` · ${t.ownership}` : ""))),
-    h("td", { class: "num", "data-label": "Quantity" }, String(t.quantity === undefined ? 1 : t.quantity)),
-    h("td", { "data-label": "Expires" }, t.expirationDate != null ? fmtDate(t.expirationDate) : "—"),
-    h("td", { "data-label": "State" }, badges, lines.length ? h("ul", { class: "subscription" }, lines) : null),
+      small(t.productKind + quantity + (t.ownership && t.ownership !== "purchased" ? ` · ${t.ownership}` : ""))),
+    h("td", { class: "num", "data-label": "Price" }, money(t.price, t.currency)),
+    h("td", { "data-label": "Storefront" }, t.storefront || "—"),
+    h("td", { "data-label": "Token" }, tokenCell(t)),
+    h("td", { class: "date", "data-label": "Expires" }, t.expirationDate != null ? fmtDate(t.expirationDate) : "—"),
+    h("td", { "data-label": "State" }, badges, lines.length ? h("p", { class: "lines" }, lines) : null),
     h("td", { "data-label": "Actions" }, h("div", { class: "actions" }, actionsFor(t, row))));
 }
-
-const SORT_VALUE = { id: t => t.id, purchaseDate: t => Number(t.purchaseDate), account: t => t.account,
-  productID: t => t.productID, expirationDate: t => Number(t.expirationDate || 0), state: t => presentation(t).state };
 
 function emptyText() {
   const chosen = $("filter-state").value, search = $("filter-search").value.trim();
@@ -77,7 +106,7 @@ function emptyText() {
     const known = state.vocabulary.transactionStates.find(s => s.state === chosen);
     return `No ${known ? known.label : chosen} transactions.`;
   }
-  if ($("filter-account").value || $("filter-type").value) return "No transactions match these filters.";
+  if ($("filter-account").value || $("filter-type").value || $("filter-from").value || $("filter-to").value) return "No transactions match these filters.";
   return "No transactions yet: buy something on the storefront, or with storekit purchase.";
 }
 
@@ -89,40 +118,38 @@ function renderTransactions() {
     restore = { id: active.closest("tr").dataset.transactionId, action: active.dataset.action };
   }
   const { key, direction } = state.sort;
-  const list = state.list.slice();
-  if (key !== "id" && key !== "purchaseDate") {
-    const value = SORT_VALUE[key], sign = direction === "ascending" ? 1 : -1;
-    list.sort((a, b) => { const x = value(a), y = value(b); return (x < y ? -1 : x > y ? 1 : 0) * sign || (b.id - a.id); });
-  }
+  const list = state.list;
   state.rows = new Map(list.map(t => [String(t.id), t]));
-  fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, emptyText())));
+  fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: 10, class: "empty" }, emptyText())));
   const confirming = confirmingButton();
   if (confirming) arm(confirming, state.rows.get(state.confirming.id));
   document.querySelectorAll("#tx-table th[data-sort]").forEach(th => {
     if (th.dataset.sort === key) th.setAttribute("aria-sort", direction); else th.removeAttribute("aria-sort");
   });
-  $("tx-caption").textContent = `Transactions, ${state.order === "newest" ? "newest" : "oldest"} first; dates in UTC`;
+  const sortLabel = $("sort-key").selectedOptions[0] ? $("sort-key").selectedOptions[0].textContent : key;
+  $("tx-caption").textContent = `Transactions by ${sortLabel.toLowerCase()}, ${direction}; dates in UTC`;
   $("page-label").textContent = `Page ${state.stack.length + 1}`;
   $("page-previous").disabled = state.stack.length === 0;
-  $("page-next").disabled = state.nextAfter === null;
+  $("page-next").disabled = state.next === null;
   if (restore) {
     const el = body.querySelector(`tr[data-transaction-id="${restore.id}"] [data-action="${restore.action}"]`);
     (el || $("tx-scroll")).focus();
   }
 }
 
+/// Orders the list by a column: the store sorts the whole ledger, and the list starts again at page 1.
+function sortBy(key, direction) {
+  state.sort = { key, direction };
+  $("sort-key").value = key;
+  $("sort-order").value = direction;
+  firstPage();
+}
 document.querySelectorAll("#tx-table th[data-sort] button.sort").forEach(button => button.addEventListener("click", () => {
   const key = button.closest("th").dataset.sort;
-  const direction = state.sort.key === key && state.sort.direction === "descending" ? "ascending" : "descending";
-  state.sort = { key, direction };
-  if (key === "id" || key === "purchaseDate") {
-    // The ledger's own order: the store pages through it, newest or oldest first.
-    state.order = direction === "descending" ? "newest" : "oldest";
-    firstPage();
-  } else {
-    renderTransactions();
-  }
+  sortBy(key, state.sort.key === key && state.sort.direction === "descending" ? "ascending" : "descending");
 }));
+$("sort-key").addEventListener("change", () => sortBy($("sort-key").value, $("sort-order").value));
+$("sort-order").addEventListener("change", () => sortBy($("sort-key").value, $("sort-order").value));
 
 const txPath = (t, verb) => `/v1/admin/transactions/${t.id}${verb ? "/" + verb : ""}`;
 const subPath = (t, verb) => `/v1/admin/subscriptions/${t.originalID}/${verb}`;
@@ -212,6 +239,13 @@ $("tx-body").addEventListener("click", ev => {
   const [method, path, body, message] = request;
   act(() => api(method, path, body), message, button);
 });
+// Which row's menu is open survives the live redraws.
+$("tx-body").addEventListener("toggle", ev => {
+  const menu = ev.target;
+  if (!menu.classList || !menu.classList.contains("row-menu")) return;
+  if (menu.open) state.openMenu = menu.dataset.menuFor;
+  else if (state.openMenu === menu.dataset.menuFor) state.openMenu = null;
+}, true);
 $("tx-body").addEventListener("focusout", ev => {
   const button = ev.target.closest && ev.target.closest("button[data-confirming]");
   if (button && !button.contains(ev.relatedTarget)) disarm(button);
@@ -219,15 +253,25 @@ $("tx-body").addEventListener("focusout", ev => {
 
 export function firstPage() { state.after = null; state.stack = []; report(loadTransactions()); }
 $("page-next").addEventListener("click", () => {
-  if (state.nextAfter !== null) { state.stack.push(state.after); state.after = state.nextAfter; report(loadTransactions()); }
+  if (state.next !== null) { state.stack.push(state.after); state.after = state.next; report(loadTransactions()); }
 });
 $("page-previous").addEventListener("click", () => {
   if (state.stack.length) { state.after = state.stack.pop(); report(loadTransactions()); }
 });
-$("filters").addEventListener("submit", ev => { ev.preventDefault(); firstPage(); });
-$("filters").addEventListener("change", ev => { if (ev.target.id !== "filter-search") firstPage(); });
+
+$("filters").addEventListener("change", ev => {
+  if (ev.target.id === "filter-from" || ev.target.id === "filter-to") {
+    const from = $("filter-from").value, to = $("filter-to").value, wrong = Boolean(from && to && to < from);
+    $("filter-to").setAttribute("aria-invalid", wrong ? "true" : "false");
+    $("filter-dates-error").hidden = !wrong;
+    if (wrong) return;
+  }
+  if (ev.target.id !== "filter-search" && ev.target.id !== "sort-key" && ev.target.id !== "sort-order") firstPage();
+});
 let typing = null;
 $("filter-search").addEventListener("input", () => { clearTimeout(typing); typing = setTimeout(firstPage, 300); });
+// Enter searches at once, and no search waiting for more typing comes after it.
+$("filters").addEventListener("submit", ev => { ev.preventDefault(); clearTimeout(typing); firstPage(); });
 
 /// The state filter's choices, as the server names the states.
 export function fillStateFilter() {

@@ -1,0 +1,132 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+
+/// One purchase's whole story at `/transactions/{id}`: what the ledger holds, the signed transaction
+/// and (for a subscription) the renewal info as the App Store signs them now, decoded, every
+/// notification about the purchase with its delivery attempts, and the subscription's timeline.
+struct TransactionPage {
+    let transaction: LedgerTransaction
+    let row: TransactionRow
+    let signedTransaction: String
+    let renewalInfo: String?
+    let notifications: [NotificationRecord]
+    let timeline: SubscriptionTimeline?
+
+    static func load(store: SimulatedAppStore, id: UInt64) async throws -> TransactionPage {
+        guard let transaction = try await store.ledgerTransaction(id) else {
+            throw APIError.notFound("the store has no transaction \(id)")
+        }
+        let now = try await store.currentTime()
+        let subscription = transaction.productKind == .autoRenewable
+            ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
+        let signed = transaction.isPurchased || transaction.revocation != nil ? try? await store.transaction(id).jws : nil
+        let renewal = subscription != nil ? try await store.signedRenewalInfo(originalTransactionID: transaction.originalID)?.jws : nil
+        let timeline = transaction.productKind == .autoRenewable && transaction.isPurchased
+            ? try? await SubscriptionTimeline.load(store: store, originalTransactionID: transaction.originalID) : nil
+        return TransactionPage(transaction: transaction, row: TransactionRow(transaction, subscription: subscription, now: now),
+                               signedTransaction: signed ?? "", renewalInfo: renewal,
+                               notifications: try await store.notificationRecords(aboutOriginalTransaction: transaction.originalID),
+                               timeline: timeline)
+    }
+
+    /// A JWS's payload as indented JSON with sorted keys, or the text itself when it is not one.
+    static func decodedPayload(_ jws: String) -> String {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3 else { return jws }
+        var base64 = parts[1].replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        guard let data = Data(base64Encoded: base64), let object = try? JSONSerialization.jsonObject(with: data),
+              let pretty = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) else {
+            return jws
+        }
+        return String(decoding: pretty, as: UTF8.self)
+    }
+
+    var html: String {
+        var html = HTML()
+        let t = transaction
+        html.raw(#"<section class="card" aria-labelledby="purchase-heading" data-transaction-id="\#(t.id)" data-state="\#(row.state)"><h2 id="purchase-heading">"#)
+        html.add("Transaction \(t.id)")
+        html.raw(#" <span class="badge \#(row.badge)">"#)
+        html.add(row.stateLabel)
+        html.raw(#"</span></h2><p><a href="/">Back to the Transaction Manager</a>"#)
+        if t.productKind == .autoRenewable {
+            html.raw(#" · <a href="/timeline/\#(t.originalID)">The subscription's timeline</a>"#)
+        }
+        html.raw(#"</p><dl class="facts">"#)
+        var facts: [(String, String)] = [
+            ("Account", t.account + (t.device.map { " (device \($0))" } ?? "")),
+            ("Product", "\(t.productID) (\(t.productKind.rawValue))"),
+            ("Price", TransactionRow.money(t.price, t.currency)),
+            ("Storefront", "\(t.storefront) (\(t.storefrontID))"),
+            ("Purchased", TransactionRow.date(t.purchaseDate) + " UTC" + (t.reason == .renewal ? ", a renewal" : "")),
+        ]
+        if t.originalID != t.id { facts.append(("Original transaction", "#\(t.originalID)")) }
+        if let expiration = t.expirationDate { facts.append(("Expires", TransactionRow.date(expiration) + " UTC")) }
+        facts.append(("App account token", t.appAccountToken.map { $0.uuidString.lowercased() } ?? "none"))
+        facts.append(("Ownership", t.ownership.rawValue))
+        facts.append(("Finished by the app", t.finishedDate.map { TransactionRow.date($0) + " UTC" } ?? "not yet"))
+        for detail in row.details { facts.append(("", detail.text)) }
+        for (term, value) in facts {
+            html.raw("<dt>")
+            html.add(term)
+            html.raw("</dt><dd>")
+            html.add(value)
+            html.raw("</dd>")
+        }
+        html.raw("</dl></section>")
+
+        html.raw(#"<section class="card" aria-labelledby="payloads-heading"><h2 id="payloads-heading">Signed data, decoded</h2><div class="payloads">"#)
+        func payload(_ title: String, _ jws: String, id: String) {
+            html.raw(#"<div><h3 id="\#(id)-title">"#)
+            html.add(title)
+            html.raw(#"</h3><pre id="\#(id)" tabindex="0" aria-labelledby="\#(id)-title">"#)
+            html.add(Self.decodedPayload(jws))
+            html.raw(#"</pre><details><summary>The JWS</summary><pre class="jws">"#)
+            html.add(jws)
+            html.raw("</pre></details></div>")
+        }
+        if signedTransaction.isEmpty {
+            html.raw(#"<p class="empty-state">Not signed: the purchase did not complete.</p>"#)
+        } else {
+            payload("Transaction (JWSTransaction)", signedTransaction, id: "signed-transaction")
+        }
+        if let renewalInfo { payload("Renewal info (JWSRenewalInfo), as of now", renewalInfo, id: "signed-renewal-info") }
+        html.raw("</div></section>")
+
+        html.raw(#"<section class="card" aria-labelledby="notes-heading"><h2 id="notes-heading">Server notifications</h2>"#)
+        if notifications.isEmpty {
+            html.raw(#"<p class="empty-state">No notifications about this purchase.</p>"#)
+        } else {
+            html.raw(#"<div class="table-scroll" role="region" aria-label="Notifications about this purchase, scrolls sideways" tabindex="0"><table class="cards"><thead><tr><th scope="col">#</th><th scope="col">Date (UTC)</th><th scope="col">Type</th><th scope="col">Transaction</th><th scope="col">Delivery attempts</th></tr></thead><tbody>"#)
+            for note in notifications {
+                html.raw(#"<tr data-notification-sequence="\#(note.sequence)"><th scope="row">"#)
+                html.add(String(note.sequence))
+                html.raw(#"</th><td data-label="Date">"#)
+                html.add(TransactionRow.date(note.date))
+                html.raw(#"</td><td data-label="Type"><code>"#)
+                html.add(note.type.rawValue + (note.subtype.map { " / \($0.rawValue)" } ?? ""))
+                html.raw(#"</code></td><td data-label="Transaction">"#)
+                html.add(note.transactionID.map { "#\($0)" } ?? "—")
+                html.raw(#"</td><td data-label="Delivery attempts">"#)
+                let delivery = note.delivery
+                var words = delivery.attempts.map { "\(TransactionRow.date($0.date)): \($0.result)" }
+                if delivery.isGivenUp { words.append("given up") }
+                if let next = delivery.nextAttemptDate { words.append("next \(TransactionRow.date(next))") }
+                html.add(words.isEmpty ? "none yet" : words.joined(separator: "; "))
+                html.raw("</td></tr>")
+            }
+            html.raw("</tbody></table></div>")
+        }
+        html.raw("</section>")
+        if let timeline {
+            html.raw(#"<section class="card" aria-labelledby="timeline-title-section"><h2 id="timeline-title-section">Timeline</h2>"#)
+            html.raw(timeline.picture)
+            html.raw("</section>")
+        }
+        return HTML.page(title: "Transaction \(t.id) — OpenStoreKit", pageName: "Transaction", otherPage: ("/", "Transaction Manager"), main: html.text)
+    }
+}
