@@ -108,9 +108,23 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
-            let (sql, values) = Self.select(source)
+            var narrow = false
+            if source.purchasedFrom != nil || source.purchasedBefore != nil {
+                // A few thousand purchases in the days asked for are read by date and sorted; more are
+                // common enough to be met soon along the order's index.
+                var count = 0
+                rows("SELECT count(*) FROM (SELECT 1 FROM transactions WHERE purchase_ms >= ?1 AND purchase_ms < ?2 LIMIT ?3)",
+                     [.integer(source.purchasedFrom.map(AppStoreJSON.milliseconds(from:)) ?? Int64.min),
+                      .integer(source.purchasedBefore.map(AppStoreJSON.milliseconds(from:)) ?? Int64.max),
+                      .integer(Int64(Self.narrowDateRange))]) { count = Int($0.integer(0)) }
+                narrow = count < Self.narrowDateRange
+            }
+            let (sql, values) = Self.select(source, narrowDates: narrow)
             return cachedRows(sql, values, in: \.transactions)
         }
+
+        /// Fewer purchases than this in a date filter's days are read through the date index and sorted.
+        static let narrowDateRange = 5_000
 
         func listedProducts() -> [String: CatalogProduct.Kind] {
             var products: [String: CatalogProduct.Kind] = [:]
@@ -161,7 +175,7 @@ extension SQLiteLedgerStorage {
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
         /// its order, through the listing indexes of layout 8.
-        static func select(_ source: TransactionListingSource) -> (String, [SQLiteConnection.Value]) {
+        static func select(_ source: TransactionListingSource, narrowDates: Bool = false) -> (String, [SQLiteConnection.Value]) {
             // How the store's rows spread, told to SQLite's planner (which has no statistics): a product
             // or a purchased state (current or ended) holds many rows, so a page is read along the index
             // of its order, filtered; the other states are rare, so their rows are read by the state
@@ -171,15 +185,22 @@ extension SQLiteLedgerStorage {
             if let productID = source.productID { conditions.add("likelihood(product_id = ?, 0.5)", .text(productID)) }
             let now = SQLiteConnection.Value.integer(AppStoreJSON.milliseconds(from: source.now))
             let inGrace = "id IN (SELECT grace_latest_id FROM subscriptions WHERE grace_latest_id IS NOT NULL)"
+            // In identifier order the state index is the order's own (with the expiration date in it).
+            let purchased = source.order == .id ? "listed_state = 'purchased'" : "likely(listed_state = 'purchased')"
             switch source.state {
             case nil: break
-            case .purchased?: conditions.add("likely(listed_state = 'purchased') AND expires_ms > ?", now)
-            case .expired?: conditions.add("likely(listed_state = 'purchased') AND expires_ms <= ? AND NOT \(inGrace)", now)
+            case .purchased?: conditions.add("\(purchased) AND likely(expires_ms > ?)", now)
+            case .expired?: conditions.add("\(purchased) AND likely(expires_ms <= ?) AND NOT \(inGrace)", now)
             case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
             case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
             }
-            if let from = source.purchasedFrom { conditions.add("purchase_ms >= ?", .integer(AppStoreJSON.milliseconds(from: from))) }
-            if let before = source.purchasedBefore { conditions.add("purchase_ms < ?", .integer(AppStoreJSON.milliseconds(from: before))) }
+            let dates = narrowDates ? "?" : "likely(?)"
+            if let from = source.purchasedFrom {
+                conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms >= ?"), .integer(AppStoreJSON.milliseconds(from: from)))
+            }
+            if let before = source.purchasedBefore {
+                conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms < ?"), .integer(AppStoreJSON.milliseconds(from: before)))
+            }
             let column = switch source.order {
             case .id: "id"
             case .purchaseDate: "purchase_ms"

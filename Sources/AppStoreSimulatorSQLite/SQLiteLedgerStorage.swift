@@ -299,11 +299,15 @@ extension SQLiteLedgerStorage {
         ALTER TABLE subscriptions ADD COLUMN grace_latest_id INTEGER;
         """
 
+    /// Each index a list is read in carries the state columns after its order (so a state filter is
+    /// checked in the index, without reading the row): the account index is rebuilt so.
     private static let layoutEightIndexes = """
-        CREATE INDEX IF NOT EXISTS transactions_by_listed_state ON transactions(listed_state, id);
-        CREATE INDEX IF NOT EXISTS transactions_by_product ON transactions(product_id, id);
-        CREATE INDEX IF NOT EXISTS transactions_by_purchase_date ON transactions(purchase_ms, id);
-        CREATE INDEX IF NOT EXISTS transactions_by_expiration_date ON transactions(expires_ms, id);
+        DROP INDEX IF EXISTS transactions_by_account;
+        CREATE INDEX IF NOT EXISTS transactions_by_account ON transactions(account, id, listed_state, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_listed_state ON transactions(listed_state, id, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_product ON transactions(product_id, id, listed_state, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_purchase_date ON transactions(purchase_ms, id, listed_state, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_expiration_date ON transactions(expires_ms, id, listed_state);
         CREATE INDEX IF NOT EXISTS subscriptions_in_grace ON subscriptions(grace_latest_id) WHERE grace_latest_id IS NOT NULL;
         CREATE INDEX IF NOT EXISTS notifications_by_transaction ON notifications(transaction_id, sequence) WHERE transaction_id IS NOT NULL;
         """

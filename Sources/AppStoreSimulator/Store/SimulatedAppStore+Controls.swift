@@ -536,10 +536,10 @@ extension SimulatedAppStore {
                     }
                     let (owner, _) = try register(account: name, device: nil, in: &change)
                     let ends = index % 4 == 0
-                    // Back from a date in the last 27 days by the periods, so the current period ends after now
-                    // (or, for one that ended, the last period ended before now).
+                    // Back from a date in the last 27 days, so the last period began then and ends after now
+                    // (or, for one that ended, ended then).
                     var start = now.addingTimeInterval(-Self.importedSubscriberSpread * Double(count - index) / Double(count))
-                    for _ in 0..<(periods + (ends ? 1 : 0)) { start = schedule.end(of: info.period, count: -1, from: start) }
+                    for _ in 0..<(periods - 1 + (ends ? 1 : 0)) { start = schedule.end(of: info.period, count: -1, from: start) }
                     var original: UInt64 = 0
                     let token = UUID(uuidString: String(format: "00000000-0000-4000-8000-%012llx", UInt64(index)))
                     var latest: LedgerTransaction?

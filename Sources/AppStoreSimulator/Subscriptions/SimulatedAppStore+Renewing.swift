@@ -394,10 +394,18 @@ extension SimulatedAppStore {
             mirrored.expirationIntent = source.expirationIntent
             change.ledger.subscriptions[mirrored.originalTransactionID] = mirrored
             try enqueueStatusUpdates(mirrored, change: &change)
-            // The developer hears about the member's subscription too: when sharing starts, and at each renewal.
-            if let memberCopy, startsSharing || memberCopy.reason == .renewal {
-                try appendSubscriptionNotification(startsSharing ? .subscribed : .didRenew, subtype: startsSharing ? .initialBuy : nil,
-                                                   record: mirrored, transaction: memberCopy, change: &change)
+            // The developer hears about the member's subscription too: when sharing starts, and at each
+            // renewal, as the purchaser's was told (a renewal that recovers billing is BILLING_RECOVERY for both).
+            // A new period otherwise (an upgrade) is told as the purchaser's was.
+            if let memberCopy {
+                let purchasers = change.ledger.appendedNotifications.last { $0.transactionID == newTransaction?.id }
+                if startsSharing {
+                    try appendSubscriptionNotification(.subscribed, subtype: .initialBuy, record: mirrored, transaction: memberCopy, change: &change)
+                } else if let purchasers {
+                    try appendSubscriptionNotification(purchasers.type, subtype: purchasers.subtype, record: mirrored, transaction: memberCopy, change: &change)
+                } else if memberCopy.reason == .renewal {
+                    try appendSubscriptionNotification(.didRenew, subtype: nil, record: mirrored, transaction: memberCopy, change: &change)
+                }
             }
         }
     }

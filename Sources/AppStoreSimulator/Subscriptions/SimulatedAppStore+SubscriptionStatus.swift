@@ -93,11 +93,48 @@ extension SimulatedAppStore {
     }
 
     /// Appends a subscription notification with the transaction, renewal info and status (signed when read).
+    ///
+    /// About a purchaser's subscription shared through Family Sharing, each member's copy gets the same
+    /// notification about its own transaction, owned `FAMILY_SHARED`, for the changes a copy follows
+    /// without a new period: a failed renewal, grace ending, a renewal status or plan change, an
+    /// extension, an expiry. (A new period's copy is told by ``syncFamily(_:newTransaction:change:)``;
+    /// a refund's copies are revoked with `REVOKE`.)
     func appendSubscriptionNotification(_ type: NotificationTypeV2, subtype: Subtype?, record: SubscriptionRecord,
                                         transaction: LedgerTransaction?, change: inout Change) throws(AppStoreError) {
         let now = clock.now()
         try appendNotification(type, subtype: subtype, transaction: transaction, renewalInfo: renewalInfo(for: record, device: nil, at: now, in: change),
                                status: record.state.status, at: now, change: &change)
+        guard record.familySourceID == nil, Self.typesFamilyCopiesFollow.contains(type) else { return }
+        // About a new period, the copies' own new periods are told when they are made.
+        if let transaction, change.ledger.transactions[transaction.id] != nil, ledger.transaction(transaction.id) == nil { return }
+        for copy in familyCopies(of: record, in: change) {
+            guard let copyTransaction = latestTransaction(of: copy, in: change) else { continue }
+            try appendNotification(type, subtype: subtype, transaction: copyTransaction, renewalInfo: renewalInfo(for: copy, device: nil, at: now, in: change),
+                                   status: copy.state.status, at: now, change: &change)
+        }
+    }
+
+    /// The notifications a family member's copy gets with the purchaser's, about its own transaction.
+    static let typesFamilyCopiesFollow: Set<NotificationTypeV2> = [.didFailToRenew, .gracePeriodExpired, .didChangeRenewalStatus,
+                                                                    .didChangeRenewalPref, .renewalExtended, .expired]
+
+    /// The family members' copies of a purchaser's subscription, as they stand after following it.
+    func familyCopies(of source: SubscriptionRecord, in change: Change) -> [SubscriptionRecord] {
+        var copies: [UInt64: SubscriptionRecord] = [:]
+        for copy in ledger.subscriptions(SubscriptionQuery(familySourceID: source.originalTransactionID)) { copies[copy.originalTransactionID] = copy }
+        for copy in change.ledger.subscriptions.values where copy.familySourceID == source.originalTransactionID { copies[copy.originalTransactionID] = copy }
+        return copies.values.sorted { $0.originalTransactionID < $1.originalTransactionID }.map { copy in
+            var mirrored = copy
+            mirrored.productID = source.productID
+            mirrored.autoRenewProductID = source.autoRenewProductID
+            mirrored.autoRenewEnabled = source.autoRenewEnabled
+            mirrored.state = source.state
+            mirrored.expirationDate = source.expirationDate
+            mirrored.gracePeriodExpirationDate = source.gracePeriodExpirationDate
+            mirrored.billingRetryEndDate = source.billingRetryEndDate
+            mirrored.expirationIntent = source.expirationIntent
+            return mirrored
+        }
     }
 
     /// Queues the subscription's new status in the status feed of every device of its account.
@@ -155,9 +192,21 @@ extension SimulatedAppStore {
             throw .control(.invalidProductType, "\(productID) is not an auto-renewable subscription")
         }
         guard let record = ownSubscription(account: account, group: group), record.productID == productID || record.autoRenewProductID == productID else {
+            if let shared = ledger.subscriptions(SubscriptionQuery(account: account, groupID: group)).first(where: { $0.familySourceID != nil }) {
+                throw sharedCopyRefusal(shared)
+            }
             throw .control(.noSubscriptionFound, "account \(account) has no subscription to \(productID)")
         }
         return record
+    }
+
+    /// Why a control that only the purchaser's subscription takes is refused on a family member's copy.
+    func sharedCopyRefusal(_ copy: SubscriptionRecord) -> AppStoreError {
+        let purchaser = copy.familySourceID.flatMap { ledger.subscription($0)?.account } ?? "the purchaser"
+        return .control(.invalidAction, """
+            \(copy.account)'s subscription \(copy.originalTransactionID) is shared by \(purchaser) through Family Sharing: \
+            \(purchaser)'s subscription is the one that renews, expires or changes price, and the family's copies follow it
+            """)
     }
 
     // MARK: Controls
@@ -276,9 +325,10 @@ extension SimulatedAppStore {
     func changePriceIncrease(_ id: UInt64, to status: SubscriptionRecord.PriceIncrease, notify subtype: Subtype?,
                              change: inout Change) throws(AppStoreError) {
         do {
-            guard var record = ledger.subscription(ownOriginal(id)), record.familySourceID == nil else {
+            guard var record = ledger.subscription(ownOriginal(id)) else {
                 throw .control(.noSubscriptionFound, "transaction \(id) has no subscription")
             }
+            guard record.familySourceID == nil else { throw sharedCopyRefusal(record) }
             guard record.state == .subscribed || record.state == .inGracePeriod || record.state == .inBillingRetryPeriod else {
                 throw .control(.invalidAction, "subscription \(record.originalTransactionID) has \(record.state.rawValue)")
             }
@@ -319,9 +369,7 @@ extension SimulatedAppStore {
     func extendRenewal(_ record: SubscriptionRecord, days: Int, change: inout Change) throws(AppStoreError) -> SubscriptionRecord {
         var record = record
         guard (1...Self.maximumExtensionDays).contains(days) else { throw .control(.invalidAction, "an extension is 1 to 90 days, not \(days)") }
-        guard record.familySourceID == nil else {
-            throw .control(.invalidAction, "subscription \(record.originalTransactionID) is shared by a family member; extend the purchaser's")
-        }
+        guard record.familySourceID == nil else { throw sharedCopyRefusal(record) }
         guard record.state == .subscribed else {
             throw .control(.invalidAction, "only an active subscription can be extended; this one is \(record.state.rawValue)")
         }

@@ -91,6 +91,9 @@ struct TransactionRow: Encodable, Sendable {
         if current.state == .inGracePeriod, let until = current.gracePeriodExpirationDate { words += " until \(date(until)) UTC" }
         if current.state == .inBillingRetryPeriod, let until = current.billingRetryEndDate { words += " until \(date(until)) UTC" }
         lines.append(Detail(detail: "subscription-state", text: words))
+        if current.familySourceID != nil {
+            lines.append(Detail(detail: "family", text: "Shared through Family Sharing: it renews, fails and ends with the purchaser's subscription"))
+        }
         if current.state != .expired, current.state != .revoked {
             lines.append(Detail(detail: "auto-renew", text: current.autoRenewEnabled
                 ? "Renews" + (current.autoRenewProductID != transaction.productID ? " as \(current.autoRenewProductID)" : "")
@@ -118,12 +121,14 @@ struct TransactionRow: Encodable, Sendable {
         if let current, transaction.revocation == nil {
             let active = [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(current.state)
             if current.state == .inGracePeriod || current.state == .inBillingRetryPeriod { add("resolve", "Resolve billing") }
+            // A family member's copy follows the purchaser's subscription: its billing and renewal controls act
+            // on the purchaser's, and what only a purchase can be asked for (expire, renew, price, extend) is not offered.
+            let sharedCopy = current.familySourceID != nil
             if active {
-                add("expire", "Expire")
-                add("renew", "Force renew")
+                if !sharedCopy { add("expire", "Expire"); add("renew", "Force renew") }
                 if current.autoRenewEnabled { add("auto-renew-off", "Renewal off") } else { add("auto-renew-on", "Renewal on") }
             }
-            if current.state == .subscribed { add("price-increase", "Price increase"); add("extend", "Extend") }
+            if current.state == .subscribed, !sharedCopy { add("price-increase", "Price increase"); add("extend", "Extend") }
         }
         if transaction.productKind == .autoRenewable { add("timeline", "Timeline", href: "/timeline/\(transaction.originalID)") }
         add("delete", "Delete", destructive: true)
