@@ -108,23 +108,9 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
-            var narrow = false
-            if source.purchasedFrom != nil || source.purchasedBefore != nil {
-                // A few thousand purchases in the days asked for are read by date and sorted; more are
-                // common enough to be met soon along the order's index.
-                var count = 0
-                rows("SELECT count(*) FROM (SELECT 1 FROM transactions WHERE purchase_ms >= ?1 AND purchase_ms < ?2 LIMIT ?3)",
-                     [.integer(source.purchasedFrom.map(AppStoreJSON.milliseconds(from:)) ?? Int64.min),
-                      .integer(source.purchasedBefore.map(AppStoreJSON.milliseconds(from:)) ?? Int64.max),
-                      .integer(Int64(Self.narrowDateRange))]) { count = Int($0.integer(0)) }
-                narrow = count < Self.narrowDateRange
-            }
-            let (sql, values) = Self.select(source, narrowDates: narrow)
+            let (sql, values) = Self.select(source)
             return cachedRows(sql, values, in: \.transactions)
         }
-
-        /// Fewer purchases than this in a date filter's days are read through the date index and sorted.
-        static let narrowDateRange = 5_000
 
         func listedProducts() -> [String: CatalogProduct.Kind] {
             var products: [String: CatalogProduct.Kind] = [:]
@@ -160,7 +146,12 @@ extension SQLiteLedgerStorage {
         static func select(_ query: TransactionQuery) -> (String, [SQLiteConnection.Value]) {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
-            if let productID = query.productID { conditions.add("product_id = ?", .text(productID)) }
+            if let productID = query.productID {
+                // With an account, the account's own rows are few: `+` keeps SQLite from reading every
+                // customer's rows of the product through the product index instead.
+                let throughAccount = query.account != nil && !query.entitlementCandidatesOnly && query.subscriptionGroupID == nil
+                conditions.add(throughAccount ? "+product_id = ?" : "product_id = ?", .text(productID))
+            }
             if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(clamping: originalID))) }
             if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: familySourceID))) }
             if let group = query.subscriptionGroupID { conditions.add("group_id = ?", .text(group)) }
@@ -175,11 +166,12 @@ extension SQLiteLedgerStorage {
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
         /// its order, through the listing indexes of layout 8.
-        static func select(_ source: TransactionListingSource, narrowDates: Bool = false) -> (String, [SQLiteConnection.Value]) {
-            // How the store's rows spread, told to SQLite's planner (which has no statistics): a product
-            // or a purchased state (current or ended) holds many rows, so a page is read along the index
-            // of its order, filtered; the other states are rare, so their rows are read by the state
-            // index and sorted. Either way a page reads about its own rows, not the store's.
+        static func select(_ source: TransactionListingSource) -> (String, [SQLiteConnection.Value]) {
+            // How the store's rows spread, told to SQLite's planner (which has no statistics): a product,
+            // a purchased state (current or ended) or a range of days holds many rows, so a page is read
+            // along its order (the table, or the order's index), filtered; the other states are rare, so
+            // their rows are read by the state index and sorted. Either way a page reads about
+            // its own rows, not the store's.
             var conditions = Conditions()
             if let account = source.account { conditions.add("account = ?", .text(account)) }
             if let productID = source.productID { conditions.add("likelihood(product_id = ?, 0.5)", .text(productID)) }
@@ -194,7 +186,7 @@ extension SQLiteLedgerStorage {
             case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
             case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
             }
-            let dates = narrowDates ? "?" : "likely(?)"
+            let dates = "likely(?)"
             if let from = source.purchasedFrom {
                 conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms >= ?"), .integer(AppStoreJSON.milliseconds(from: from)))
             }
@@ -203,7 +195,6 @@ extension SQLiteLedgerStorage {
             }
             let column = switch source.order {
             case .id: "id"
-            case .purchaseDate: "purchase_ms"
             case .account: "account"
             case .productID: "product_id"
             case .expirationDate: "expires_ms"

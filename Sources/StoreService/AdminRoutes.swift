@@ -333,7 +333,7 @@ struct AdminRoutes {
     /// (``SimulatedAppStore/listTransactions(_:)``). Filters: `account`, `product` (part of a product
     /// identifier), `type` (a product type), `state` (a listed state), `from` and `to` (purchase days,
     /// UTC, inclusive: `2026-01-31`, or milliseconds), `search` (a transaction identifier, or part of a
-    /// product identifier). `sort` is `id` (the default), `purchaseDate`, `account`, `productID`,
+    /// product identifier). `sort` is `id` (the default: the order purchases were recorded in), `account`, `productID`,
     /// `expirationDate` or `state`; `order` is `ascending` (or `oldest`) or `descending` (or `newest`).
     /// `after` is the `next` of the previous page. Each page carries the renewal records of its
     /// subscriptions and the store's time, so a row can say where its subscription stands.

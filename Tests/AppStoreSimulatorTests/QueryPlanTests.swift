@@ -71,11 +71,11 @@ struct QueryPlanTests {
     static let listingSources: [TransactionListingSource] = {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         var sources: [TransactionListingSource] = []
-        for order in [TransactionListingSource.Order.id, .purchaseDate, .account, .productID, .expirationDate] {
+        for order in [TransactionListingSource.Order.id, .account, .productID, .expirationDate] {
             for state in [nil, ListedState.purchased, .expired] {
                 for product in [nil, "gems"] where !(product != nil && state != nil) {
                     for after in [nil, (TransactionListing.SortValue.text("m"), UInt64(40))] {
-                        let cursor = after.map { after in order == .purchaseDate || order == .expirationDate ? (TransactionListing.SortValue.number(5), after.1) : after }
+                        let cursor = after.map { after in order == .expirationDate ? (TransactionListing.SortValue.number(5), after.1) : after }
                         sources.append(TransactionListingSource(account: nil, productID: product, state: state, purchasedFrom: nil, purchasedBefore: nil,
                                                                 order: order, descending: after != nil, after: cursor, limit: 51, now: now))
                     }
@@ -118,6 +118,14 @@ struct QueryPlanTests {
             """, [], in: try Self.ledger(in: scratch))
         #expect(!steps.contains { $0.hasPrefix("SCAN transactions") && !$0.contains("INDEX") }, "\(steps)")
         #expect(steps.contains { $0.contains("transactions_by_product") }, "\(steps)")
+    }
+
+    @Test("an account's transactions of a product are read through the account's index, never every customer's rows of the product")
+    func accountProductUsesTheAccountIndex() throws {
+        let scratch = Scratch()
+        let (sql, values) = SQLiteLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "gems"))
+        let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
+        #expect(steps.contains { $0.contains("transactions_by_account") }, "\(steps)")
     }
 
     @Test("whether an account owns a product is read from the non-consumables' index, which consumables never enter")

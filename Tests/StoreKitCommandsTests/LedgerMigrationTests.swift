@@ -108,7 +108,7 @@ struct LedgerMigrationTests {
             }
         }
         try connection.execute("""
-            DROP INDEX transactions_by_listed_state; DROP INDEX transactions_by_product; DROP INDEX transactions_by_purchase_date;
+            DROP INDEX transactions_by_listed_state; DROP INDEX transactions_by_product;
             DROP INDEX transactions_by_expiration_date; DROP INDEX subscriptions_in_grace; DROP INDEX notifications_by_transaction;
             DROP INDEX transactions_by_account; CREATE INDEX transactions_by_account ON transactions(account, id);
             ALTER TABLE transactions DROP COLUMN listed_state; ALTER TABLE transactions DROP COLUMN purchase_ms;

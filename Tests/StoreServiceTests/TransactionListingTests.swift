@@ -63,7 +63,7 @@ struct TransactionListingTests {
         ("state=refunded", ["--state", "refunded"]),
         ("sort=state&order=descending", ["--sort", "state", "--order", "descending"]),
         ("account=kid&sort=productID", ["--account", "kid", "--sort", "productID"]),
-        ("state=pendingApproval,expired&sort=purchaseDate", ["--state", "pendingApproval,expired", "--sort", "purchaseDate"]),
+        ("state=pendingApproval,expired&sort=productID", ["--state", "pendingApproval,expired", "--sort", "productID"]),
         ("from=2026-01-20&to=2026-02-10&type=autoRenewable", ["--from", "2026-01-20", "--to", "2026-02-10", "--type", "autoRenewable"]),
     ]
 

@@ -45,9 +45,8 @@ public enum ListedState: String, CaseIterable, Hashable, Sendable, Codable {
 public struct TransactionListing: Hashable, Sendable {
     /// What the list is ordered by; ties are broken by transaction identifier, in the same direction.
     public enum SortKey: String, CaseIterable, Hashable, Sendable {
-        /// The order the ledger recorded them in.
+        /// The order the ledger recorded them in (the order of their purchases, imports aside).
         case id
-        case purchaseDate
         case account
         case productID
         /// Transactions that never expire come after every date.
@@ -128,7 +127,6 @@ public struct TransactionListing: Hashable, Sendable {
     public func sortValue(of transaction: LedgerTransaction, state: ListedState) -> SortValue {
         switch sort {
         case .id: .number(0)
-        case .purchaseDate: .number(AppStoreJSON.milliseconds(from: transaction.purchaseDate))
         case .account: .text(transaction.account)
         case .productID: .text(transaction.productID)
         case .expirationDate: .number(transaction.expirationDate.map(AppStoreJSON.milliseconds(from:)) ?? Self.neverExpires)
@@ -150,7 +148,7 @@ public struct TransactionListing: Hashable, Sendable {
         switch sort {
         case .id: return .number(0)
         case .account, .productID: return .text(after.value)
-        case .purchaseDate, .expirationDate, .state: return Int64(after.value).map(SortValue.number)
+        case .expirationDate, .state: return Int64(after.value).map(SortValue.number)
         }
     }
 
@@ -211,7 +209,7 @@ public struct TransactionListingPage: Sendable {
 public struct TransactionListingSource: Sendable {
     /// The orders a source is read in; ties broken by identifier.
     public enum Order: String, Hashable, Sendable {
-        case id, purchaseDate, account, productID, expirationDate
+        case id, account, productID, expirationDate
     }
 
     public var account: String?
