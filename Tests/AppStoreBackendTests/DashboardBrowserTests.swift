@@ -48,6 +48,23 @@ struct DashboardBrowserTests {
             #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "active", "trials", "churn"], "\(charts)")
             #expect((report["cohorts"] as? Int ?? 0) >= 6)
             #expect(report["signedOut"] as? Bool == true)
+            // Exports, presets, grouping and a range too long.
+            let csv = try #require(report["csv"] as? [String: Any], "\(report)")
+            #expect(csv["dailyStatus"] as? Int == 200 && (csv["dailyType"] as? String)?.hasPrefix("text/csv") == true, "\(csv)")
+            #expect((csv["dailyHeader"] as? [String])?.prefix(3) == ["day", "active_subscriptions", "trials"], "\(csv)")
+            #expect(csv["dailyRows"] as? Int == 14, "a row per day of the 14 days shown: \(csv)")
+            #expect((csv["cohortRows"] as? Int ?? 0) >= 6, "\(csv)")
+            let preset = try #require(report["preset30"] as? [String])
+            if let range = report["range"] as? [String], let last = range.last, let lastDay = CalendarDay(last) {
+                #expect(preset == [lastDay.adding(days: -29).description, last], "\(preset)")
+            }
+            let byMonth = try #require(report["byMonth"] as? [String: Any])
+            #expect((byMonth["desc"] as? String)?.hasPrefix("Sums by month") == true, "\(byMonth)")
+            #expect((byMonth["ticks"] as? [String])?.contains { $0.range(of: #"^[A-Z][a-z]{2} 20\d\d$"#, options: .regularExpression) != nil } == true,
+                    "month labels carry their year: \(byMonth)")
+            let tooLong = try #require(report["tooLong"] as? [String: Any])
+            #expect((tooLong["alert"] as? String)?.contains("at most") == true && tooLong["form"] as? Bool == true, "\(tooLong)")
+            #expect((tooLong["presets"] as? Int ?? 0) == 4 && (tooLong["figures"] as? Int ?? 0) > 0, "the usual days instead, with a way on: \(tooLong)")
             let axeReport = report["axe"] as? [String: [[String: Any]]] ?? [:]
             #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone"])
             for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {

@@ -83,6 +83,16 @@ def main():
             expected[f"mrr.{currency}"] = money(amount)
         for name in ["new_subscriptions", "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "refunds"]:
             expected[name] = grouped(sum(day[name] for day in days))
+        # The range's rates and ARR, as docs/analytics.md defines them.
+        def percent(part, whole):
+            return "—" if whole == 0 else f"{part / whole * 100:.1f}%"
+        def total(name):
+            return sum(day[name] for day in days)
+        expected["churn_rate"] = percent(total("churned_voluntary") + total("churned_involuntary"), days[0]["active_subscriptions"])
+        expected["trial_conversion_rate"] = percent(total("trial_conversions"), total("trials_started"))
+        expected["refund_rate"] = percent(total("refunds"), total("new_subscriptions") + total("renewals"))
+        for currency, amount in today["mrr"].items():
+            expected[f"arr.{currency}"] = money(round(float(amount) * 100) * 12 / 100)
         mismatched = {name: (figures.get(name), value) for name, value in expected.items() if figures.get(name) != value}
         if mismatched:
             raise Failure(f"the page's figures differ from /v1/metrics (page, API): {mismatched}")
@@ -138,6 +148,35 @@ def main():
         browser.wait_for(f'input#from[value="{days[-14]["date"]}"]', step)
         seen["rangeDays"] = browser.script(
             "const d = document.querySelector('figure[data-chart=\"active\"] desc'); return d ? d.textContent : '';")
+
+        step = run.at("every table as CSV: a row per day, a row per cohort")
+        csv = browser.script_async(
+            "const done = arguments[arguments.length - 1];"
+            "Promise.all(Array.from(document.querySelectorAll('.exports a')).map(a => fetch(a.href).then(r => r.text().then(t => [r.status, r.headers.get('content-type'), t]))))"
+            ".then(done).catch(e => done(String(e)));")
+        daily, cohort_csv = csv
+        daily_lines = daily[2].strip().split("\r\n")
+        seen["csv"] = {"dailyStatus": daily[0], "dailyType": daily[1], "dailyHeader": daily_lines[0].split(","), "dailyRows": len(daily_lines) - 1,
+                       "cohortRows": len(cohort_csv[2].strip().split("\r\n")) - 1, "firstDay": daily_lines[1].split(",")[0]}
+
+        step = run.at("a preset: the last 30 days")
+        browser.script("Array.from(document.querySelectorAll('.presets a')).find(a => a.textContent === 'Last 30 days').click();")
+        browser.wait_for(f'input#from[value="{days[-30]["date"]}"]', step)
+        seen["preset30"] = browser.script("return [document.getElementById('from').value, document.getElementById('to').value];")
+
+        step = run.at("a year by month: one bar group a month, months named with their year")
+        browser.open(f"{base}/dashboard?from={days[0]['date']}&to={last}&group=month")
+        browser.wait_for('figure[data-chart="trials"]', step)
+        seen["byMonth"] = browser.script(
+            "const f = document.querySelector('figure[data-chart=\"trials\"]');"
+            "return {desc: f.querySelector('desc').textContent, ticks: Array.from(f.querySelectorAll('text.tick')).map(t => t.textContent)};")
+
+        step = run.at("a range too long: the page says so beside the form, with the usual days, and a way back")
+        browser.open(f"{base}/dashboard?from=2000-01-01&to=2026-01-01")
+        browser.wait_for("[role=alert]", step)
+        seen["tooLong"] = browser.script(
+            "return {alert: document.querySelector('[role=alert]').textContent, form: !!document.getElementById('from'),"
+            " presets: document.querySelectorAll('.presets a').length, figures: document.querySelectorAll('[data-figure]').length};")
 
         step = run.at("sign out")
         browser.script("document.querySelector('form[action=\"/dashboard/logout\"] button').click();")

@@ -39,6 +39,11 @@ struct BackendDashboard: Sendable {
             guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil)) }
             return await dashboard.overviewPage(request)
         }
+        // Every table as CSV, for the days the page shows (signed in, like the page).
+        router.on("GET", "/dashboard/export/{file}") { request, context in
+            guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
+            return await dashboard.export(context["file"], request)
+        }
         router.on("POST", "/dashboard/login") { request, _ in
             let key = FormBody(request.body)["key"] ?? ""
             guard !key.isEmpty, (try? await dashboard.service.storage.hasKey(hash: ServiceKeys.digest(key))) == true else {
@@ -103,41 +108,173 @@ struct BackendDashboard: Sendable {
         return Self.frame.fill(["title": "Sign in — subscriptions — OpenStoreKit", "main": main])
     }
 
-    func overviewPage(_ request: HTTPRequest) async -> HTTPResponse {
-        var problem: String?
-        var range: (from: CalendarDay, to: CalendarDay)?
-        if request.queryValue("from") != nil || request.queryValue("to") != nil {
-            do { range = try BackendService.dayRange(of: request) } catch { problem = error.description }
+    /// How the charts group days: by day, week or month; `auto` picks by the range's length.
+    enum Grouping: String, CaseIterable {
+        case auto, day, week, month
+
+        /// The grouping a range of `days` gets: days up to three months, weeks up to a year, months beyond.
+        func resolved(days: Int64) -> Grouping {
+            guard self == .auto else { return self }
+            return days <= 92 ? .day : days <= 366 ? .week : .month
         }
+    }
+
+    /// The days a request asks for, or the default (the last year up to the newest notification), and
+    /// what was wrong with what it asked for, if anything: the page then shows the default with the problem.
+    func range(of request: HTTPRequest) async throws -> (from: CalendarDay, to: CalendarDay, problem: String?) {
+        var problem: String?
+        if request.queryValue("from") != nil || request.queryValue("to") != nil {
+            do {
+                let (from, to) = try BackendService.dayRange(of: request)
+                if to.number - from.number < MetricsQuery.longestRange { return (from, to, nil) }
+                problem = "Show at most \(MetricsQuery.longestRange) days at once; these are the last \(Self.defaultDays) days instead."
+            } catch {
+                problem = "\(error.description) These are the last \(Self.defaultDays) days instead."
+            }
+        }
+        let last = try await latestDay()
+        return (last.adding(days: 1 - Self.defaultDays), last, problem)
+    }
+
+    /// The day of the newest notification (or today, before any).
+    func latestDay() async throws -> CalendarDay {
+        let latest = try await service.storage.latestNotificationDate().map { CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: $0)) }
+        return latest ?? CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: service.ledger.now()))
+    }
+
+    func overviewPage(_ request: HTTPRequest) async -> HTTPResponse {
         let metrics: MetricsReport
         let cohorts: CohortReport
+        let range: (from: CalendarDay, to: CalendarDay, problem: String?)
+        let latest: CalendarDay
+        let grouping = Grouping(rawValue: request.queryValue("group") ?? "auto") ?? .auto
         do {
-            if range == nil {
-                // The last days up to the newest notification.
-                let latest = try await service.storage.latestNotificationDate().map { CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: $0)) }
-                let last = latest ?? CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: service.ledger.now()))
-                range = (last.adding(days: 1 - Self.defaultDays), last)
-            }
-            let (from, to) = range!
-            guard to.number - from.number < MetricsQuery.longestRange else { throw BackendError.badRequest("show at most \(MetricsQuery.longestRange) days at once") }
-            metrics = try await service.storage.metrics(MetricsQuery(from: from, to: to))
-            cohorts = try await service.storage.cohorts(from: from.firstOfMonth.firstOfMonth(adding: -11), to: to)
+            range = try await self.range(of: request)
+            latest = try await latestDay()
+            metrics = try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to))
+            cohorts = try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to)
         } catch {
-            return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "main": Self.problemMarkup("\(error)")]), status: 400)
+            return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "main": Self.problemMarkup("\(error)")]), status: 503)
         }
-        let (from, to) = range!
+        let (from, to) = (range.from, range.to)
+        let chosen = grouping.resolved(days: to.number - from.number + 1)
         var asOf = ""
         if let date = metrics.asOf { asOf = HTML.escape(", figures as of \(date.formatted(.iso8601))") }
+        let query = "from=\(from)&to=\(to)"
         let main = Self.overview.fill([
             "from": from.description, "to": to.description,
-            "problem": problem.map(Self.problemMarkup) ?? "",
+            "presets": Self.presets(latest: latest, grouping: grouping),
+            "groupings": Grouping.allCases.map { option in
+                let label = option == .auto ? "By the range (now by \(chosen.rawValue))" : "By \(option.rawValue)"
+                return #"<option value="\#(option.rawValue)"\#(option == grouping ? " selected" : "")>\#(label)</option>"#
+            }.joined(),
+            "problem": range.problem.map(Self.problemMarkup) ?? "",
             "last-day": HTML.escape(metrics.days.last?.day.description ?? to.description),
             "figures": Self.figures(metrics),
-            "charts": Self.charts(metrics),
+            "rates": Self.rates(metrics),
+            "charts": Self.charts(metrics, grouping: chosen),
             "cohorts": Self.cohortTable(cohorts),
+            "daily-csv": "/dashboard/export/daily.csv?\(query)",
+            "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
         ])
         let actions = #"<form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
-        return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "as-of": asOf, "header-actions": actions, "main": main]))
+        return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "as-of": asOf, "header-actions": actions, "main": main]),
+                         status: range.problem == nil ? 200 : 400)
+    }
+
+    /// Links to the usual ranges, each ending on the newest notification's day.
+    static func presets(latest: CalendarDay, grouping: Grouping) -> String {
+        let ranges: [(String, Int64)] = [("Last 7 days", 7), ("Last 30 days", 30), ("Last 90 days", 90), ("Last 12 months", 365)]
+        return ranges.map { label, days in
+            let group = grouping == .auto ? "" : "&group=\(grouping.rawValue)"
+            return #"<li><a href="/dashboard?from=\#(latest.adding(days: 1 - days))&to=\#(latest)\#(group)">\#(label)</a></li>"#
+        }.joined()
+    }
+
+    /// `daily.csv` (every figure of every day shown) or `cohorts.csv` (the cohort table), as the page shows them.
+    func export(_ file: String, _ request: HTTPRequest) async -> HTTPResponse {
+        do {
+            let range = try await self.range(of: request)
+            if let problem = range.problem { return HTTPResponse(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(problem.utf8)) }
+            let csv: String
+            switch file {
+            case "daily.csv": csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)))
+            case "cohorts.csv":
+                csv = Self.cohortsCSV(try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to))
+            default:
+                return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("no export \(file): daily.csv or cohorts.csv".utf8))
+            }
+            return HTTPResponse(status: 200, headers: [
+                ("Content-Type", "text/csv; charset=utf-8"), ("Cache-Control", "no-store"),
+                ("Content-Disposition", #"attachment; filename="subscriptions-\#(range.from)-\#(range.to)-\#(file)""#),
+            ], body: Data(csv.utf8))
+        } catch {
+            return HTTPResponse(status: 503, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("\(error)".utf8))
+        }
+    }
+
+    /// One row per day: the API's names for columns, money in decimal units of each currency.
+    static func dailyCSV(_ report: MetricsReport) -> String {
+        let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) }).sorted()
+        var lines = [(["day", "active_subscriptions", "trials", "introductory_price", "in_grace_period", "new_subscriptions", "trials_started",
+                       "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "reactivations", "refunds"]
+                      + currencies.map { "mrr.\($0)" } + currencies.map { "refunded.\($0)" }).joined(separator: ",")]
+        for day in report.days {
+            var fields = [day.day.description] + [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions,
+                                                  day.trialsStarted, day.trialConversions, day.renewals, day.churnedVoluntary, day.churnedInvoluntary,
+                                                  day.reactivations, day.refunds].map(String.init)
+            fields += currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
+            fields += currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) }
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// One row per cohort month: its size, then how many were retained and the share, month by month.
+    static func cohortsCSV(_ report: CohortReport) -> String {
+        let longest = report.cohorts.map(\.retained.count).max() ?? 0
+        var lines = [(["month", "subscriptions"] + (0..<longest).flatMap { ["retained_month_\($0 + 1)", "retention_percent_month_\($0 + 1)"] })
+            .joined(separator: ",")]
+        for cohort in report.cohorts {
+            var fields = [cohort.month.monthDescription, String(cohort.subscriptions)]
+            for index in 0..<longest {
+                fields += index < cohort.retained.count ? [String(cohort.retained[index]), String(cohort.retentionPercent[index])] : ["", ""]
+            }
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
+    /// The range's rates, each defined beside its figure in docs/analytics.md: churn (of the
+    /// subscriptions active when the range began), trial conversion (conversions per trial started in
+    /// the range), refunds (per paid purchase or renewal in the range); and ARR (MRR × 12) on the last day.
+    static func rates(_ report: MetricsReport) -> String {
+        guard let first = report.days.first, let last = report.days.last else { return "" }
+        func sum(_ value: (DailyMetrics) -> Int64) -> Int64 { report.days.reduce(0) { $0 + value($1) } }
+        func percent(_ part: Int64, _ whole: Int64) -> String {
+            whole == 0 ? "—" : String(format: "%.1f%%", Double(part) / Double(whole) * 100)
+        }
+        let startingActive = first.activeSubscriptions
+        var items: [(String, String, String)] = [
+            ("churn_rate", "Churn rate", percent(sum(\.churnedVoluntary) + sum(\.churnedInvoluntary), startingActive)),
+            ("trial_conversion_rate", "Trial conversion rate", percent(sum(\.trialConversions), sum(\.trialsStarted))),
+            ("refund_rate", "Refund rate", percent(sum(\.refunds), sum(\.newSubscriptions) + sum(\.renewals))),
+        ]
+        for (currency, micros) in last.mrrMicros.sorted(by: { $0.key < $1.key }) {
+            // Twelve times the MRR shown (in whole cents), so the two figures agree as a reader checks them.
+            items.append(("arr.\(currency)", "ARR, \(currency)", Money.text(cents: Money.roundedCents(micros, per: 10_000) * 12)))
+        }
+        var html = HTML()
+        for (name, label, value) in items {
+            html.raw(#"<li data-figure=""#)
+            html.add(name)
+            html.raw(#""><span class="name">"#)
+            html.add(label)
+            html.raw(#"</span> <span class="value">"#)
+            html.add(value)
+            html.raw("</span></li>\n")
+        }
+        return html.text
     }
 
     static func problemMarkup(_ message: String) -> String {
@@ -183,35 +320,47 @@ struct BackendDashboard: Sendable {
 
     static func grouped(_ number: Int64) -> String { number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
 
-    static func charts(_ report: MetricsReport) -> String {
-        let days = report.days
-        guard !days.isEmpty else { return "" }
-        let labels = days.map(\.day)
+    static func charts(_ report: MetricsReport, grouping: Grouping = .week) -> String {
+        let all = report.days
+        guard !all.isEmpty else { return "" }
+        // Stock figures are read at the end of each period (its last day), flows summed over it.
+        let periods: [[DailyMetrics]]
+        switch grouping {
+        case .day, .auto: periods = all.map { [$0] }
+        case .week: periods = stride(from: 0, to: all.count, by: 7).map { Array(all[$0..<min($0 + 7, all.count)]) }
+        case .month:
+            periods = all.reduce(into: [[DailyMetrics]]()) { groups, day in
+                if let last = groups.last?.last, last.day.firstOfMonth == day.day.firstOfMonth { groups[groups.count - 1].append(day) } else { groups.append([day]) }
+            }
+        }
+        let days = periods.map { $0.last! }
+        let labels = periods.map { $0[0].day }
+        let stockWords = grouping == .day || grouping == .auto ? "Daily values" : "Values at the end of each \(grouping.rawValue)"
+        let flowWords = grouping == .day || grouping == .auto ? "Daily sums" : "Sums by \(grouping.rawValue)"
         let count = { (value: Double) in grouped(Int64(value.rounded())) }
         var charts: [DashboardChart] = []
         for currency in Set(days.flatMap(\.mrrMicros.keys)).sorted() {
             charts.append(DashboardChart(id: "mrr-\(currency.lowercased())", title: "MRR, \(currency)", style: .lines, labels: labels,
                                          series: [.init(name: "MRR (\(currency))", values: days.map { Double($0.mrrMicros[currency] ?? 0) / 1_000_000 })],
-                                         format: { Money.text(micros: Int64(($0 * 1_000_000).rounded())) }))
+                                         format: { Money.text(micros: Int64(($0 * 1_000_000).rounded())) }, covers: stockWords))
         }
         charts.append(DashboardChart(id: "active", title: "Active subscriptions", style: .lines, labels: labels, series: [
             .init(name: "Active", values: days.map { Double($0.activeSubscriptions) }),
             .init(name: "In a free trial", values: days.map { Double($0.freeTrials) }),
             .init(name: "In a grace period", values: days.map { Double($0.gracePeriod) }),
-        ], format: count))
-        // Flows, summed by week (from the first day shown), so a day's spike does not hide the trend.
-        let weeks = stride(from: 0, to: days.count, by: 7).map { Array(days[$0..<min($0 + 7, days.count)]) }
-        func weekly(_ value: (DailyMetrics) -> Int64) -> [Double] { weeks.map { Double($0.reduce(0) { $0 + value($1) }) } }
-        let weekLabels = weeks.map { $0[0].day }
-        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, by week", style: .bars, labels: weekLabels, series: [
-            .init(name: "Trials started", values: weekly(\.trialsStarted)),
-            .init(name: "Converted to paid", values: weekly(\.trialConversions)),
-        ], format: count))
-        charts.append(DashboardChart(id: "churn", title: "Churn, by week", style: .bars, labels: weekLabels, series: [
-            .init(name: "Cancelled (voluntary)", values: weekly(\.churnedVoluntary)),
-            .init(name: "Billing (involuntary)", values: weekly(\.churnedInvoluntary)),
-            .init(name: "Reactivated", values: weekly(\.reactivations)),
-        ], format: count))
+        ], format: count, covers: stockWords))
+        // Flows, summed over each period (from the first day shown).
+        func summed(_ value: (DailyMetrics) -> Int64) -> [Double] { periods.map { Double($0.reduce(0) { $0 + value($1) }) } }
+        let by = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
+        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, \(by)", style: .bars, labels: labels, series: [
+            .init(name: "Trials started", values: summed(\.trialsStarted)),
+            .init(name: "Converted to paid", values: summed(\.trialConversions)),
+        ], format: count, covers: flowWords))
+        charts.append(DashboardChart(id: "churn", title: "Churn, \(by)", style: .bars, labels: labels, series: [
+            .init(name: "Cancelled (voluntary)", values: summed(\.churnedVoluntary)),
+            .init(name: "Billing (involuntary)", values: summed(\.churnedInvoluntary)),
+            .init(name: "Reactivated", values: summed(\.reactivations)),
+        ], format: count, covers: flowWords))
         return charts.map(\.markup).joined(separator: "\n")
     }
 

@@ -20,6 +20,8 @@ struct DashboardChart {
     var series: [Series]
     /// How a value is written (`1,234`, `12.30`).
     var format: (Double) -> String
+    /// What one value covers, in words: "Daily values", "Weekly sums", "Monthly sums", …
+    var covers: String = ""
 
     // Drawn at about the width it is shown at on a phone (and a half column on a desktop), so its
     // labels stay readable.
@@ -68,7 +70,8 @@ struct DashboardChart {
             let highest = series.values.max() ?? 0
             return "\(series.name): \(format(series.values.first ?? 0)) on \(first), \(format(series.values.last ?? 0)) on \(last), highest \(format(highest))"
         }
-        return "\(style == .bars ? "Weekly sums" : "Daily values") from \(first) to \(last). " + parts.joined(separator: "; ") + "."
+        let covers = self.covers.isEmpty ? (style == .bars ? "Weekly sums" : "Daily values") : self.covers
+        return "\(covers) from \(first) to \(last). " + parts.joined(separator: "; ") + "."
     }
 
     private var plot: String {
@@ -87,13 +90,17 @@ struct DashboardChart {
             svg += #"<line class="\#(line == 0 ? "axis" : "grid")" x1="\#(Self.rounded(Self.left))" x2="\#(Self.rounded(Self.width - Self.right))" y1="\#(Self.rounded(lineY))" y2="\#(Self.rounded(lineY))"/>"#
             svg += #"<text class="tick" x="\#(Self.rounded(Self.left - 6))" y="\#(Self.rounded(lineY + 4))" text-anchor="end">\#(HTML.escape(format(value)))</text>"#
         }
-        // A label at the first day of each month (at most seven).
+        // A label at the first day of each month (at most seven), with its year where the year begins
+        // and on the first label, so a range across years reads unambiguously.
         let monthStarts = labels.indices.filter { index in index == 0 || labels[index].firstOfMonth != labels[index - 1].firstOfMonth }
         let every = max(1, Int((Double(monthStarts.count) / 7).rounded(.up)))
         let slot = plotWidth / Double(count)
         func x(_ index: Int) -> Double { Self.left + slot * (Double(index) + 0.5) }
+        var lastYear: Int64?
         for (position, index) in monthStarts.enumerated() where position % every == 0 {
-            let name = Self.monthNames[Int(labels[index].components.month) - 1]
+            let (year, month, _) = labels[index].components
+            let name = Self.monthNames[Int(month) - 1] + (year != lastYear ? " \(year)" : "")
+            lastYear = year
             svg += #"<text class="tick" x="\#(Self.rounded(x(index)))" y="\#(Self.rounded(Self.height - 8))" text-anchor="middle">\#(name)</text>"#
         }
         switch style {
