@@ -383,15 +383,8 @@ extension SimulatedAppStore {
                 }
                 memberRecord?.latestTransactionID = id
             }
-            guard var mirrored = memberRecord else { continue }
-            mirrored.productID = source.productID
-            mirrored.autoRenewProductID = source.autoRenewProductID
-            mirrored.autoRenewEnabled = source.autoRenewEnabled
-            mirrored.state = source.state
-            mirrored.expirationDate = source.expirationDate
-            mirrored.gracePeriodExpirationDate = source.gracePeriodExpirationDate
-            mirrored.billingRetryEndDate = source.billingRetryEndDate
-            mirrored.expirationIntent = source.expirationIntent
+            guard let memberRecord else { continue }
+            let mirrored = memberRecord.following(source)
             change.ledger.subscriptions[mirrored.originalTransactionID] = mirrored
             try enqueueStatusUpdates(mirrored, change: &change)
             // The developer hears about the member's subscription too: when sharing starts, and at each

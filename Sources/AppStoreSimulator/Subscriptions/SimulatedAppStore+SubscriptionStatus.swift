@@ -123,18 +123,7 @@ extension SimulatedAppStore {
         var copies: [UInt64: SubscriptionRecord] = [:]
         for copy in ledger.subscriptions(SubscriptionQuery(familySourceID: source.originalTransactionID)) { copies[copy.originalTransactionID] = copy }
         for copy in change.ledger.subscriptions.values where copy.familySourceID == source.originalTransactionID { copies[copy.originalTransactionID] = copy }
-        return copies.values.sorted { $0.originalTransactionID < $1.originalTransactionID }.map { copy in
-            var mirrored = copy
-            mirrored.productID = source.productID
-            mirrored.autoRenewProductID = source.autoRenewProductID
-            mirrored.autoRenewEnabled = source.autoRenewEnabled
-            mirrored.state = source.state
-            mirrored.expirationDate = source.expirationDate
-            mirrored.gracePeriodExpirationDate = source.gracePeriodExpirationDate
-            mirrored.billingRetryEndDate = source.billingRetryEndDate
-            mirrored.expirationIntent = source.expirationIntent
-            return mirrored
-        }
+        return copies.values.sorted { $0.originalTransactionID < $1.originalTransactionID }.map { $0.following(source) }
     }
 
     /// Queues the subscription's new status in the status feed of every device of its account.
@@ -394,5 +383,22 @@ extension SimulatedAppStore {
         try enqueueStatusUpdates(record, change: &change)
         try syncFamily(record, newTransaction: nil, change: &change)
         return record
+    }
+}
+
+extension SubscriptionRecord {
+    /// A family member's copy as it follows the purchaser's subscription `source`: its plan, renewal
+    /// and state, dates and expiration intent are the purchaser's; its identifiers and account its own.
+    func following(_ source: SubscriptionRecord) -> SubscriptionRecord {
+        var copy = self
+        copy.productID = source.productID
+        copy.autoRenewProductID = source.autoRenewProductID
+        copy.autoRenewEnabled = source.autoRenewEnabled
+        copy.state = source.state
+        copy.expirationDate = source.expirationDate
+        copy.gracePeriodExpirationDate = source.gracePeriodExpirationDate
+        copy.billingRetryEndDate = source.billingRetryEndDate
+        copy.expirationIntent = source.expirationIntent
+        return copy
     }
 }
