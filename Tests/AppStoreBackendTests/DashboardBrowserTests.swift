@@ -55,9 +55,9 @@ struct DashboardBrowserTests {
             #expect(csv["dailyRows"] as? Int == 14, "a row per day of the 14 days shown: \(csv)")
             #expect((csv["cohortRows"] as? Int ?? 0) >= 6, "\(csv)")
             let preset = try #require(report["preset30"] as? [String])
-            if let range = report["range"] as? [String], let last = range.last, let lastDay = CalendarDay(last) {
-                #expect(preset == [lastDay.adding(days: -29).description, last], "\(preset)")
-            }
+            let range = try #require(report["range"] as? [String])
+            let lastDay = try #require(range.last.flatMap(CalendarDay.init))
+            #expect(preset == [lastDay.adding(days: -29).description, lastDay.description], "\(preset)")
             let byMonth = try #require(report["byMonth"] as? [String: Any])
             #expect((byMonth["desc"] as? String)?.hasPrefix("Sums by month") == true, "\(byMonth)")
             #expect((byMonth["ticks"] as? [String])?.contains { $0.range(of: #"^[A-Z][a-z]{2} 20\d\d$"#, options: .regularExpression) != nil } == true,

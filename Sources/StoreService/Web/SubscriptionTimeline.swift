@@ -48,14 +48,21 @@ public struct SubscriptionTimeline: Sendable {
         guard let original = try await store.ledgerTransaction(id), original.productKind == .autoRenewable else {
             throw AppStoreError.control(.noSubscriptionFound, "transaction \(id) is not a transaction of an auto-renewable subscription")
         }
-        let transactions = try await store.ledgerTransactions(account: original.account)
-            .filter { $0.originalID == original.originalID && $0.state == .purchased }
+        return try await load(store: store, transaction: original,
+                              notifications: try await store.notificationRecords(aboutOriginalTransaction: original.originalID),
+                              subscription: try await store.subscriptionRecord(originalTransactionID: original.originalID))
+    }
+
+    /// The timeline of `transaction`'s subscription, from its notifications and record already read
+    /// (a purchase's page has them).
+    static func load(store: SimulatedAppStore, transaction: LedgerTransaction, notifications: [NotificationRecord],
+                     subscription: SubscriptionRecord?) async throws -> SubscriptionTimeline {
+        let transactions = try await store.ledgerTransactions(account: transaction.account)
+            .filter { $0.originalID == transaction.originalID && $0.state == .purchased }
         let ids = Set(transactions.map(\.id))
-        let records = try await store.notificationRecords(aboutOriginalTransaction: original.originalID)
-            .filter { $0.transactionID.map(ids.contains) ?? false }
-        let record = try await store.subscriptionRecords(account: original.account).first { $0.originalTransactionID == original.originalID }
-        return SubscriptionTimeline(originalTransactionID: original.originalID, transactions: transactions, notifications: records,
-                                    now: try await store.currentTime(), state: record?.state.rawValue ?? "unknown")
+        return SubscriptionTimeline(originalTransactionID: transaction.originalID, transactions: transactions,
+                                    notifications: notifications.filter { $0.transactionID.map(ids.contains) ?? false },
+                                    now: try await store.currentTime(), state: subscription?.state.rawValue ?? "unknown")
     }
 
     init(originalTransactionID: UInt64, transactions: [LedgerTransaction], notifications: [NotificationRecord], now: Date, state: String) {

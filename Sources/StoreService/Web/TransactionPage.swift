@@ -24,12 +24,12 @@ struct TransactionPage {
             ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
         let signed = transaction.isPurchased || transaction.revocation != nil ? try? await store.transaction(id).jws : nil
         let renewal = subscription != nil ? try await store.signedRenewalInfo(originalTransactionID: transaction.originalID)?.jws : nil
+        let notifications = try await store.notificationRecords(aboutOriginalTransaction: transaction.originalID)
+        // The timeline is drawn from the notifications and record the page has read.
         let timeline = transaction.productKind == .autoRenewable && transaction.isPurchased
-            ? try? await SubscriptionTimeline.load(store: store, originalTransactionID: transaction.originalID) : nil
+            ? try await SubscriptionTimeline.load(store: store, transaction: transaction, notifications: notifications, subscription: subscription) : nil
         return TransactionPage(transaction: transaction, row: TransactionRow(transaction, subscription: subscription, now: now),
-                               signedTransaction: signed ?? "", renewalInfo: renewal,
-                               notifications: try await store.notificationRecords(aboutOriginalTransaction: transaction.originalID),
-                               timeline: timeline)
+                               signedTransaction: signed ?? "", renewalInfo: renewal, notifications: notifications, timeline: timeline)
     }
 
     /// A JWS's payload as indented JSON with sorted keys, or the text itself when it is not one.
