@@ -26,7 +26,7 @@ struct AnalyticsYear {
                                              identifiers: .sequential())
     }
 
-    private enum Action { case buy(String), cancel, refundLatest, upgrade }
+    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade }
 
     /// The plans bought, each as often as it appears: weekly plans are few (each renews fifty times a year).
     private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.premiumMonthly,
@@ -42,6 +42,10 @@ struct AnalyticsYear {
             let plan = Self.plans[Int.random(in: 0..<Self.plans.count, using: &random)]
             let day = Int.random(in: 0..<300, using: &random)
             schedule[day, default: []].append((account, .buy(plan)))
+            // Some buy once too: gems (a consumable, every tenth, refunded for every thirtieth) or Pro (every seventeenth).
+            if index % 10 == 5 { schedule[day + 1, default: []].append((account, .buyOnce(ExampleShop.gems))) }
+            if index % 30 == 5 { schedule[day + 3, default: []].append((account, .refundOneTime)) }
+            if index % 17 == 3 { schedule[day + 2, default: []].append((account, .buyOnce(ExampleShop.pro))) }
             let roll = Int.random(in: 0..<100, using: &random)
             if roll < 30 {
                 let cancelDay = day + Int.random(in: 1..<120, using: &random)
@@ -51,8 +55,13 @@ struct AnalyticsYear {
                 schedule[day + Int.random(in: 5..<60, using: &random), default: []].append((account, .upgrade))
             } else if roll < 46 {
                 schedule[day + Int.random(in: 1..<200, using: &random), default: []].append((account, .refundLatest))
+            } else if roll < 56, plan == ExampleShop.premiumMonthly || plan == ExampleShop.newsPlus {
+                // After premium's three introductory months, or news' free month.
+                schedule[day + Int.random(in: 100..<200, using: &random), default: []].append((account, .downgrade))
             }
         }
+        // One subscriber stays a whole year: the renewal after it is charged at the reduced commission.
+        schedule[0, default: []].append(("subscriber-veteran", .buy(ExampleShop.newsLite)))
         for day in 0..<366 {
             try await store.advanceTime(to: Self.start.addingTimeInterval(Double(day) * 86_400 + 43_200))
             // Billing fails for renewals in two spells: with a grace period, then without one. Half of
@@ -90,9 +99,23 @@ struct AnalyticsYear {
                 where record.autoRenewEnabled && [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(record.state) {
                 try await store.setAutoRenew(originalTransactionID: record.originalTransactionID, enabled: false)
             }
+        case .buyOnce(let product):
+            _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
+                                                         appAccountToken: BackendScenario.token(account)))
+        case .refundOneTime:
+            if let bought = try await store.ledgerTransactions(account: account).last(where: { $0.expirationDate == nil && $0.revocation == nil }) {
+                try await store.refundTransaction(bought.id)
+            }
         case .refundLatest:
-            if let latest = try await store.ledgerTransactions(account: account).last(where: { $0.revocation == nil }) {
+            if let latest = try await store.ledgerTransactions(account: account).last(where: { $0.revocation == nil && $0.expirationDate != nil }) {
                 try await store.refundTransaction(latest.id)
+            }
+        case .downgrade:
+            // Buying a lower level of the group: it takes effect at the next renewal.
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }) {
+                let lower = record.groupID == ExampleShop.plus ? ExampleShop.standardMonthly : ExampleShop.newsLite
+                _ = try await store.purchase(PurchaseRequest(productID: lower, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendScenario.token(account)))
             }
         case .upgrade:
             if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }),
@@ -101,6 +124,15 @@ struct AnalyticsYear {
                                                              appAccountToken: BackendScenario.token(account)))
             }
         }
+    }
+
+    /// A subscriber still subscribed at the end who also bought gems: a customer with history to show.
+    func subscriberWithPurchases() async throws -> String? {
+        for index in stride(from: 5, to: subscribers, by: 10) {
+            let account = "subscriber-\(index)"
+            if try await store.subscriptionRecords(account: account).contains(where: { $0.state == .subscribed }) { return account }
+        }
+        return nil
     }
 
     /// Every notification of the outbox as a webhook body, oldest first.
@@ -235,6 +267,20 @@ struct IndependentMetrics {
             days.append(figures)
             day = day.adding(days: 1)
         }
+        let reduced = reducedCommission()
+        for transaction in transactionsByID.values where transaction.price > 0 {
+            let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: transaction.purchaseDate)).number - from.number)
+            guard days.indices.contains(index) else { continue }
+            days[index].salesMilliunits[transaction.currency, default: 0] += transaction.price
+            if reduced.contains(transaction.id) { days[index].salesReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
+        }
+        for subscription in subscriptions.values {
+            for (instant, movement, currency, micros) in movements(of: subscription) {
+                let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: instant)).number - from.number)
+                guard days.indices.contains(index) else { continue }
+                days[index].mrrMovementMicros[movement, default: [:]][currency, default: 0] += micros
+            }
+        }
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = transactionsByID[id] else { continue }
             let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: notification.date)).number - from.number)
@@ -256,10 +302,84 @@ struct IndependentMetrics {
             case (.refund, _):
                 days[index].refunds += 1
                 if transaction.price != 0 { days[index].refundedMilliunits[transaction.currency, default: 0] += transaction.price }
+                if reduced.contains(id) { days[index].refundedReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
             default: break
             }
         }
+        for index in days.indices { days[index].dropZeroAmounts() }
         return days
+    }
+
+    /// The paid renewals charged after a year of paid service: each paid transaction's paid days (to its
+    /// expiry or the next purchase; none when refunded), added up over a run of paid transactions that
+    /// no lapse of more than 60 days interrupts.
+    func reducedCommission() -> Set<UInt64> {
+        var reduced: Set<UInt64> = []
+        for subscription in subscriptions.values {
+            let renewing = subscription.transactions.filter { $0.expirationDate != nil }
+            let paid = renewing.filter { $0.price > 0 && $0.offer?.discountType != .freeTrial }
+            var runStart = 0
+            for (position, transaction) in paid.enumerated() {
+                if position > 0 {
+                    let lastEnd = paid[..<position].filter { $0.revocation == nil }.map { paidEnd(of: $0, in: renewing) }.max()
+                    if let lastEnd, transaction.purchaseDate.timeIntervalSince(lastEnd) > 60 * 86_400 { runStart = position }
+                }
+                var covered: [(Date, Date)] = []
+                for earlier in paid[runStart..<position] where earlier.revocation == nil {
+                    covered.append((earlier.purchaseDate, paidEnd(of: earlier, in: renewing)))
+                }
+                // The union of the earlier paid spans, in whole milliseconds.
+                var total: Int64 = 0
+                var reach = Date.distantPast
+                for (start, end) in covered.sorted(by: { $0.0 < $1.0 }) where end > reach {
+                    total += AppStoreJSON.milliseconds(from: end) - AppStoreJSON.milliseconds(from: max(start, reach))
+                    reach = end
+                }
+                if total >= 365 * 86_400_000 { reduced.insert(transaction.id) }
+            }
+        }
+        return reduced
+    }
+
+    private func paidEnd(of transaction: LedgerTransaction, in renewing: [LedgerTransaction]) -> Date {
+        let next = renewing.first { $0.purchaseDate > transaction.purchaseDate }?.purchaseDate ?? .distantFuture
+        return min(transaction.expirationDate!, next)
+    }
+
+    /// The subscription's changes of MRR up to ``asOf``, found by reading its state at every moment it
+    /// could change (each purchase, expiry, refund, grace period's end and ending notification).
+    func movements(of subscription: Subscription) -> [(Date, MRRMovement, String, Int64)] {
+        var instants: Set<Date> = []
+        for transaction in subscription.transactions where transaction.expirationDate != nil {
+            instants.formUnion([transaction.purchaseDate, transaction.expirationDate!])
+            if let revocation = transaction.revocation { instants.insert(revocation.date) }
+        }
+        for notification in subscription.notifications {
+            if let grace = notification.renewalInfo?.gracePeriodExpiresDate { instants.insert(grace) }
+            if [.expired, .gracePeriodExpired, .revoke].contains(notification.type) { instants.insert(notification.date) }
+        }
+        var found: [(Date, MRRMovement, String, Int64)] = []
+        var was: (active: Bool, currency: String, micros: Int64) = (false, "", 0)
+        var everPaid = false
+        for instant in instants.sorted() where instant <= asOf {
+            let state = self.state(of: subscription, at: instant)
+            let now = (active: state != nil, currency: state?.0.currency ?? "", micros: state.map { monthlyMicros($0.0) } ?? 0)
+            var paying = was.micros
+            if was.active, now.active, was.currency != now.currency, paying > 0 {
+                found.append((instant, .contraction, was.currency, -paying))
+                paying = 0
+            }
+            if !now.active {
+                if paying > 0 { found.append((instant, .churned, was.currency, -paying)) }
+            } else if paying == 0, now.micros > 0 {
+                found.append((instant, everPaid ? (was.active ? .expansion : .reactivation) : .new, now.currency, now.micros))
+            } else if now.micros != paying {
+                found.append((instant, now.micros > paying ? .expansion : .contraction, now.currency, now.micros - paying))
+            }
+            if now.micros > 0 { everPaid = true }
+            was = now
+        }
+        return found
     }
 
     /// Each month's new subscriptions and how many were active at the end of each month after, for

@@ -1,4 +1,5 @@
 import AppStoreBackend
+import AppStoreSimulator
 import Foundation
 import HTTPService
 import Testing
@@ -29,6 +30,9 @@ struct DashboardBrowserTests {
         let year = try AnalyticsYear(subscribers: 200)
         try await year.play(seed: 390)
         let bodies = try await year.notificationBodies()
+        // A subscriber with something bought: found on the customer page by token and by a purchase.
+        let account = try #require(await year.subscriberWithPurchases())
+        let original = try #require(try await year.store.ledgerTransactions(account: account).first?.originalID)
         try await BackendScenario.withStorage(engine: .sqlite) { storage in
             let service = try year.service(on: storage)
             try await AnalyticsYear.deliver(bodies, to: service)
@@ -37,7 +41,8 @@ struct DashboardBrowserTests {
             let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/dashboard_checks.py")
             let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
                                                  ["python3", "-u", script.path, server.url.absoluteString, BackendScenario.serviceKey, screenshots.path,
-                                                  Self.chromium.path, Self.chromedriver.path, axe.path])
+                                                  Self.chromium.path, Self.chromedriver.path, axe.path,
+                                                  BackendScenario.token(account).uuidString.uppercased(), String(original)])
             await server.stop()
             let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -45,7 +50,17 @@ struct DashboardBrowserTests {
             #expect(report["ok"] as? Bool == true, "\(report)")
             #expect((report["refusal"] as? String ?? "").contains("not one of this backend's keys"))
             let charts = report["charts"] as? [String] ?? []
-            #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "active", "trials", "churn"], "\(charts)")
+            #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "revenue-gbp", "revenue-usd", "mrr-movement-gbp", "mrr-movement-usd", "active", "trials", "churn"],
+                    "\(charts)")
+            let money = try #require(report["money"] as? [String: [String: String]], "\(report)")
+            #expect(Set(money.keys) == ["GBP", "USD"], "\(money)")
+            // The customer page: by token (upper case, as pages show it) and by a purchase, the same customer.
+            let customer = try #require(report["customer"] as? [String: Any], "\(report)")
+            let byTransaction = try #require(report["byTransaction"] as? [String: Any], "\(report)")
+            #expect(customer["customer"] as? String == BackendScenario.token(account).uuidString.lowercased())
+            #expect(byTransaction["customer"] as? String == customer["customer"] as? String)
+            #expect((customer["transactions"] as? [String] ?? []).contains(String(original)), "\(customer)")
+            #expect((report["nobody"] as? String ?? "").contains("No customer or purchase matches"), "\(report)")
             #expect((report["cohorts"] as? Int ?? 0) >= 6)
             #expect(report["signedOut"] as? Bool == true)
             // Exports, presets, grouping and a range too long.
@@ -66,7 +81,8 @@ struct DashboardBrowserTests {
             #expect((tooLong["alert"] as? String)?.contains("at most") == true && tooLong["form"] as? Bool == true, "\(tooLong)")
             #expect((tooLong["presets"] as? Int ?? 0) == 4 && (tooLong["figures"] as? Int ?? 0) > 0, "the usual days instead, with a way on: \(tooLong)")
             let axeReport = report["axe"] as? [String: [[String: Any]]] ?? [:]
-            #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone"])
+            #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone", "customer-light", "customer-dark",
+                                            "customer-phone"])
             for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
                 #expect(violations.isEmpty, "axe on \(page): \(violations)")
             }

@@ -34,6 +34,18 @@ struct SubscriptionAnalyticsTests {
         #expect(totals.newSubscriptions > 900 && totals.trialConversions > 50 && totals.churnedVoluntary > 50 && totals.churnedInvoluntary > 10)
         #expect(totals.reactivations > 10 && totals.refunds > 20 && totals.gracePeriod > 0 && totals.introductoryPrice > 0 && totals.freeTrials > 0)
         #expect(Set(expectedDays.flatMap(\.mrrMicros.keys)) == ["USD", "GBP"])
+        // Money: sales in both currencies (one-time purchases among them), some after a year of paid service,
+        // every kind of MRR movement, and each day's movements adding up to its change of MRR.
+        #expect(Set(expectedDays.flatMap(\.salesMilliunits.keys)) == ["USD", "GBP"])
+        #expect(expectedDays.contains { !$0.salesReducedCommissionMilliunits.isEmpty })
+        for movement in MRRMovement.allCases {
+            #expect(expectedDays.contains { !($0.mrrMovementMicros[movement] ?? [:]).isEmpty }, "no \(movement) MRR in the year")
+        }
+        for (yesterday, day) in zip(expectedDays, expectedDays.dropFirst()) {
+            var change = day.mrrMicros
+            for (currency, micros) in yesterday.mrrMicros { change[currency, default: 0] -= micros }
+            #expect(day.netMRRMovementMicros == change.filter { $0.value != 0 }, "\(day.day): movements \(day.mrrMovementMicros), MRR \(yesterday.mrrMicros) → \(day.mrrMicros)")
+        }
         // The last day's figures are taken at its newest notification, before periods that end later that day.
         let endOfLastDay = AppStoreJSON.date(fromMilliseconds: CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: expected.asOf)).lastMilliseconds)
         #expect(expected.subscriptions.values.contains { expected.state(of: $0, at: expected.asOf) != nil && expected.state(of: $0, at: endOfLastDay) == nil })

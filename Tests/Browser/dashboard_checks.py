@@ -3,14 +3,20 @@ refused, a right one opens the page), the figures against the backend's own /v1/
 the charts and the cohort heat map, the range form, signing out, axe-core at desktop and phone width
 in light and dark, no sideways scrolling at 390 px, and the screenshots in docs/.
 
-usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS
+The money table (revenue, proceeds, refunds, MRR before and after with its movements) against the
+API's days, and the customer page: found by an upper-case app account token and by an original
+transaction id, its entitlements and transactions equal to the customer API's, its notifications.
+
+usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS TOKEN ORIGINAL_TRANSACTION_ID
 
 Prints one JSON object with what it saw; exits non-zero, naming the step, when a step fails.
 """
+import datetime
 import json
 import os
 import sys
 import urllib.request
+from decimal import Decimal
 
 from store_pages import Browser, Failure, run_and_report
 
@@ -40,7 +46,7 @@ def sign_in(browser, key):
 
 
 def main():
-    base, key, shots, chromium, chromedriver, axe_path = sys.argv[1:7]
+    base, key, shots, chromium, chromedriver, axe_path, token, original = sys.argv[1:9]
     os.makedirs(shots, exist_ok=True)
     with open(axe_path, encoding="utf-8") as file:
         axe_source = file.read()
@@ -97,6 +103,40 @@ def main():
         if mismatched:
             raise Failure(f"the page's figures differ from /v1/metrics (page, API): {mismatched}")
         seen["figures"] = figures
+
+        step = run.at("the money table equals the API's days")
+        table = browser.script(
+            "const out = {}; document.querySelectorAll('tr[data-currency]').forEach(r => { const row = {};"
+            " r.querySelectorAll('td[data-money]').forEach(c => row[c.dataset.money] = c.textContent.trim()); out[r.dataset.currency] = row; });"
+            "return out;")
+        day_before = (datetime.date.fromisoformat(first) - datetime.timedelta(days=1)).isoformat()
+        before = api(base, key, f"/v1/metrics?from={day_before}&to={day_before}")["days"]
+        opening = before[0]["mrr"] if before else {}
+        currencies = sorted(set(today["mrr"]) | {c for day in days for c in day["sales"]} | set(opening))
+        if sorted(table) != currencies:
+            raise Failure(f"the money table's currencies {sorted(table)} are not the API's {currencies}")
+        problems = {}
+        for currency in currencies:
+            row = {name: Decimal(value) for name, value in table[currency].items()}
+            def api_sum(name, sub=None):
+                return sum(Decimal(str((day[name][sub] if sub else day[name]).get(currency, 0))) for day in days)
+            # Revenue and refunds are whole cents every day: exact. Proceeds and movements are rounded
+            # to the cent each day in the API, and once over the range on the page.
+            checks = {"revenue": (api_sum("revenue"), 0), "refunded": (api_sum("refunded"), 0),
+                      "proceeds": (api_sum("proceeds"), Decimal("0.005") * len(days)),
+                      "mrr_after": (Decimal(str(today["mrr"].get(currency, 0))), 0),
+                      "mrr_before": (Decimal(str(opening.get(currency, 0))), Decimal("0.01"))}
+            for movement in ["new", "expansion", "reactivation", "contraction", "churned"]:
+                checks[f"mrr_movement.{movement}"] = (api_sum("mrr_movement", movement), Decimal("0.005") * len(days))
+            for name, (want, tolerance) in checks.items():
+                if abs(row[name] - want) > tolerance:
+                    problems[f"{currency} {name}"] = (str(row[name]), str(want))
+            moved = sum(row[f"mrr_movement.{m}"] for m in ["new", "expansion", "reactivation", "contraction", "churned"])
+            if abs(row["mrr_before"] + moved - row["mrr_after"]) > Decimal("0.03"):
+                problems[f"{currency} before + movements"] = (str(row["mrr_before"] + moved), str(row["mrr_after"]))
+        if problems:
+            raise Failure(f"the money table differs from /v1/metrics (page, API): {problems}")
+        seen["money"] = table
 
         step = run.at("the charts are drawn")
         charts = browser.script(
@@ -177,6 +217,50 @@ def main():
         seen["tooLong"] = browser.script(
             "return {alert: document.querySelector('[role=alert]').textContent, form: !!document.getElementById('from'),"
             " presets: document.querySelectorAll('.presets a').length, figures: document.querySelectorAll('[data-figure]').length};")
+
+        step = run.at("a customer by an upper-case app account token: entitlements and transactions as the API answers them")
+        browser.set_window(1200, 1500)
+        browser.open(f"{base}/dashboard")
+        browser.wait_for('a[href="/dashboard/customers"]', step)
+        browser.script("document.querySelector('a[href=\"/dashboard/customers\"]').click();")
+        browser.wait_for("input#q", step)
+        browser.script("document.getElementById('q').value = arguments[0]; document.querySelector('form[role=search] button').click();", token.upper())
+        browser.wait_for("h2[data-customer]", step)
+        def customer_page():
+            return browser.script(
+                "return {customer: document.querySelector('h2[data-customer]').dataset.customer,"
+                " entitled: Array.from(document.querySelectorAll('tr[data-product]')).map(r => r.dataset.product).sort(),"
+                " transactions: Array.from(document.querySelectorAll('tr[data-transaction]')).map(r => r.dataset.transaction),"
+                " notifications: document.querySelectorAll('tr[data-notification]').length};")
+        page = customer_page()
+        entitlements = api(base, key, f"/v1/customers/{token.upper()}/entitlements")["entitlements"]
+        history = api(base, key, f"/v1/customers/{token.upper()}/history")["transactions"]
+        expected = {"customer": token.lower(), "entitled": sorted(e["productId"] for e in entitlements),
+                    "transactions": [t["transactionId"] for t in history]}
+        if {k: page[k] for k in expected} != expected or page["notifications"] == 0:
+            raise Failure(f"the customer page {page} differs from the API {expected} or shows no notifications")
+        seen["customer"] = page
+        browser.color_scheme("dark")
+        seen["axe"]["customer-dark"] = browser.axe(axe_source)
+        browser.color_scheme("light")
+        seen["axe"]["customer-light"] = browser.axe(axe_source)
+        browser.set_window(390, 900)
+        browser.settle()
+        widths = browser.script("return {page: document.documentElement.scrollWidth, view: document.documentElement.clientWidth};")
+        if widths["page"] > widths["view"]:
+            raise Failure(f"at 390 px the customer page scrolls sideways: {widths}")
+        seen["axe"]["customer-phone"] = browser.axe(axe_source)
+        unscroll(browser)
+        browser.screenshot(os.path.join(shots, "dashboard-customer-phone.png"), width=390)
+        browser.set_window(1200, 1500)
+
+        step = run.at("the same customer by an original transaction id; nobody by a made-up id")
+        browser.open(f"{base}/dashboard/customers?q={original}")
+        browser.wait_for("h2[data-customer]", step)
+        seen["byTransaction"] = customer_page()
+        browser.open(f"{base}/dashboard/customers?q=nobody-at-all")
+        browser.wait_for("[role=alert]", step)
+        seen["nobody"] = browser.script("return document.querySelector('[role=alert]').textContent.trim();")
 
         step = run.at("sign out")
         browser.script("document.querySelector('form[action=\"/dashboard/logout\"] button').click();")

@@ -58,6 +58,26 @@ struct BackendMetricsCommandTests {
         #expect(cohorts.standardOutput.split(separator: "\n").contains { $0.hasPrefix("2026-01") && $0.contains(" 2 ") && $0.hasSuffix("50%") },
                 "\(cohorts.standardOutput)")
 
+        // The money: sales, refunds, revenue, proceeds (70% kept) and what moved MRR, a row per day and currency.
+        let money = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-02-28", "--money"])
+        #expect(money.status == 0, "\(money.standardError)")
+        let rows = money.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(rows.first == ["DATE", "CURRENCY", "SALES", "REFUNDED", "REVENUE", "PROCEEDS", "MRR", "NEW", "EXPANSION", "CONTRACTION", "CHURNED",
+                               "REACTIVATED"], "\(money.standardOutput)")
+        #expect(rows.contains(["2026-01-01", "USD", "0.99", "0.00", "0.99", "0.69", "0.99", "0.99", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
+        #expect(rows.contains(["2026-02-01", "GBP", "0.99", "0.00", "0.99", "0.69", "0.99", "0.00", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
+        // Bob's refund takes the period's price off the revenue and ends his MRR the same day.
+        #expect(rows.contains(["2026-02-10", "GBP", "0.00", "0.99", "-0.99", "-0.69", "0.00", "0.00", "0.00", "0.00", "-0.99", "0.00"]), "\(money.standardOutput)")
+        let smallBusiness = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--json",
+                                                  "--commission", "small-business"])
+        let firstDay = try #require((smallBusiness.jsonObject?["days"] as? [[String: Any]])?.first, "\(smallBusiness.standardError)")
+        #expect(firstDay["proceeds"] as? [String: Double] == ["USD": 0.84, "GBP": 0.84] && firstDay["sales"] as? [String: Double] == ["USD": 0.99, "GBP": 0.99])
+        #expect((firstDay["mrr_movement"] as? [String: [String: Double]])?["new"] == ["USD": 0.99, "GBP": 0.99], "\(firstDay)")
+        let both = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--cohorts", "--money"])
+        #expect(both.status == 64 && both.standardError.contains("--cohorts and --money"), "\(both.standardError)")
+        let program = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--commission", "indie"])
+        #expect(program.status == 64 && program.standardError.contains("--commission"), "\(program.standardError)")
+
         let rebuild = await CommandRun.run(["backend", "metrics", "rebuild", "--database", database])
         #expect(rebuild.status == 0 && rebuild.standardOutput.hasPrefix("rebuilt the subscription rollups"), "\(rebuild.standardError)")
         let again = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-02-01", "--to", "2026-03-31", "--json"])

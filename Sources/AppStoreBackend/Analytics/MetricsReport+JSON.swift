@@ -24,21 +24,30 @@ extension MetricsReport {
         var refunds: Int64
         var refunded: [String: Decimal]
         var mrr: [String: Decimal]
+        var sales: [String: Decimal]
+        var revenue: [String: Decimal]
+        var proceeds: [String: Decimal]
+        var mrr_movement: [String: [String: Decimal]]
     }
 
-    var body: Body {
+    func body(_ program: CommissionProgram) -> Body {
         Body(as_of: asOf, days: days.map { day in
             Day(date: day.day.description, active_subscriptions: day.activeSubscriptions, trials: day.freeTrials,
                 in_introductory_price: day.introductoryPrice, in_grace_period: day.gracePeriod, new_subscriptions: day.newSubscriptions,
                 trials_started: day.trialsStarted, trial_conversions: day.trialConversions, renewals: day.renewals,
                 churned_voluntary: day.churnedVoluntary, churned_involuntary: day.churnedInvoluntary, reactivations: day.reactivations,
                 refunds: day.refunds, refunded: day.refundedMilliunits.mapValues { Money.units(milliunits: $0) },
-                mrr: day.mrrMicros.mapValues { Money.units(micros: $0) })
+                mrr: day.mrrMicros.mapValues { Money.units(micros: $0) }, sales: day.salesMilliunits.mapValues { Money.units(milliunits: $0) },
+                revenue: day.revenueMilliunits.mapValues { Money.units(milliunits: $0) },
+                proceeds: day.proceedsMilliunits(program).mapValues { Money.units(milliunits: $0) },
+                mrr_movement: Dictionary(uniqueKeysWithValues: MRRMovement.allCases.map { movement in
+                    (movement.rawValue, (day.mrrMovementMicros[movement] ?? [:]).mapValues { Money.units(micros: $0) })
+                }))
         })
     }
 
-    /// The report as `/v1/metrics` answers it.
-    public func json() throws -> Data { try Money.encoder.encode(body) }
+    /// The report as `/v1/metrics` answers it, proceeds under `program`'s commission.
+    public func json(commission program: CommissionProgram = .standard) throws -> Data { try Money.encoder.encode(body(program)) }
 }
 
 extension CohortReport {
@@ -73,6 +82,11 @@ extension CohortReport {
 public enum Money {
     public static func units(micros: Int64) -> Decimal { Decimal(roundedCents(micros, per: 10_000)) / 100 }
     public static func units(milliunits: Int64) -> Decimal { Decimal(roundedCents(milliunits, per: 10)) / 100 }
+
+    /// `percent`% of `amount`, rounded half away from zero.
+    static func share(_ amount: Int64, percent: Int64) -> Int64 {
+        amount >= 0 ? (amount * percent + 50) / 100 : -((-amount * percent + 50) / 100)
+    }
 
     /// `amount` in cents, where `per` of its units make a cent.
     static func roundedCents(_ amount: Int64, per: Int64) -> Int64 {

@@ -41,8 +41,43 @@ public struct DailyMetrics: Hashable, Sendable {
     public var refundedMilliunits: [String: Int64] = [:]
     /// Monthly recurring revenue by currency, in millionths.
     public var mrrMicros: [String: Int64] = [:]
+    /// The prices of the day's paid purchases and renewals by currency, in milliunits.
+    public var salesMilliunits: [String: Int64] = [:]
+    /// The parts of ``salesMilliunits`` and ``refundedMilliunits`` Apple takes a reduced commission on
+    /// (subscriptions after a year of paid service).
+    public var salesReducedCommissionMilliunits: [String: Int64] = [:]
+    public var refundedReducedCommissionMilliunits: [String: Int64] = [:]
+    /// The day's changes of MRR by what changed it, by currency, in millionths (decreases negative).
+    public var mrrMovementMicros: [MRRMovement: [String: Int64]] = [:]
 
     public init(day: CalendarDay) { self.day = day }
+
+    /// Revenue by currency, in milliunits: sales less refunds, before Apple's commission.
+    public var revenueMilliunits: [String: Int64] {
+        var revenue = salesMilliunits
+        for (currency, refunded) in refundedMilliunits { revenue[currency, default: 0] -= refunded }
+        return revenue.filter { $0.value != 0 }
+    }
+
+    /// Proceeds by currency, in milliunits: revenue less Apple's commission under `program` (30%, or 15%
+    /// on subscriptions after a year of paid service; 15% on everything in the Small Business
+    /// Program), before taxes. Each share is rounded half away from zero to the milliunit.
+    public func proceedsMilliunits(_ program: CommissionProgram = .standard) -> [String: Int64] {
+        var proceeds: [String: Int64] = [:]
+        for currency in Set(salesMilliunits.keys).union(refundedMilliunits.keys) {
+            let reduced = (salesReducedCommissionMilliunits[currency] ?? 0) - (refundedReducedCommissionMilliunits[currency] ?? 0)
+            let full = (salesMilliunits[currency] ?? 0) - (refundedMilliunits[currency] ?? 0) - reduced
+            proceeds[currency] = Money.share(full, percent: program.keptPercent) + Money.share(reduced, percent: CommissionProgram.keptPercentReduced)
+        }
+        return proceeds.filter { $0.value != 0 }
+    }
+
+    /// The day's MRR movements summed: its change of MRR, by currency.
+    public var netMRRMovementMicros: [String: Int64] {
+        mrrMovementMicros.values.reduce(into: [String: Int64]()) { sum, byCurrency in
+            for (currency, micros) in byCurrency { sum[currency, default: 0] += micros }
+        }.filter { $0.value != 0 }
+    }
 
     mutating func add(_ metric: SubscriptionMetric, _ value: Int64, currency: String) {
         switch metric {
@@ -60,7 +95,25 @@ public struct DailyMetrics: Hashable, Sendable {
         case .reactivations: reactivations += value
         case .refunds: refunds += value
         case .refunded: refundedMilliunits[currency, default: 0] += value
+        case .sales: salesMilliunits[currency, default: 0] += value
+        case .salesReducedCommission: salesReducedCommissionMilliunits[currency, default: 0] += value
+        case .refundedReducedCommission: refundedReducedCommissionMilliunits[currency, default: 0] += value
+        case .mrrNew: mrrMovementMicros[.new, default: [:]][currency, default: 0] += value
+        case .mrrExpansion: mrrMovementMicros[.expansion, default: [:]][currency, default: 0] += value
+        case .mrrContraction: mrrMovementMicros[.contraction, default: [:]][currency, default: 0] += value
+        case .mrrChurned: mrrMovementMicros[.churned, default: [:]][currency, default: 0] += value
+        case .mrrReactivated: mrrMovementMicros[.reactivation, default: [:]][currency, default: 0] += value
         }
+    }
+
+    /// Money figures with no amount left out, so two equal days compare equal however they were summed.
+    public mutating func dropZeroAmounts() {
+        mrrMicros = mrrMicros.filter { $0.value != 0 }
+        refundedMilliunits = refundedMilliunits.filter { $0.value != 0 }
+        salesMilliunits = salesMilliunits.filter { $0.value != 0 }
+        salesReducedCommissionMilliunits = salesReducedCommissionMilliunits.filter { $0.value != 0 }
+        refundedReducedCommissionMilliunits = refundedReducedCommissionMilliunits.filter { $0.value != 0 }
+        mrrMovementMicros = mrrMovementMicros.mapValues { $0.filter { $0.value != 0 } }.filter { !$0.value.isEmpty }
     }
 
     /// The day's stock figures carried to the next day, its flow figures cleared.
@@ -73,6 +126,19 @@ public struct DailyMetrics: Hashable, Sendable {
         next.mrrMicros = mrrMicros.filter { $0.value != 0 }
         return next
     }
+}
+
+/// Whose terms Apple's commission follows: the share of revenue the developer keeps.
+public enum CommissionProgram: String, CaseIterable, Hashable, Sendable {
+    /// 30%, and 15% on subscriptions after a year of paid service.
+    case standard
+    /// The App Store Small Business Program: 15% on everything.
+    case smallBusiness = "small-business"
+
+    /// The percentage of revenue kept on what the reduced commission does not cover.
+    var keptPercent: Int64 { self == .standard ? 70 : 85 }
+    /// The percentage kept on subscriptions after a year of paid service.
+    static let keptPercentReduced: Int64 = 85
 }
 
 /// The figures of a range of days, and the instant the current day's stock figures are taken at.
@@ -108,11 +174,13 @@ public struct MetricsReport: Hashable, Sendable {
             for (metric, currency, value) in byDay[day.number] ?? [] { current.add(metric, value, currency: currency) }
             var reported = current
             if day == today {
+                // Still running at `asOf`: counted, and its churn (dated at its end) not yet happened.
                 for period in running {
                     for (metric, amount) in period.stock { reported.add(metric, amount, currency: period.currency) }
+                    reported.add(.mrrChurned, period.monthlyMicros, currency: period.currency)
                 }
             }
-            reported.mrrMicros = reported.mrrMicros.filter { $0.value != 0 }
+            reported.dropZeroAmounts()
             days.append(reported)
             day = day.adding(days: 1)
         }

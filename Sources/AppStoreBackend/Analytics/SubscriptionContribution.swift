@@ -14,8 +14,47 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable {
     case refunds
     /// What was refunded, in milliunits of the currency.
     case refunded
+    /// The prices of the day's paid purchases and renewals, in milliunits, on the day of their purchase.
+    case sales
+    /// The part of ``sales`` (and of ``refunded``) on which Apple's commission is reduced: renewals
+    /// after a year of paid service.
+    case salesReducedCommission = "sales_reduced_commission", refundedReducedCommission = "refunded_reduced_commission"
+    /// The day's changes of MRR, by what changed it, in millionths (decreases negative): they add up to
+    /// the day's change of ``mrr``.
+    case mrrNew = "mrr_new", mrrExpansion = "mrr_expansion", mrrContraction = "mrr_contraction", mrrChurned = "mrr_churned"
+    case mrrReactivated = "mrr_reactivated"
 
     public var isStock: Bool { [.active, .freeTrials, .introductoryPrice, .gracePeriod, .mrr].contains(self) }
+
+    /// Kept per currency (amounts of money); counts are kept without one.
+    public var isMoney: Bool {
+        [.mrr, .refunded, .sales, .salesReducedCommission, .refundedReducedCommission, .mrrNew, .mrrExpansion, .mrrContraction, .mrrChurned,
+         .mrrReactivated].contains(self)
+    }
+}
+
+/// What changed a subscription's MRR at a moment (see docs/analytics.md).
+public enum MRRMovement: String, CaseIterable, Hashable, Sendable {
+    /// A subscription paying for the first time (a trial converting counts here).
+    case new
+    /// Paying more: a dearer plan, an introductory price ending, a free offer ending after paid periods.
+    case expansion
+    /// Paying less, still entitled.
+    case contraction
+    /// Paying nothing any more: access ended (expiry, the end of a grace period, a refund).
+    case churned
+    /// Paying again after access had ended.
+    case reactivation
+
+    var metric: SubscriptionMetric {
+        switch self {
+        case .new: .mrrNew
+        case .expansion: .mrrExpansion
+        case .contraction: .mrrContraction
+        case .churned: .mrrChurned
+        case .reactivation: .mrrReactivated
+        }
+    }
 }
 
 /// A row of the daily rollup: a figure's change on one day, in one currency, product and group.
@@ -115,8 +154,86 @@ public struct SubscriptionContribution: Equatable, Sendable {
                 add(day: endDay, metric, -amount, period.currency, period.productID, period.groupID)
             }
         }
-        addEvents(notifications, byID: byID, renewing: renewing)
+        let reduced = Self.reducedCommission(renewing)
+        addEvents(notifications, byID: byID, renewing: renewing, reducedCommission: reduced)
+        addSales(owned, reducedCommission: reduced)
+        addMovements()
         addCohort(firstPurchase: renewing.first?.purchaseMilliseconds)
+    }
+
+    /// A year of paid service, and how long a lapse may last before the days accrued start over
+    /// (Apple's rule for the reduced commission on subscriptions).
+    static let yearOfPaidService: Int64 = 365 * 86_400_000
+    static let lapseKeepingPaidService: Int64 = 60 * 86_400_000
+
+    /// The subscription's transactions charged after a year of paid service: days of paid service
+    /// accrue over its paid transactions (plan changes included; free trials and refunded transactions
+    /// add none), and start over after a lapse of more than 60 days.
+    static func reducedCommission(_ renewing: [TransactionFact]) -> Set<String> {
+        var reduced: Set<String> = []
+        var accrued: Int64 = 0
+        var paidUntil: Int64?
+        for (index, transaction) in renewing.enumerated() where transaction.price > 0 && transaction.offer != .freeTrial {
+            if let paidUntil, transaction.purchaseMilliseconds - paidUntil > lapseKeepingPaidService { accrued = 0 }
+            if accrued >= yearOfPaidService { reduced.insert(transaction.transactionID) }
+            guard transaction.revokedMilliseconds == nil, var end = transaction.expiresMilliseconds else { continue }
+            if index + 1 < renewing.count { end = min(end, renewing[index + 1].purchaseMilliseconds) }
+            let start = max(transaction.purchaseMilliseconds, paidUntil ?? transaction.purchaseMilliseconds)
+            accrued += max(0, end - start)
+            paidUntil = max(paidUntil ?? end, end)
+        }
+        return reduced
+    }
+
+    /// Each paid transaction's price on the day of its purchase (any product), and the part of it on
+    /// which the commission is reduced.
+    private mutating func addSales(_ owned: [TransactionFact], reducedCommission: Set<String>) {
+        for transaction in owned where transaction.price > 0 {
+            let day = CalendarDay(milliseconds: transaction.purchaseMilliseconds).number
+            add(day: day, .sales, transaction.price, transaction.currency, transaction.productID, transaction.groupID)
+            if reducedCommission.contains(transaction.transactionID) {
+                add(day: day, .salesReducedCommission, transaction.price, transaction.currency, transaction.productID, transaction.groupID)
+            }
+        }
+    }
+
+    /// The changes of the subscription's MRR, each at the moment of its change: when a period starts
+    /// (after the one before it, or after a time without access) and when access ends. Each is counted
+    /// for the product the subscription is on after it (before it, for a decrease), so a day's
+    /// movements add up to its change of MRR for the whole app and each group.
+    private mutating func addMovements() {
+        var everPaid = false
+        var previous: EntitledPeriod?
+        func move(_ movement: MRRMovement, _ micros: Int64, at instant: Int64, _ period: EntitledPeriod) {
+            guard micros != 0 else { return }
+            add(day: CalendarDay(milliseconds: instant).number, movement.metric, micros, period.currency, period.productID, period.groupID)
+        }
+        for period in periods {
+            var before: EntitledPeriod? = nil
+            if let previous {
+                if previous.end == period.start {
+                    before = previous
+                } else {
+                    move(.churned, -previous.monthlyMicros, at: previous.end, previous)
+                }
+            }
+            var paying = before?.monthlyMicros ?? 0
+            if let before, before.currency != period.currency {
+                move(.contraction, -paying, at: period.start, before)
+                paying = 0
+            }
+            let now = period.monthlyMicros
+            if paying == 0, now > 0 {
+                move(everPaid ? (before == nil ? .reactivation : .expansion) : .new, now, at: period.start, period)
+            } else if now > paying {
+                move(.expansion, now - paying, at: period.start, period)
+            } else if now < paying {
+                move(.contraction, now - paying, at: period.start, before ?? period)
+            }
+            if now > 0 { everPaid = true }
+            previous = period
+        }
+        if let previous { move(.churned, -previous.monthlyMicros, at: previous.end, previous) }
     }
 
     /// Each transaction entitles from its purchase until it expires, is revoked or is followed by the
@@ -170,7 +287,8 @@ public struct SubscriptionContribution: Equatable, Sendable {
     }
 
     /// Flow figures, on the day each notification was signed.
-    private mutating func addEvents(_ notifications: [NotificationFact], byID: [String: TransactionFact], renewing: [TransactionFact]) {
+    private mutating func addEvents(_ notifications: [NotificationFact], byID: [String: TransactionFact], renewing: [TransactionFact],
+                                    reducedCommission: Set<String>) {
         let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = byID[id] else { continue }
@@ -197,6 +315,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
             case "REFUND":
                 count(.refunds)
                 count(.refunded, transaction.price)
+                if reducedCommission.contains(id) { count(.refundedReducedCommission, transaction.price) }
             default:
                 break
             }

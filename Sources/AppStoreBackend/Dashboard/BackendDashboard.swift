@@ -39,6 +39,10 @@ struct BackendDashboard: Sendable {
             guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil)) }
             return await dashboard.overviewPage(request)
         }
+        router.on("GET", "/dashboard/customers") { request, _ in
+            guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
+            return await dashboard.customerPage(request)
+        }
         // Every table as CSV, for the days the page shows (signed in, like the page).
         router.on("GET", "/dashboard/export/{file}") { request, context in
             guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
@@ -172,12 +176,15 @@ struct BackendDashboard: Sendable {
             "last-day": HTML.escape(metrics.days.last?.day.description ?? to.description),
             "figures": Self.figures(metrics),
             "rates": Self.rates(metrics),
-            "charts": Self.charts(metrics, grouping: chosen),
+            "money": Self.money(metrics, commission: service.commission),
+            "commission": service.commission == .standard ? "30%, or 15% after a subscriber's first year of paid service"
+                : "15%, the Small Business Program's",
+            "charts": Self.charts(metrics, grouping: chosen, commission: service.commission),
             "cohorts": Self.cohortTable(cohorts),
             "daily-csv": "/dashboard/export/daily.csv?\(query)",
             "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
         ])
-        let actions = #"<form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
+        let actions = #"<a href="/dashboard/customers">Customers</a> <form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
         return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "as-of": asOf, "header-actions": actions, "main": main]),
                          status: range.problem == nil ? 200 : 400)
     }
@@ -198,7 +205,8 @@ struct BackendDashboard: Sendable {
             if let problem = range.problem { return HTTPResponse(status: 400, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data(problem.utf8)) }
             let csv: String
             switch file {
-            case "daily.csv": csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)))
+            case "daily.csv":
+                csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
             case "cohorts.csv":
                 csv = Self.cohortsCSV(try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to))
             default:
@@ -214,17 +222,26 @@ struct BackendDashboard: Sendable {
     }
 
     /// One row per day: the API's names for columns, money in decimal units of each currency.
-    static func dailyCSV(_ report: MetricsReport) -> String {
-        let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) }).sorted()
+    static func dailyCSV(_ report: MetricsReport, commission: CommissionProgram = .standard) -> String {
+        let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) + Array($0.salesMilliunits.keys) }).sorted()
         var lines = [(["day", "active_subscriptions", "trials", "introductory_price", "in_grace_period", "new_subscriptions", "trials_started",
                        "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "reactivations", "refunds"]
-                      + currencies.map { "mrr.\($0)" } + currencies.map { "refunded.\($0)" }).joined(separator: ",")]
+                      + currencies.map { "mrr.\($0)" } + currencies.map { "refunded.\($0)" }
+                      + ["sales", "revenue", "proceeds"].flatMap { name in currencies.map { "\(name).\($0)" } }
+                      + MRRMovement.allCases.flatMap { movement in currencies.map { "mrr_movement.\(movement.rawValue).\($0)" } })
+            .joined(separator: ",")]
         for day in report.days {
             var fields = [day.day.description] + [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions,
                                                   day.trialsStarted, day.trialConversions, day.renewals, day.churnedVoluntary, day.churnedInvoluntary,
                                                   day.reactivations, day.refunds].map(String.init)
             fields += currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
             fields += currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) }
+            for amounts in [day.salesMilliunits, day.revenueMilliunits, day.proceedsMilliunits(commission)] {
+                fields += currencies.map { Money.text(milliunits: amounts[$0] ?? 0) }
+            }
+            for movement in MRRMovement.allCases {
+                fields += currencies.map { Money.text(micros: day.mrrMovementMicros[movement]?[$0] ?? 0) }
+            }
             lines.append(fields.joined(separator: ","))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
@@ -277,6 +294,54 @@ struct BackendDashboard: Sendable {
         return html.text
     }
 
+    /// Revenue, proceeds and refunds over the range, and MRR from the day before it to its last day
+    /// with every movement between, one row per currency; each cell marked with its API name.
+    static func money(_ report: MetricsReport, commission: CommissionProgram) -> String {
+        guard let last = report.days.last else { return "" }
+        var revenue: [String: Int64] = [:], proceeds: [String: Int64] = [:], refunded: [String: Int64] = [:]
+        var movements: [MRRMovement: [String: Int64]] = [:]
+        for day in report.days {
+            for (currency, amount) in day.revenueMilliunits { revenue[currency, default: 0] += amount }
+            for (currency, amount) in day.proceedsMilliunits(commission) { proceeds[currency, default: 0] += amount }
+            for (currency, amount) in day.refundedMilliunits { refunded[currency, default: 0] += amount }
+            for (movement, byCurrency) in day.mrrMovementMicros {
+                for (currency, micros) in byCurrency { movements[movement, default: [:]][currency, default: 0] += micros }
+            }
+        }
+        let currencies = Set(revenue.keys).union(refunded.keys).union(last.mrrMicros.keys).union(movements.values.flatMap(\.keys)).sorted()
+        guard !currencies.isEmpty else { return #"<p>No money in these days.</p>"# }
+        let order: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
+        var html = HTML()
+        html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">MRR before</th>"#)
+        for movement in order { html.raw(#"<th scope="col">\#(movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst())</th>"#) }
+        html.raw(#"<th scope="col">MRR after</th></tr></thead><tbody>"#)
+        for currency in currencies {
+            let end = last.mrrMicros[currency] ?? 0
+            let net = order.reduce(0) { $0 + (movements[$1]?[currency] ?? 0) }
+            var cells: [(String, String)] = [
+                ("revenue", Money.text(milliunits: revenue[currency] ?? 0)), ("proceeds", Money.text(milliunits: proceeds[currency] ?? 0)),
+                ("refunded", Money.text(milliunits: refunded[currency] ?? 0)), ("mrr_before", Money.text(micros: end - net)),
+            ]
+            cells += order.map { ("mrr_movement.\($0.rawValue)", Money.text(micros: movements[$0]?[currency] ?? 0)) }
+            cells.append(("mrr_after", Money.text(micros: end)))
+            html.raw(#"<tr data-currency=""#)
+            html.add(currency)
+            html.raw(#""><th scope="row">"#)
+            html.add(currency)
+            html.raw("</th>")
+            for (name, value) in cells {
+                html.raw(#"<td data-money=""#)
+                html.add(name)
+                html.raw(#"">"#)
+                html.add(value)
+                html.raw("</td>")
+            }
+            html.raw("</tr>")
+        }
+        html.raw("</tbody></table></div>")
+        return html.text
+    }
+
     static func problemMarkup(_ message: String) -> String {
         var html = HTML()
         html.raw(#"<p class="card problem" role="alert">"#)
@@ -320,7 +385,7 @@ struct BackendDashboard: Sendable {
 
     static func grouped(_ number: Int64) -> String { number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
 
-    static func charts(_ report: MetricsReport, grouping: Grouping = .week) -> String {
+    static func charts(_ report: MetricsReport, grouping: Grouping = .week, commission: CommissionProgram = .standard) -> String {
         let all = report.days
         guard !all.isEmpty else { return "" }
         // Stock figures are read at the end of each period (its last day), flows summed over it.
@@ -343,6 +408,28 @@ struct BackendDashboard: Sendable {
             charts.append(DashboardChart(id: "mrr-\(currency.lowercased())", title: "MRR, \(currency)", style: .lines, labels: labels,
                                          series: [.init(name: "MRR (\(currency))", values: days.map { Double($0.mrrMicros[currency] ?? 0) / 1_000_000 })],
                                          format: { Money.text(micros: Int64(($0 * 1_000_000).rounded())) }, covers: stockWords))
+        }
+        // Money, summed over each period, per currency.
+        func summedMoney(_ value: (DailyMetrics) -> Int64, per unit: Double) -> [Double] {
+            periods.map { Double($0.reduce(0) { $0 + value($1) }) / unit }
+        }
+        let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
+        let moneyBy = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
+        let moneyCurrencies = Set(all.flatMap { Array($0.salesMilliunits.keys) + Array($0.refundedMilliunits.keys) }).sorted()
+        for currency in moneyCurrencies {
+            charts.append(DashboardChart(id: "revenue-\(currency.lowercased())", title: "Revenue and proceeds, \(currency), \(moneyBy)", style: .bars,
+                                         labels: labels, series: [
+                .init(name: "Revenue", values: summedMoney({ $0.revenueMilliunits[currency] ?? 0 }, per: 1_000)),
+                .init(name: "Proceeds", values: summedMoney({ $0.proceedsMilliunits(commission)[currency] ?? 0 }, per: 1_000)),
+            ], format: moneyText, covers: flowWords))
+        }
+        for currency in Set(all.flatMap { $0.mrrMovementMicros.values.flatMap(\.keys) }).sorted() {
+            let order: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
+            charts.append(DashboardChart(id: "mrr-movement-\(currency.lowercased())", title: "MRR movement, \(currency), \(moneyBy)", style: .bars,
+                                         labels: labels, series: order.map { movement in
+                .init(name: movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst(),
+                      values: summedMoney({ $0.mrrMovementMicros[movement]?[currency] ?? 0 }, per: 1_000_000))
+            }, format: moneyText, covers: flowWords))
         }
         charts.append(DashboardChart(id: "active", title: "Active subscriptions", style: .lines, labels: labels, series: [
             .init(name: "Active", values: days.map { Double($0.activeSubscriptions) }),

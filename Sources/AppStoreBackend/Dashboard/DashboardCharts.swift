@@ -31,6 +31,8 @@ struct DashboardChart {
     static let right = 12.0
     static let top = 12.0
     static let bottom = 28.0
+    /// How many series colours dashboard.css has (`.series-1` …).
+    static let colours = 5
 
     /// The figure: caption, SVG and legend.
     var markup: String {
@@ -55,7 +57,7 @@ struct DashboardChart {
         html.raw(plot)
         html.raw(#"</svg><ul class="legend">"#)
         for (index, series) in series.enumerated() {
-            html.raw(#"<li class="series-\#(index % 4 + 1)">"#)
+            html.raw(#"<li class="series-\#(index % Self.colours + 1)">"#)
             html.add(series.name)
             html.raw("</li>")
         }
@@ -68,7 +70,10 @@ struct DashboardChart {
         guard let first = labels.first, let last = labels.last else { return "No days to show." }
         let parts = series.map { series -> String in
             let highest = series.values.max() ?? 0
-            return "\(series.name): \(format(series.values.first ?? 0)) on \(first), \(format(series.values.last ?? 0)) on \(last), highest \(format(highest))"
+            let lowest = series.values.min() ?? 0
+            // A series below zero (a decrease) is told by its lowest value.
+            let extreme = highest <= 0 && lowest < 0 ? "lowest \(format(lowest))" : "highest \(format(highest))"
+            return "\(series.name): \(format(series.values.first ?? 0)) on \(first), \(format(series.values.last ?? 0)) on \(last), \(extreme)"
         }
         let covers = self.covers.isEmpty ? (style == .bars ? "Weekly sums" : "Daily values") : self.covers
         return "\(covers) from \(first) to \(last). " + parts.joined(separator: "; ") + "."
@@ -77,14 +82,20 @@ struct DashboardChart {
     private var plot: String {
         let count = labels.count
         guard count > 0 else { return "" }
-        let (step, steps) = Self.gridStep(series.flatMap(\.values).max() ?? 0)
-        let maximum = step * Double(steps)
+        // Values below zero (decreases) get grid steps of their own under the axis.
+        let highest = max(0, series.flatMap(\.values).max() ?? 0)
+        let lowest = min(0, series.flatMap(\.values).min() ?? 0)
+        let (step, _) = Self.gridStep(highest - lowest)
+        let stepsAbove = highest > 0 ? Int((highest / step).rounded(.up)) : (lowest < 0 ? 0 : 1)
+        let stepsBelow = lowest < 0 ? Int((-lowest / step).rounded(.up)) : 0
+        let maximum = step * Double(stepsAbove)
+        let minimum = -step * Double(stepsBelow)
         let plotWidth = Self.width - Self.left - Self.right
         let plotHeight = Self.height - Self.top - Self.bottom
-        func y(_ value: Double) -> Double { Self.top + plotHeight - (maximum == 0 ? 0 : value / maximum * plotHeight) }
+        func y(_ value: Double) -> Double { Self.top + plotHeight - (maximum == minimum ? 0 : (value - minimum) / (maximum - minimum) * plotHeight) }
         var svg = ""
-        // Horizontal grid lines with their values.
-        for line in 0...steps {
+        // Horizontal grid lines with their values; the axis at zero.
+        for line in -stepsBelow...stepsAbove {
             let value = step * Double(line)
             let lineY = y(value)
             svg += #"<line class="\#(line == 0 ? "axis" : "grid")" x1="\#(Self.rounded(Self.left))" x2="\#(Self.rounded(Self.width - Self.right))" y1="\#(Self.rounded(lineY))" y2="\#(Self.rounded(lineY))"/>"#
@@ -101,21 +112,25 @@ struct DashboardChart {
             let (year, month, _) = labels[index].components
             let name = Self.monthNames[Int(month) - 1] + (year != lastYear ? " \(year)" : "")
             lastYear = year
-            svg += #"<text class="tick" x="\#(Self.rounded(x(index)))" y="\#(Self.rounded(Self.height - 8))" text-anchor="middle">\#(name)</text>"#
+            // A label near the right edge ends there instead of being cut off.
+            let nearEnd = x(index) + Double(name.count) * 3.6 > Self.width - Self.right
+            let labelX = nearEnd ? Self.width - Self.right : x(index)
+            svg += #"<text class="tick" x="\#(Self.rounded(labelX))" y="\#(Self.rounded(Self.height - 8))" text-anchor="\#(nearEnd ? "end" : "middle")">\#(name)</text>"#
         }
         switch style {
         case .lines:
             for (number, series) in series.enumerated() {
                 let points = series.values.enumerated().map { "\(Self.rounded(x($0.offset))),\(Self.rounded(y($0.element)))" }.joined(separator: " ")
-                svg += #"<polyline class="line series-\#(number % 4 + 1)" points="\#(points)"/>"#
+                svg += #"<polyline class="line series-\#(number % Self.colours + 1)" points="\#(points)"/>"#
             }
         case .bars:
             let group = slot * 0.8
             let width = group / Double(max(1, series.count))
             for (number, series) in series.enumerated() {
-                for (index, value) in series.values.enumerated() where value > 0 {
+                for (index, value) in series.values.enumerated() where value != 0 {
                     let barX = Self.left + slot * Double(index) + slot * 0.1 + width * Double(number)
-                    svg += #"<rect class="series-\#(number % 4 + 1)" x="\#(Self.rounded(barX))" y="\#(Self.rounded(y(value)))" width="\#(Self.rounded(max(1, width - 1)))" height="\#(Self.rounded(y(0) - y(value)))"/>"#
+                    let (barTop, barBottom) = value > 0 ? (y(value), y(0)) : (y(0), y(value))
+                    svg += #"<rect class="series-\#(number % Self.colours + 1)" x="\#(Self.rounded(barX))" y="\#(Self.rounded(barTop))" width="\#(Self.rounded(max(1, width - 1)))" height="\#(Self.rounded(barBottom - barTop))"/>"#
                 }
             }
         }

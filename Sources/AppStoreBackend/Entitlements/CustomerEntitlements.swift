@@ -111,8 +111,37 @@ public struct CustomerLedger: Sendable {
         }
     }
 
+    /// What the backend knows of a customer, found by their app account token (any case), their app's
+    /// user id, or one of their purchases' transaction identifiers: their entitlements, every
+    /// transaction, and the newest notifications about their subscriptions. A purchase no app
+    /// account token or user id links to a customer is shown alone. `nil` when nothing matches.
+    public func lookup(_ search: String, notificationLimit: Int = 200) async throws(BackendError) -> CustomerRecord? {
+        let search = search.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !search.isEmpty else { return nil }
+        var customer: String? = BackendService.customerKey(search)
+        var evaluation: Evaluation?
+        if search.allSatisfy(\.isASCII), search.allSatisfy(\.isNumber) {
+            let purchase = try await storage.transactions(sharingOriginalOf: search)
+            if let original = purchase.first?.originalTransactionID {
+                let owner: String?
+                if let token = purchase.lazy.compactMap(\.customerID).first { owner = token } else { owner = try await storage.linkedCustomer(originalTransactionID: original) }
+                customer = owner
+                if owner == nil { evaluation = try await evaluate(transactions: purchase) }
+            }
+        }
+        if evaluation == nil, let customer { evaluation = try await evaluate(customer: customer) }
+        guard let evaluation, !evaluation.transactions.isEmpty else { return nil }
+        let notifications = try await storage.notifications(originalTransactionIDs: Set(evaluation.transactions.map(\.originalTransactionID)),
+                                                            limit: notificationLimit)
+        return CustomerRecord(customerID: customer, entitlements: entitlements(of: evaluation), history: history(of: evaluation),
+                              notifications: notifications)
+    }
+
     func evaluate(customer: String) async throws(BackendError) -> Evaluation {
-        let transactions = try await storage.transactions(customer: customer)
+        try await evaluate(transactions: try await storage.transactions(customer: customer))
+    }
+
+    func evaluate(transactions: [BackendTransaction]) async throws(BackendError) -> Evaluation {
         let statuses = try await storage.statuses(originalTransactionIDs: Set(transactions.map(\.originalTransactionID)))
         // A subscription's current period: its latest transaction by purchase date.
         var latest: [String: BackendTransaction] = [:]
@@ -152,6 +181,17 @@ public struct CustomerLedger: Sendable {
         }
         return Evaluation(transactions: transactions, statuses: statuses, entitled: entitled, expiredUnconfirmed: expiredUnconfirmed)
     }
+}
+
+/// One customer as the backend knows them (``CustomerLedger/lookup(_:notificationLimit:)``).
+public struct CustomerRecord: Hashable, Sendable {
+    /// Their app account token (lower case) or user id; `nil` for a purchase linked to no customer.
+    public var customerID: String?
+    public var entitlements: [CustomerEntitlement]
+    /// Every transaction, in ascending order of identifier.
+    public var history: [CustomerHistoryEntry]
+    /// The newest notifications about their purchases, newest first.
+    public var notifications: [BackendNotification]
 }
 
 /// Why a customer is or is not entitled to a product: the answer to "I was charged but lost access".

@@ -64,9 +64,13 @@ public final class BackendApplication: Sendable {
         public var clock: BackendClock.Source?
         /// The reconciliation that runs by itself, when the backend has the App Store Server API's key.
         public var reconciliation: Reconciliation?
+        /// Whose commission the proceeds figures take off.
+        public var commission: CommissionProgram
 
         public init(database: String, verification: Verification, host: String = "127.0.0.1", port: UInt16 = 0, allowedHosts: [String] = [],
-                    metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil) {
+                    metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil,
+                    commission: CommissionProgram = .standard) {
+            self.commission = commission
             self.database = database
             self.verification = verification
             self.host = host
@@ -134,6 +138,7 @@ public final class BackendApplication: Sendable {
             if let seen = seen ?? nil { clock.observe(seen) }
         }
         var service = BackendService(storage: storage, intake: intake, clock: clock, logger: logger)
+        service.commission = configuration.commission
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)

@@ -34,6 +34,8 @@ public struct BackendService: Sendable {
     /// The token the dashboard's forms carry (random per service), which the cross-site check asks of
     /// every form post.
     public let formToken: String
+    /// Whose commission the proceeds figures take off (the API, the dashboard and its exports).
+    public var commission: CommissionProgram = .standard
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
     /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
@@ -146,7 +148,7 @@ public struct BackendService: Sendable {
             try await service.authorize(request)
             let (from, to) = try Self.dayRange(of: request)
             let query = MetricsQuery(from: from, to: to, productID: request.queryValue("product_id"), groupID: request.queryValue("group"))
-            return try await Self.encodedJSON { try await service.storage.metrics(query).json() }
+            return try await Self.encodedJSON { try await service.storage.metrics(query).json(commission: service.commission) }
         }
         on("GET", "/v1/metrics/cohorts") { request, _ throws(BackendError) in
             try await service.authorize(request)

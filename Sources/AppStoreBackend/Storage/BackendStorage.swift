@@ -20,6 +20,16 @@ public protocol BackendStorage: Sendable {
     /// their original transactions), in ascending order of transaction identifier.
     func transactions(customer: String) async throws(BackendError) -> [BackendTransaction]
 
+    /// The transactions sharing an original transaction with `transactionID` (an original transaction
+    /// identifier, or any of its transactions'), in ascending order of transaction identifier.
+    func transactions(sharingOriginalOf transactionID: String) async throws(BackendError) -> [BackendTransaction]
+
+    /// The customer an app linked to an original transaction with a user id, if any.
+    func linkedCustomer(originalTransactionID: String) async throws(BackendError) -> String?
+
+    /// The newest notifications about these subscriptions, newest first, at most `limit`.
+    func notifications(originalTransactionIDs: Set<String>, limit: Int) async throws(BackendError) -> [BackendNotification]
+
     /// The latest statuses of these subscriptions, by original transaction identifier.
     func statuses(originalTransactionIDs: Set<String>) async throws(BackendError) -> [String: BackendSubscriptionStatus]
 

@@ -30,8 +30,9 @@ extension SQLBackendStorage {
     /// How the rollup rows are laid out; a database whose rollups were written another way (or not at
     /// all: made before the analytics) is rebuilt when opened. 3: the facts in the transactions' rows;
     /// counts without currency, and each row also summed into its group's (product `*`) and the whole
-    /// app's (product and group `*`).
-    static let metricsLayout: Int64 = 3
+    /// app's (product and group `*`). 4: sales of every purchase, the reduced commission's part, and
+    /// the movements of MRR.
+    static let metricsLayout: Int64 = 4
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"
@@ -61,7 +62,8 @@ extension SQLBackendStorage {
     /// refund (a purchase that is not a subscription counts only when refunded; its facts are kept all
     /// the same, and a refund's notification carries the transaction again).
     static func subscriptions(touchedBy change: BackendChange) -> Set<String> {
-        guard change.transaction?.payload.type == .autoRenewableSubscription || change.notification?.type == "REFUND" else { return [] }
+        // Every purchase adds its price to the sales; a subscription's also its periods and events.
+        guard change.transaction != nil || change.notification?.type == "REFUND" else { return [] }
         return Set([change.transaction?.originalTransactionID, change.notification?.originalTransactionID].compactMap { $0 })
     }
 
@@ -193,7 +195,7 @@ extension SQLBackendStorage {
         var rows: [MetricKey: Int64] = [:]
         for (key, value) in days {
             var cell = key
-            if cell.metric != .mrr && cell.metric != .refunded { cell.currency = "" }
+            if !cell.metric.isMoney { cell.currency = "" }
             rows[cell, default: 0] += value
             var group = cell
             group.productID = allRows
@@ -335,7 +337,7 @@ extension SQLBackendStorage {
 
     /// The currency where it matters (money), nothing for counts: a range's rows are then one per
     /// day and count, and one per day, amount and currency.
-    static let moneyCurrency = "CASE WHEN metric IN ('\(SubscriptionMetric.mrr.rawValue)', '\(SubscriptionMetric.refunded.rawValue)') THEN currency ELSE '' END"
+    static let moneyCurrency = "CASE WHEN metric IN (\(SubscriptionMetric.allCases.filter(\.isMoney).map { "'\($0.rawValue)'" }.joined(separator: ", "))) THEN currency ELSE '' END"
 
     /// The backend's latest signed date: when its newest notification was signed (indexed).
     static let newestSignedDate = "SELECT max(signed_ms) FROM notifications"

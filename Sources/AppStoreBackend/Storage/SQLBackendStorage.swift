@@ -312,6 +312,46 @@ public final class SQLBackendStorage: BackendStorage {
         }
     }
 
+    public func transactions(sharingOriginalOf transactionID: String) async throws(BackendError) -> [BackendTransaction] {
+        let rows = try await read { (database) throws(BackendError) in
+            try database.query("""
+                SELECT payload, jws, customer_id FROM transactions
+                WHERE original_transaction_id = $1
+                   OR original_transaction_id = (SELECT original_transaction_id FROM transactions WHERE transaction_id = $1)
+                ORDER BY length(transaction_id), transaction_id
+                """, [.text(transactionID)])
+        }
+        return try rows.map { (row) throws(BackendError) in
+            BackendTransaction(payload: try Self.decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
+                               customerID: row[2])
+        }
+    }
+
+    public func linkedCustomer(originalTransactionID: String) async throws(BackendError) -> String? {
+        try await read { (database) throws(BackendError) in
+            try database.query("SELECT customer_id FROM links WHERE original_transaction_id = $1", [.text(originalTransactionID)]).first?[0] ?? nil
+        }
+    }
+
+    public func notifications(originalTransactionIDs: Set<String>, limit: Int) async throws(BackendError) -> [BackendNotification] {
+        guard !originalTransactionIDs.isEmpty, limit > 0 else { return [] }
+        let ids = originalTransactionIDs.sorted()
+        let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
+        let rows = try await read { (database) throws(BackendError) in
+            try database.query("""
+                SELECT uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms FROM notifications
+                WHERE original_transaction_id IN (\(placeholders))
+                ORDER BY signed_ms DESC, uuid LIMIT \(limit)
+                """, ids.map { .text($0) })
+        }
+        return rows.compactMap { row in
+            guard let uuid = row[0], let type = row[1] else { return nil }
+            return BackendNotification(notificationUUID: uuid, type: type, subtype: row[2],
+                                       signedDate: AppStoreJSON.date(fromMilliseconds: Self.integer(row[3]) ?? 0), transactionID: row[4],
+                                       originalTransactionID: row[5], gracePeriodExpiresDate: Self.integer(row[6]).map(AppStoreJSON.date(fromMilliseconds:)))
+        }
+    }
+
     public func statuses(originalTransactionIDs: Set<String>) async throws(BackendError) -> [String: BackendSubscriptionStatus] {
         guard !originalTransactionIDs.isEmpty else { return [:] }
         let ids = originalTransactionIDs.sorted()

@@ -169,6 +169,7 @@ struct BackendServeCommand: Command {
               + "and when the database answers again after an outage; needs --key-file"),
         ServerAPIAccess.keyFileArgument(required: false),
         ServerAPIAccess.apiURLArgument,
+        CommissionOption.argument,
     ] + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
 
     var options: BackendOptions
@@ -181,8 +182,10 @@ struct BackendServeCommand: Command {
     /// How often it reconciles by itself, with `serverAPI`.
     var reconcileInterval: Duration?
     var serverAPI: ServerAPIAccess?
+    var commission: CommissionProgram
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        commission = try CommissionOption.parse(&arguments)
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         allowedHosts = try arguments.values("--allowed-host")
@@ -202,7 +205,8 @@ struct BackendServeCommand: Command {
         }
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
-                                             allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation),
+                                             allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation,
+                                             commission: commission),
             logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {

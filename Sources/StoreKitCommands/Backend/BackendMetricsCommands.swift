@@ -10,6 +10,8 @@ struct BackendMetricsCommand: Command {
         .option("--product", "ID", "one product's figures"),
         .option("--group", "ID", "one subscription group's figures"),
         .flag("--cohorts", "print the cohort table: for each month's new subscriptions, how many were active at the end of each later month"),
+        .flag("--money", "print the money of each day and currency: sales, refunds, revenue, proceeds and the movements of MRR"),
+        CommissionOption.argument,
         .flag("--json", "print JSON"),
     ], discussion: "Each figure is defined in docs/analytics.md.")
 
@@ -19,6 +21,8 @@ struct BackendMetricsCommand: Command {
     var productID: String?
     var groupID: String?
     var cohorts: Bool
+    var money: Bool
+    var commission: CommissionProgram
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
@@ -35,6 +39,9 @@ struct BackendMetricsCommand: Command {
         productID = try arguments.value("--product")
         groupID = try arguments.value("--group")
         cohorts = arguments.flag("--cohorts")
+        money = arguments.flag("--money")
+        commission = try CommissionOption.parse(&arguments)
+        if cohorts && money { throw ValidationError("--cohorts and --money are two different tables: give one") }
         json = arguments.flag("--json")
     }
 
@@ -46,7 +53,8 @@ struct BackendMetricsCommand: Command {
                 console.print(json ? String(decoding: try report.json(), as: UTF8.self) : Self.table(report))
             } else {
                 let report = try await storage.metrics(MetricsQuery(from: from, to: to, productID: productID, groupID: groupID))
-                console.print(json ? String(decoding: try report.json(), as: UTF8.self) : Self.table(report))
+                console.print(json ? String(decoding: try report.json(commission: commission), as: UTF8.self)
+                                   : money ? Self.moneyTable(report, commission: commission) : Self.table(report))
             }
         } catch let error as BackendError {
             throw CommandFailure(error.description)
@@ -68,6 +76,28 @@ struct BackendMetricsCommand: Command {
                               + currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) })
         }
         return table.text + "\n\nstock figures at the end of each day (UTC); the last day's at the newest notification, \(asOf.formatted(.iso8601))"
+    }
+
+    /// A row per day and currency: what was sold, refunded, kept after refunds and after Apple's
+    /// commission, and what moved MRR (decreases negative; they add up to the change of MRR).
+    static func moneyTable(_ report: MetricsReport, commission: CommissionProgram) -> String {
+        guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
+        var table = TextTable(header: ["DATE", "CURRENCY", "SALES", "REFUNDED", "REVENUE", "PROCEEDS", "MRR", "NEW", "EXPANSION", "CONTRACTION",
+                                       "CHURNED", "REACTIVATED"])
+        table.numeric = Set(2..<table.header.count)
+        for day in report.days {
+            let proceeds = day.proceedsMilliunits(commission)
+            let currencies = Set(day.mrrMicros.keys).union(day.salesMilliunits.keys).union(day.refundedMilliunits.keys)
+                .union(day.mrrMovementMicros.values.flatMap(\.keys)).sorted()
+            for currency in currencies {
+                table.rows.append([day.day.description, currency]
+                                  + [day.salesMilliunits, day.refundedMilliunits, day.revenueMilliunits, proceeds].map { Money.text(milliunits: $0[currency] ?? 0) }
+                                  + [Money.text(micros: day.mrrMicros[currency] ?? 0)]
+                                  + MRRMovement.allCases.map { Money.text(micros: day.mrrMovementMicros[$0]?[currency] ?? 0) })
+            }
+        }
+        return table.text + "\n\nsales on the day of each purchase; proceeds after Apple's commission (\(commission.rawValue)), before taxes; "
+            + "MRR at the end of each day (UTC), the last day's at the newest notification, \(asOf.formatted(.iso8601))"
     }
 
     static func table(_ report: CohortReport) -> String {
@@ -95,5 +125,14 @@ struct BackendMetricsRebuildCommand: BackendDatabaseCommand {
         do { try await storage.rebuildMetrics() } catch { throw CommandFailure(error.description) }
         let elapsed = ContinuousClock.now - started
         console.print("rebuilt the subscription rollups in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+    }
+}
+
+/// `--commission standard|small-business`: whose commission the proceeds take off.
+enum CommissionOption {
+    static let argument = ArgumentDeclaration.option("--commission", "PROGRAM", "whose commission proceeds take off: standard (30%, 15% on subscriptions after a year of paid service; the default) or small-business (15%)")
+
+    static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> CommissionProgram {
+        try arguments.value("--commission", expected: "standard or small-business", CommissionProgram.init(rawValue:)) ?? .standard
     }
 }
