@@ -69,6 +69,7 @@ struct DashboardBrowserTests {
             #expect((csv["dailyHeader"] as? [String])?.prefix(3) == ["day", "active_subscriptions", "trials"], "\(csv)")
             #expect(csv["dailyRows"] as? Int == 14, "a row per day of the 14 days shown: \(csv)")
             #expect((csv["cohortRows"] as? Int ?? 0) >= 6, "\(csv)")
+            #expect(csv["moneyRows"] as? Int == 2 && (csv["moneyHeader"] as? [String])?.prefix(3) == ["currency", "revenue", "proceeds"], "\(csv)")
             let preset = try #require(report["preset30"] as? [String])
             let range = try #require(report["range"] as? [String])
             let lastDay = try #require(range.last.flatMap(CalendarDay.init))

@@ -194,10 +194,11 @@ def main():
             "const done = arguments[arguments.length - 1];"
             "Promise.all(Array.from(document.querySelectorAll('.exports a')).map(a => fetch(a.href).then(r => r.text().then(t => [r.status, r.headers.get('content-type'), t]))))"
             ".then(done).catch(e => done(String(e)));")
-        daily, cohort_csv = csv
+        daily, money_csv, cohort_csv = csv
         daily_lines = daily[2].strip().split("\r\n")
         seen["csv"] = {"dailyStatus": daily[0], "dailyType": daily[1], "dailyHeader": daily_lines[0].split(","), "dailyRows": len(daily_lines) - 1,
-                       "cohortRows": len(cohort_csv[2].strip().split("\r\n")) - 1, "firstDay": daily_lines[1].split(",")[0]}
+                       "cohortRows": len(cohort_csv[2].strip().split("\r\n")) - 1, "moneyHeader": money_csv[2].split("\r\n")[0].split(","),
+                       "moneyRows": len(money_csv[2].strip().split("\r\n")) - 1, "firstDay": daily_lines[1].split(",")[0]}
 
         step = run.at("a preset: the last 30 days")
         browser.script("Array.from(document.querySelectorAll('.presets a')).find(a => a.textContent === 'Last 30 days').click();")

@@ -183,6 +183,7 @@ struct BackendDashboard: Sendable {
             "cohorts": Self.cohortTable(cohorts),
             "daily-csv": "/dashboard/export/daily.csv?\(query)",
             "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
+            "money-csv": "/dashboard/export/money.csv?\(query)",
         ])
         let actions = #"<a href="/dashboard/customers">Customers</a> <form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
         return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "as-of": asOf, "header-actions": actions, "main": main]),
@@ -198,7 +199,8 @@ struct BackendDashboard: Sendable {
         }.joined()
     }
 
-    /// `daily.csv` (every figure of every day shown) or `cohorts.csv` (the cohort table), as the page shows them.
+    /// `daily.csv` (every figure of every day shown), `money.csv` (the money table) or `cohorts.csv` (the
+    /// cohort table), as the page shows them.
     func export(_ file: String, _ request: HTTPRequest) async -> HTTPResponse {
         do {
             let range = try await self.range(of: request)
@@ -207,10 +209,14 @@ struct BackendDashboard: Sendable {
             switch file {
             case "daily.csv":
                 csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
+            case "money.csv":
+                let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
+                csv = ((["currency"] + (rows.first?.cells.map(\.name) ?? [])).joined(separator: ",") + "\r\n")
+                    + rows.map { ([$0.currency] + $0.cells.map(\.value)).joined(separator: ",") + "\r\n" }.joined()
             case "cohorts.csv":
                 csv = Self.cohortsCSV(try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to))
             default:
-                return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("no export \(file): daily.csv or cohorts.csv".utf8))
+                return HTTPResponse(status: 404, headers: [("Content-Type", "text/plain; charset=utf-8")], body: Data("no export \(file): daily.csv, money.csv or cohorts.csv".utf8))
             }
             return HTTPResponse(status: 200, headers: [
                 ("Content-Type", "text/csv; charset=utf-8"), ("Cache-Control", "no-store"),
@@ -295,9 +301,9 @@ struct BackendDashboard: Sendable {
     }
 
     /// Revenue, proceeds and refunds over the range, and MRR from the day before it to its last day
-    /// with every movement between, one row per currency; each cell marked with its API name.
-    static func money(_ report: MetricsReport, commission: CommissionProgram) -> String {
-        guard let last = report.days.last else { return "" }
+    /// with every movement between: one row per currency, each cell named as the API names it.
+    static func moneyRows(_ report: MetricsReport, commission: CommissionProgram) -> [(currency: String, cells: [(name: String, value: String)])] {
+        guard let last = report.days.last else { return [] }
         var revenue: [String: Int64] = [:], proceeds: [String: Int64] = [:], refunded: [String: Int64] = [:]
         var movements: [MRRMovement: [String: Int64]] = [:]
         for day in report.days {
@@ -309,21 +315,32 @@ struct BackendDashboard: Sendable {
             }
         }
         let currencies = Set(revenue.keys).union(refunded.keys).union(last.mrrMicros.keys).union(movements.values.flatMap(\.keys)).sorted()
-        guard !currencies.isEmpty else { return #"<p>No money in these days.</p>"# }
-        let order: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
+        return currencies.map { currency in
+            let end = last.mrrMicros[currency] ?? 0
+            let net = movementOrder.reduce(0) { $0 + (movements[$1]?[currency] ?? 0) }
+            var cells: [(name: String, value: String)] = [
+                ("revenue", Money.text(milliunits: revenue[currency] ?? 0)), ("proceeds", Money.text(milliunits: proceeds[currency] ?? 0)),
+                ("refunded", Money.text(milliunits: refunded[currency] ?? 0)), ("mrr_before", Money.text(micros: end - net)),
+            ]
+            cells += movementOrder.map { ("mrr_movement.\($0.rawValue)", Money.text(micros: movements[$0]?[currency] ?? 0)) }
+            cells.append(("mrr_after", Money.text(micros: end)))
+            return (currency, cells)
+        }
+    }
+
+    /// The movements as the page lists them: increases, then decreases.
+    static let movementOrder: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
+
+    /// The money table (``moneyRows(_:commission:)``) as HTML.
+    static func money(_ report: MetricsReport, commission: CommissionProgram) -> String {
+        let rows = moneyRows(report, commission: commission)
+        guard !rows.isEmpty else { return #"<p>No money in these days.</p>"# }
+        let order = movementOrder
         var html = HTML()
         html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">MRR before</th>"#)
         for movement in order { html.raw(#"<th scope="col">\#(movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst())</th>"#) }
         html.raw(#"<th scope="col">MRR after</th></tr></thead><tbody>"#)
-        for currency in currencies {
-            let end = last.mrrMicros[currency] ?? 0
-            let net = order.reduce(0) { $0 + (movements[$1]?[currency] ?? 0) }
-            var cells: [(String, String)] = [
-                ("revenue", Money.text(milliunits: revenue[currency] ?? 0)), ("proceeds", Money.text(milliunits: proceeds[currency] ?? 0)),
-                ("refunded", Money.text(milliunits: refunded[currency] ?? 0)), ("mrr_before", Money.text(micros: end - net)),
-            ]
-            cells += order.map { ("mrr_movement.\($0.rawValue)", Money.text(micros: movements[$0]?[currency] ?? 0)) }
-            cells.append(("mrr_after", Money.text(micros: end)))
+        for (currency, cells) in rows {
             html.raw(#"<tr data-currency=""#)
             html.add(currency)
             html.raw(#""><th scope="row">"#)
