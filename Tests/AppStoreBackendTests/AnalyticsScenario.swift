@@ -26,7 +26,7 @@ struct AnalyticsYear {
                                              identifiers: .sequential())
     }
 
-    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade }
+    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade, extend, expireNow }
 
     /// The plans bought, each as often as it appears: weekly plans are few (each renews fifty times a year).
     private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.premiumMonthly,
@@ -46,6 +46,10 @@ struct AnalyticsYear {
             if index % 10 == 5 { schedule[day + 1, default: []].append((account, .buyOnce(ExampleShop.gems))) }
             if index % 30 == 5 { schedule[day + 3, default: []].append((account, .refundOneTime)) }
             if index % 17 == 3 { schedule[day + 2, default: []].append((account, .buyOnce(ExampleShop.pro))) }
+            // Some get 40 days more from the developer; some are expired early (the store's control):
+            // neither may change the MRR already counted.
+            if index % 23 == 7 { schedule[day + 20, default: []].append((account, .extend)) }
+            if index % 29 == 11 { schedule[day + 25, default: []].append((account, .expireNow)) }
             let roll = Int.random(in: 0..<100, using: &random)
             if roll < 30 {
                 let cancelDay = day + Int.random(in: 1..<120, using: &random)
@@ -109,6 +113,14 @@ struct AnalyticsYear {
         case .refundLatest:
             if let latest = try await store.ledgerTransactions(account: account).last(where: { $0.revocation == nil && $0.expirationDate != nil }) {
                 try await store.refundTransaction(latest.id)
+            }
+        case .extend:
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }) {
+                try await store.extendRenewalDate(originalTransactionID: record.originalTransactionID, days: 40)
+            }
+        case .expireNow:
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }) {
+                try await store.expireSubscription(productID: record.productID, account: account)
             }
         case .downgrade:
             // Buying a lower level of the group: it takes effect at the next renewal.

@@ -37,6 +37,9 @@ struct SubscriptionAnalyticsTests {
         // Money: sales in both currencies (one-time purchases among them), some after a year of paid service,
         // every kind of MRR movement, and each day's movements adding up to its change of MRR.
         #expect(Set(expectedDays.flatMap(\.salesMilliunits.keys)) == ["USD", "GBP"])
+        // Extensions and early expiries are among the year's events.
+        #expect(expected.notifications.contains { $0.type == .renewalExtended })
+        #expect(expected.notifications.contains { $0.type == .expired && $0.subtype == .voluntary })
         #expect(expectedDays.contains { !$0.salesReducedCommissionMilliunits.isEmpty })
         for movement in MRRMovement.allCases {
             #expect(expectedDays.contains { !($0.mrrMovementMicros[movement] ?? [:]).isEmpty }, "no \(movement) MRR in the year")
@@ -75,6 +78,38 @@ struct SubscriptionAnalyticsTests {
             let news = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.news))
             let plus = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.plus))
             #expect(zip(news.days, plus.days).map { $0.renewals + $1.renewals } == expectedDays.map(\.renewals))
+        }
+    }
+
+    @Test("an extension or an early expiry leaves the MRR already reported unchanged: a renewal is priced by the period it was charged for")
+    func reportedMRRStays() async throws {
+        let year = try AnalyticsYear(subscribers: 0)
+        let store = year.store
+        // A weekly plan after its free three days, and six months paid up front (an introductory offer) in pounds.
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.basicWeekly, account: "walt", device: "walt-phone"))
+        try await store.configureAccount("sixer", storefront: "GBR")
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "sixer", device: "sixer-phone"))
+        try await store.advanceTime(to: AnalyticsYear.start.addingTimeInterval(12 * 86_400 + 3_600))
+        let first = Self.firstDay, lastReported = Self.firstDay.adding(days: 12)
+        try await BackendScenario.withStorage(engine: .sqlite) { storage in
+            let service = try year.service(on: storage)
+            try await AnalyticsYear.deliver(try await year.notificationBodies(), to: service)
+            let before = try await storage.metrics(MetricsQuery(from: first, to: lastReported)).days.map(\.mrrMicros)
+            #expect(before.last == ["USD": 4_290_000, "GBP": 1_665_000], "0.99 a week and 9.99 for six months: \(before)")
+
+            let walt = try #require(try await store.subscriptionRecords(account: "walt").first)
+            try await store.extendRenewalDate(originalTransactionID: walt.originalTransactionID, days: 40)
+            try await store.advanceTime(to: AnalyticsYear.start.addingTimeInterval(13 * 86_400 + 3_600))
+            try await store.expireSubscription(productID: ExampleShop.standardMonthly, account: "sixer")
+            try await store.advanceTime(to: AnalyticsYear.start.addingTimeInterval(14 * 86_400 + 3_600))
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "walt", device: "walt-phone"))
+            try await AnalyticsYear.deliver(try await year.notificationBodies(), to: service)
+            let after = try await storage.metrics(MetricsQuery(from: first, to: lastReported.adding(days: 2))).days.map(\.mrrMicros)
+            #expect(Array(after.prefix(before.count)) == before, "the days already reported")
+            // The extended week still counts 0.99 a week, not 0.99 over 47 days; the expired plan nothing.
+            #expect(after.last == ["USD": 4_290_000], "\(after)")
+            try await storage.rebuildMetrics()
+            #expect(try await storage.metrics(MetricsQuery(from: first, to: lastReported.adding(days: 2))).days.map(\.mrrMicros) == after)
         }
     }
 

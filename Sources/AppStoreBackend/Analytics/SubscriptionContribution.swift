@@ -144,7 +144,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
         for transaction in owned { byID[transaction.transactionID] = transaction }
         let renewing = owned.filter { $0.expiresMilliseconds != nil }.sorted(by: TransactionFact.inPurchaseOrder)
         let notifications = notifications.sorted { ($0.signedMilliseconds, $0.notificationUUID) < ($1.signedMilliseconds, $1.notificationUUID) }
-        periods = Self.periods(renewing, notifications: notifications, byID: byID)
+        periods = Self.periods(renewing, notifications: notifications, byID: byID, charged: Self.chargedExpiries(notifications))
         for period in periods {
             let startDay = CalendarDay(milliseconds: period.start).number
             let endDay = CalendarDay(milliseconds: period.end).number
@@ -159,6 +159,18 @@ public struct SubscriptionContribution: Equatable, Sendable {
         addSales(owned, reducedCommission: reduced)
         addMovements()
         addCohort(firstPurchase: renewing.first?.purchaseMilliseconds)
+    }
+
+    /// Each transaction's expiry as the earliest notification about it told it (by signed date, then
+    /// UUID, so the order they arrive in does not matter): the end of the period it was charged for.
+    static func chargedExpiries(_ notifications: [NotificationFact]) -> [String: Int64] {
+        var charged: [String: (signed: Int64, uuid: String, expires: Int64)] = [:]
+        for notification in notifications {
+            guard let id = notification.transactionID, let expires = notification.transactionExpiresMilliseconds else { continue }
+            if let known = charged[id], (known.signed, known.uuid) <= (notification.signedMilliseconds, notification.notificationUUID) { continue }
+            charged[id] = (notification.signedMilliseconds, notification.notificationUUID, expires)
+        }
+        return charged.mapValues(\.expires)
     }
 
     /// A year of paid service, and how long a lapse may last before the days accrued start over
@@ -240,7 +252,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// next; a failed renewal in a billing grace period entitles from the expiry until the grace ends,
     /// the subscription renews again, or it is revoked or expired.
     private static func periods(_ renewing: [TransactionFact], notifications: [NotificationFact],
-                                byID: [String: TransactionFact]) -> [EntitledPeriod] {
+                                byID: [String: TransactionFact], charged: [String: Int64]) -> [EntitledPeriod] {
         var periods: [EntitledPeriod] = []
         for (index, transaction) in renewing.enumerated() {
             guard let expires = transaction.expiresMilliseconds else { continue }
@@ -257,9 +269,12 @@ public struct SubscriptionContribution: Equatable, Sendable {
             // the missed renewal (fixed in the grace period: the cycle is kept) or for a new period from now.
             let missedRenewal = index > 0 && transaction.isRenewal
                 ? renewing[index - 1].expiresMilliseconds.flatMap { $0 < transaction.purchaseMilliseconds ? $0 : nil } : nil
+            // Priced by the period it was charged for, not by what an extension or early expiry made of it.
+            var asCharged = transaction
+            asCharged.expiresMilliseconds = charged[transaction.transactionID] ?? expires
             periods.append(EntitledPeriod(start: transaction.purchaseMilliseconds, end: end, kind: kind, currency: transaction.currency,
                                           productID: transaction.productID, groupID: transaction.groupID,
-                                          monthlyMicros: MonthlyPrice.micros(of: transaction, orFrom: missedRenewal)))
+                                          monthlyMicros: MonthlyPrice.micros(of: asCharged, orFrom: missedRenewal)))
         }
         let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let endings = notifications.filter { ["EXPIRED", "GRACE_PERIOD_EXPIRED", "REVOKE"].contains($0.type) }.map(\.signedMilliseconds)

@@ -99,9 +99,12 @@ public struct NotificationFact: Hashable, Sendable {
     public var transactionID: String?
     /// The end of the billing grace period its renewal info told (a `DID_FAIL_TO_RENEW` in grace).
     public var graceExpiresMilliseconds: Int64?
+    /// The expiry of its transaction as it told it (see ``BackendNotification/transactionExpiresDate``).
+    public var transactionExpiresMilliseconds: Int64?
 
     public init(notificationUUID: String, type: String, subtype: String?, signedMilliseconds: Int64, transactionID: String?,
-                graceExpiresMilliseconds: Int64?) {
+                graceExpiresMilliseconds: Int64?, transactionExpiresMilliseconds: Int64? = nil) {
+        self.transactionExpiresMilliseconds = transactionExpiresMilliseconds
         self.notificationUUID = notificationUUID
         self.type = type
         self.subtype = subtype

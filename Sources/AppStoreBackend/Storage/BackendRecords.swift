@@ -48,9 +48,14 @@ public struct BackendNotification: Hashable, Sendable {
     public var originalTransactionID: String?
     /// The end of the billing grace period the notification's renewal info told, if any.
     public var gracePeriodExpiresDate: Date?
+    /// The expiry of its transaction as this notification told it: the first notification about a
+    /// renewal tells the period it was charged for, whatever an extension or an early expiry makes
+    /// of it later.
+    public var transactionExpiresDate: Date?
 
     public init(notificationUUID: String, type: String, subtype: String?, signedDate: Date, transactionID: String?, originalTransactionID: String?,
-                gracePeriodExpiresDate: Date? = nil) {
+                gracePeriodExpiresDate: Date? = nil, transactionExpiresDate: Date? = nil) {
+        self.transactionExpiresDate = transactionExpiresDate
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.notificationUUID = notificationUUID
         self.type = type

@@ -31,8 +31,9 @@ extension SQLBackendStorage {
     /// all: made before the analytics) is rebuilt when opened. 3: the facts in the transactions' rows;
     /// counts without currency, and each row also summed into its group's (product `*`) and the whole
     /// app's (product and group `*`). 4: sales of every purchase, the reduced commission's part, and
-    /// the movements of MRR.
-    static let metricsLayout: Int64 = 4
+    /// the movements of MRR. 5: MRR by the period each renewal was charged for, as its first
+    /// notification told it (an extension or an early expiry no longer rewrites it).
+    static let metricsLayout: Int64 = 5
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"
@@ -106,7 +107,8 @@ extension SQLBackendStorage {
             SELECT 't', original_transaction_id, transaction_id, signed_ms, \(factColumns)
             FROM transactions WHERE original_transaction_id IN (\(list))
             UNION ALL
-            SELECT 'n', original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, NULL, NULL, NULL, NULL, NULL, NULL
+            SELECT 'n', original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, CAST(transaction_expires_ms AS TEXT),
+                   NULL, NULL, NULL, NULL, NULL
             FROM notifications WHERE original_transaction_id IN (\(list))
             """, subscriptions.map { .text($0) })
         for row in rows {
@@ -121,7 +123,8 @@ extension SQLBackendStorage {
             } else if let id = row[2] {
                 facts[subscription]!.notifications.append(NotificationFact(notificationUUID: id, type: row[4] ?? "", subtype: row[5],
                                                                            signedMilliseconds: integer(row[3]) ?? 0, transactionID: row[6],
-                                                                           graceExpiresMilliseconds: integer(row[7])))
+                                                                           graceExpiresMilliseconds: integer(row[7]),
+                                                                           transactionExpiresMilliseconds: integer(row[8])))
             }
         }
         return facts
@@ -350,7 +353,8 @@ extension NotificationFact {
     init(_ notification: BackendNotification) {
         self.init(notificationUUID: notification.notificationUUID, type: notification.type, subtype: notification.subtype,
                   signedMilliseconds: AppStoreJSON.milliseconds(from: notification.signedDate), transactionID: notification.transactionID,
-                  graceExpiresMilliseconds: notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)))
+                  graceExpiresMilliseconds: notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)),
+                  transactionExpiresMilliseconds: notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:)))
     }
 }
 

@@ -79,6 +79,8 @@ public final class SQLBackendStorage: BackendStorage {
         .sql("tables", schema),
         .sql("notification-grace-period", "ALTER TABLE notifications ADD COLUMN grace_expires_ms BIGINT"),
         .sql("transaction-facts", factColumnTypes.map { "ALTER TABLE transactions ADD COLUMN \($0.key) \($0.value);" }.joined(separator: "\n")),
+        // Before the rollups are rebuilt, which read it.
+        .sql("notification-transaction-expiry", "ALTER TABLE notifications ADD COLUMN transaction_expires_ms BIGINT"),
         .sql("metric-tables", metricsSchema),
         Migration("metric-rollups-\(metricsLayout)") { (connection) throws(DatabaseError) in
             do throws(BackendError) { try rebuildRollups(on: BackendDatabase(connection: connection)) } catch {
@@ -100,6 +102,7 @@ public final class SQLBackendStorage: BackendStorage {
         var applied = ["tables"]
         if try connection.hasColumn("grace_expires_ms", in: "notifications") { applied.append("notification-grace-period") }
         if try connection.hasColumn("renewal", in: "transactions") { applied.append("transaction-facts") }
+        if try connection.hasColumn("transaction_expires_ms", in: "notifications") { applied.append("notification-transaction-expiry") }
         if try connection.hasTable("metric_days") { applied.append("metric-tables") }
         if try connection.hasTable("dashboard_sessions") { applied.append("dashboard-sessions") }
         if try connection.hasTable("metric_layout"),
@@ -216,12 +219,14 @@ public final class SQLBackendStorage: BackendStorage {
         try database.execute("SAVEPOINT change")
         if let notification = change.notification {
             let inserted = try database.query("""
-                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
+                INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms,
+                                           transaction_expires_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
                 """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
                       .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
                       .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID),
-                      Self.optionalInteger(notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)))])
+                      Self.optionalInteger(notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:))),
+                      Self.optionalInteger(notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:)))])
             guard inserted.count == 1 else {
                 try database.execute("ROLLBACK TO SAVEPOINT change")
                 try database.execute("RELEASE SAVEPOINT change")

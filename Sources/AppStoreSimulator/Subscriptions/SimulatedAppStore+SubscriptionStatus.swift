@@ -252,16 +252,18 @@ extension SimulatedAppStore {
                 throw .control(.invalidAction, "the subscription to \(productID) has already \(record.state.rawValue)")
             }
             let now = clock.now()
-            if record.autoRenewEnabled {
-                record.autoRenewEnabled = false
-                try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record,
-                                                   transaction: latestTransaction(of: record, in: change), change: &change)
-            }
+            // The period ends first, so both notifications signed at this instant carry the same
+            // transaction (a backend cannot tell which of two views signed at one millisecond is newer).
             record.expirationDate = now
             if var latest = latestTransaction(of: record, in: change), (latest.expirationDate ?? now) > now {
                 latest.expirationDate = now
                 change.record(latest)
                 try enqueueUpdateForAllDevices(latest, kind: .subscriptionChange, at: now, change: &change)
+            }
+            if record.autoRenewEnabled {
+                record.autoRenewEnabled = false
+                try appendSubscriptionNotification(.didChangeRenewalStatus, subtype: .autoRenewDisabled, record: record,
+                                                   transaction: latestTransaction(of: record, in: change), change: &change)
             }
             try expire(record, intent: .customerCancelled, subtype: .voluntary, at: now, change: &change)
         }
