@@ -152,8 +152,13 @@ extension BackendService {
         await handle(HTTPRequest(method: "POST", path: path, headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:], body: body))
     }
 
+    /// A GET of `path`, with its query (`?from=…&to=…`) taken apart as the server does.
     func get(_ path: String, key: String? = BackendScenario.serviceKey) async -> HTTPResponse {
-        await handle(HTTPRequest(method: "GET", path: path, headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:]))
+        let parts = URLComponents(string: path)
+        var query: [String: [String]] = [:]
+        for item in parts?.queryItems ?? [] { query[item.name, default: []].append(item.value ?? "") }
+        return await handle(HTTPRequest(method: "GET", path: parts?.path ?? path, query: query,
+                                        headers: key.map { ["Authorization": "Bearer \($0)"] } ?? [:]))
     }
 }
 

@@ -34,7 +34,9 @@ struct DashboardBrowserTests {
         let account = try #require(await year.subscriberWithPurchases())
         let original = try #require(try await year.store.ledgerTransactions(account: account).first?.originalID)
         try await BackendScenario.withStorage(engine: .sqlite) { storage in
-            let service = try year.service(on: storage)
+            var service = try year.service(on: storage)
+            // Every amount also in dollars, at a rate for pounds.
+            service.reporting = try ReportingCurrency(currency: "USD", rates: ["GBP": 1.25])
             try await AnalyticsYear.deliver(bodies, to: service)
             let server = try HTTPServer(host: "127.0.0.1", port: 0, handler: service.router(listeningAddress: "127.0.0.1").handler)
             let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
@@ -42,7 +44,7 @@ struct DashboardBrowserTests {
             let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
                                                  ["python3", "-u", script.path, server.url.absoluteString, BackendScenario.serviceKey, screenshots.path,
                                                   Self.chromium.path, Self.chromedriver.path, axe.path,
-                                                  BackendScenario.token(account).uuidString.uppercased(), String(original)])
+                                                  BackendScenario.token(account).uuidString.uppercased(), String(original), "GBP:1.25"])
             await server.stop()
             let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -53,7 +55,7 @@ struct DashboardBrowserTests {
             #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "revenue-gbp", "revenue-usd", "mrr-movement-gbp", "mrr-movement-usd", "active", "trials", "churn"],
                     "\(charts)")
             let money = try #require(report["money"] as? [String: [String: String]], "\(report)")
-            #expect(Set(money.keys) == ["GBP", "USD"], "\(money)")
+            #expect(Set(money.keys) == ["GBP", "USD", "all in USD"], "\(money)")
             // The customer page: by token (upper case, as pages show it) and by a purchase, the same customer.
             let customer = try #require(report["customer"] as? [String: Any], "\(report)")
             let byTransaction = try #require(report["byTransaction"] as? [String: Any], "\(report)")

@@ -2,6 +2,7 @@ import AppStoreBackend
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import HTTPService
 import Testing
 import TestSupport
 
@@ -110,6 +111,49 @@ struct SubscriptionAnalyticsTests {
             #expect(after.last == ["USD": 4_290_000], "\(after)")
             try await storage.rebuildMetrics()
             #expect(try await storage.metrics(MetricsQuery(from: first, to: lastReported.adding(days: 2))).days.map(\.mrrMicros) == after)
+        }
+    }
+
+    @Test("one reporting currency: every amount also added up in the currency asked for, at the rates given, and said which; a currency without a rate is refused by name")
+    func reportingCurrency() async throws {
+        let year = try AnalyticsYear(subscribers: 0)
+        let store = year.store
+        for (account, storefront) in [("ursula", "USA"), ("gwen", "GBR"), ("emile", "FRA")] {
+            try await store.configureAccount(account, storefront: storefront)
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.newsLite, account: account, device: "\(account)-phone"))
+            _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: account, device: "\(account)-phone"))
+        }
+        try await store.advanceTime(to: AnalyticsYear.start.addingTimeInterval(3 * 86_400))
+        let day = Self.firstDay.description
+        try await BackendScenario.withStorage(engine: .sqlite) { storage in
+            let service = try year.service(on: storage)
+            try await AnalyticsYear.deliver(try await year.notificationBodies(), to: service)
+            let figures = try #require(try await storage.metrics(MetricsQuery(from: Self.firstDay, to: Self.firstDay)).days.first)
+            #expect(Set(figures.mrrMicros.keys) == ["USD", "GBP", "EUR"], "three currencies: \(figures.mrrMicros)")
+
+            let answer = await service.get("/v1/metrics?from=\(day)&to=\(day)&currency=usd&rates=GBP:1.25,EUR:1.1")
+            #expect(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
+            let body = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any])
+            let reporting = try #require(body["reporting"] as? [String: Any])
+            #expect(reporting["currency"] as? String == "USD")
+            #expect(reporting["rates"] as? [String: Double] == ["USD": 1, "GBP": 1.25, "EUR": 1.1])
+            let converted = try #require(((body["days"] as? [[String: Any]])?.first?["in_reporting_currency"]) as? [String: Any])
+            // Each currency's exact amount times its rate, added up, then rounded to the cent.
+            func expected(_ amounts: [String: Int64], perUnit: Double) -> Double {
+                let rates = ["USD": 1.0, "GBP": 1.25, "EUR": 1.1]
+                return (amounts.reduce(0.0) { $0 + Double($1.value) * rates[$1.key]! } / perUnit * 100).rounded() / 100
+            }
+            #expect(converted["mrr"] as? Double == expected(figures.mrrMicros, perUnit: 1_000_000), "\(converted) from \(figures.mrrMicros)")
+            #expect(converted["sales"] as? Double == expected(figures.salesMilliunits, perUnit: 1_000), "\(converted) from \(figures.salesMilliunits)")
+            #expect((converted["mrr_movement"] as? [String: Double])?["new"] == expected(figures.mrrMovementMicros[.new] ?? [:], perUnit: 1_000_000))
+
+            for (query, words) in [("currency=USD&rates=GBP:1.25", "EUR"), ("currency=USD", "give the rates"), ("rates=GBP:1.25", "currency"),
+                                   ("currency=dollars&rates=GBP:1", "ISO 4217"), ("currency=USD&rates=GBP:0", "above 0"),
+                                   ("currency=USD&rates=GBP=1.2", "CODE:RATE")] {
+                let refused = await service.get("/v1/metrics?from=\(day)&to=\(day)&\(query)")
+                let text = String(decoding: refused.body, as: UTF8.self)
+                #expect(refused.status == 400 && text.contains(words), "\(query): \(refused.status) \(text)")
+            }
         }
     }
 

@@ -7,7 +7,10 @@ The money table (revenue, proceeds, refunds, MRR before and after with its movem
 API's days, and the customer page: found by an upper-case app account token and by an original
 transaction id, its entitlements and transactions equal to the customer API's, its notifications.
 
-usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS TOKEN ORIGINAL_TRANSACTION_ID
+The backend reports in dollars too, at RATES (GBP:1.25): the table's "all in USD" row adds the
+currencies' rows at that rate.
+
+usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS TOKEN ORIGINAL_TRANSACTION_ID RATES
 
 Prints one JSON object with what it saw; exits non-zero, naming the step, when a step fails.
 """
@@ -46,7 +49,8 @@ def sign_in(browser, key):
 
 
 def main():
-    base, key, shots, chromium, chromedriver, axe_path, token, original = sys.argv[1:9]
+    base, key, shots, chromium, chromedriver, axe_path, token, original, rates_text = sys.argv[1:10]
+    rates = {code: Decimal(rate) for code, rate in (pair.split(":") for pair in rates_text.split(","))}
     os.makedirs(shots, exist_ok=True)
     with open(axe_path, encoding="utf-8") as file:
         axe_source = file.read()
@@ -113,6 +117,15 @@ def main():
         before = api(base, key, f"/v1/metrics?from={day_before}&to={day_before}")["days"]
         opening = before[0]["mrr"] if before else {}
         currencies = sorted(set(today["mrr"]) | {c for day in days for c in day["sales"]} | set(opening))
+        combined = table.pop("all in USD", None)
+        if combined is None:
+            raise Failure(f"the money table has no row of every currency in USD: {sorted(table)}")
+        rates["USD"] = Decimal(1)
+        for name, value in combined.items():
+            # Each currency's exact amount converted, then rounded: within a cent per currency of the rounded rows.
+            want = sum(Decimal(table[currency][name]) * rates[currency] for currency in table)
+            if abs(Decimal(value) - want) > Decimal("0.02"):
+                raise Failure(f"all in USD, {name}: {value}, the rows converted give {want}")
         if sorted(table) != currencies:
             raise Failure(f"the money table's currencies {sorted(table)} are not the API's {currencies}")
         problems = {}
@@ -136,7 +149,7 @@ def main():
                 problems[f"{currency} before + movements"] = (str(row["mrr_before"] + moved), str(row["mrr_after"]))
         if problems:
             raise Failure(f"the money table differs from /v1/metrics (page, API): {problems}")
-        seen["money"] = table
+        seen["money"] = {**table, "all in USD": combined}
 
         step = run.at("the charts are drawn")
         charts = browser.script(

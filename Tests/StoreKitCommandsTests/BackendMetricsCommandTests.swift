@@ -73,6 +73,22 @@ struct BackendMetricsCommandTests {
         let firstDay = try #require((smallBusiness.jsonObject?["days"] as? [[String: Any]])?.first, "\(smallBusiness.standardError)")
         #expect(firstDay["proceeds"] as? [String: Double] == ["USD": 0.84, "GBP": 0.84] && firstDay["sales"] as? [String: Double] == ["USD": 0.99, "GBP": 0.99])
         #expect((firstDay["mrr_movement"] as? [String: [String: Double]])?["new"] == ["USD": 0.99, "GBP": 0.99], "\(firstDay)")
+        // Every currency added up in dollars, at a rate given on the command line or in a file.
+        let inDollars = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--money",
+                                              "--currency", "USD", "--rates", "GBP:1.25"])
+        let dollarRows = inDollars.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
+        #expect(dollarRows.contains(["2026-01-01", "all:USD", "2.23", "0.00", "2.23", "1.56", "2.23", "2.23", "0.00", "0.00", "0.00", "0.00"]),
+                "\(inDollars.standardOutput)\(inDollars.standardError)")
+        let ratesFile = scratch.url.appendingPathComponent("rates.json")
+        try Data(#"{"GBP": 1.25}"#.utf8).write(to: ratesFile)
+        let fromFile = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--json",
+                                             "--currency", "USD", "--rates", ratesFile.path])
+        #expect((fromFile.jsonObject?["reporting"] as? [String: Any])?["rates"] as? [String: Double] == ["USD": 1, "GBP": 1.25], "\(fromFile.standardOutput)")
+        let noRates = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--currency", "USD"])
+        #expect(noRates.status == 64 && noRates.standardError.contains("--rates"), "\(noRates.standardError)")
+        let missing = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--json",
+                                            "--currency", "EUR", "--rates", "GBP:1.1"])
+        #expect(missing.status != 0 && missing.standardError.contains("USD"), "\(missing.standardError)")
         let both = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--cohorts", "--money"])
         #expect(both.status == 64 && both.standardError.contains("--cohorts and --money"), "\(both.standardError)")
         let program = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--commission", "indie"])

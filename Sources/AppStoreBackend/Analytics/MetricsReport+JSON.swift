@@ -5,7 +5,25 @@ import Foundation
 extension MetricsReport {
     struct Body: Encodable {
         var as_of: Date?
+        /// The reporting currency and the rates used, when one was asked for.
+        var reporting: Reporting?
         var days: [Day]
+    }
+
+    struct Reporting: Encodable {
+        var currency: String
+        var rates: [String: Decimal]
+    }
+
+    /// A day's money, every currency converted to the reporting one and added up.
+    struct Converted: Encodable {
+        var currency: String
+        var mrr: Decimal
+        var sales: Decimal
+        var refunded: Decimal
+        var revenue: Decimal
+        var proceeds: Decimal
+        var mrr_movement: [String: Decimal]
     }
 
     struct Day: Encodable {
@@ -28,10 +46,21 @@ extension MetricsReport {
         var revenue: [String: Decimal]
         var proceeds: [String: Decimal]
         var mrr_movement: [String: [String: Decimal]]
+        var in_reporting_currency: Converted?
     }
 
-    func body(_ program: CommissionProgram) -> Body {
-        Body(as_of: asOf, days: days.map { day in
+    /// Every currency the report holds an amount in.
+    var currencies: Set<String> {
+        days.reduce(into: Set<String>()) { all, day in
+            all.formUnion(day.mrrMicros.keys)
+            all.formUnion(day.salesMilliunits.keys)
+            all.formUnion(day.refundedMilliunits.keys)
+            for byCurrency in day.mrrMovementMicros.values { all.formUnion(byCurrency.keys) }
+        }
+    }
+
+    func body(_ program: CommissionProgram, reporting: ReportingCurrency?) -> Body {
+        Body(as_of: asOf, reporting: reporting.map { Reporting(currency: $0.currency, rates: $0.rates) }, days: days.map { day in
             Day(date: day.day.description, active_subscriptions: day.activeSubscriptions, trials: day.freeTrials,
                 in_introductory_price: day.introductoryPrice, in_grace_period: day.gracePeriod, new_subscriptions: day.newSubscriptions,
                 trials_started: day.trialsStarted, trial_conversions: day.trialConversions, renewals: day.renewals,
@@ -42,12 +71,28 @@ extension MetricsReport {
                 proceeds: day.proceedsMilliunits(program).mapValues { Money.units(milliunits: $0) },
                 mrr_movement: Dictionary(uniqueKeysWithValues: MRRMovement.allCases.map { movement in
                     (movement.rawValue, (day.mrrMovementMicros[movement] ?? [:]).mapValues { Money.units(micros: $0) })
-                }))
+                }),
+                in_reporting_currency: reporting.map { reporting in
+                    Converted(currency: reporting.currency, mrr: reporting.total(day.mrrMicros, perUnit: 1_000_000),
+                              sales: reporting.total(day.salesMilliunits, perUnit: 1_000),
+                              refunded: reporting.total(day.refundedMilliunits, perUnit: 1_000),
+                              revenue: reporting.total(day.revenueMilliunits, perUnit: 1_000),
+                              proceeds: reporting.total(day.proceedsMilliunits(program), perUnit: 1_000),
+                              mrr_movement: Dictionary(uniqueKeysWithValues: MRRMovement.allCases.map { movement in
+                                  (movement.rawValue, reporting.total(day.mrrMovementMicros[movement] ?? [:], perUnit: 1_000_000))
+                              }))
+                })
         })
     }
 
-    /// The report as `/v1/metrics` answers it, proceeds under `program`'s commission.
-    public func json(commission program: CommissionProgram = .standard) throws -> Data { try Money.encoder.encode(body(program)) }
+    /// The report as `/v1/metrics` answers it, proceeds under `program`'s commission, and with every
+    /// amount also in `reporting`'s currency when given.
+    ///
+    /// - Throws: `BackendError.badRequest` naming a currency the rates leave out.
+    public func json(commission program: CommissionProgram = .standard, reporting: ReportingCurrency? = nil) throws -> Data {
+        try reporting?.check(currencies)
+        return try Money.encoder.encode(body(program, reporting: reporting))
+    }
 }
 
 extension CohortReport {
@@ -96,6 +141,11 @@ public enum Money {
     /// `12.30` for 12,300,000 micros: the amount in cents written with two decimals.
     public static func text(micros: Int64) -> String { text(cents: roundedCents(micros, per: 10_000)) }
     public static func text(milliunits: Int64) -> String { text(cents: roundedCents(milliunits, per: 10)) }
+
+    /// An amount already rounded to the cent, written with two decimals.
+    public static func text(units: Decimal) -> String {
+        text(cents: NSDecimalNumber(decimal: units * 100).int64Value)
+    }
 
     static func text(cents: Int64) -> String {
         let sign = cents < 0 ? "-" : ""

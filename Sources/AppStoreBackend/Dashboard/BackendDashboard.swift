@@ -176,7 +176,7 @@ struct BackendDashboard: Sendable {
             "last-day": HTML.escape(metrics.days.last?.day.description ?? to.description),
             "figures": Self.figures(metrics),
             "rates": Self.rates(metrics),
-            "money": Self.money(metrics, commission: service.commission),
+            "money": Self.money(metrics, commission: service.commission, reporting: service.reporting),
             "commission": service.commission == .standard ? "30%, or 15% after a subscriber's first year of paid service"
                 : "15%, the Small Business Program's",
             "charts": Self.charts(metrics, grouping: chosen, commission: service.commission),
@@ -302,7 +302,8 @@ struct BackendDashboard: Sendable {
 
     /// Revenue, proceeds and refunds over the range, and MRR from the day before it to its last day
     /// with every movement between: one row per currency, each cell named as the API names it.
-    static func moneyRows(_ report: MetricsReport, commission: CommissionProgram) -> [(currency: String, cells: [(name: String, value: String)])] {
+    static func moneyRows(_ report: MetricsReport, commission: CommissionProgram,
+                          reporting: ReportingCurrency? = nil) -> [(currency: String, cells: [(name: String, value: String)])] {
         guard let last = report.days.last else { return [] }
         var revenue: [String: Int64] = [:], proceeds: [String: Int64] = [:], refunded: [String: Int64] = [:]
         var movements: [MRRMovement: [String: Int64]] = [:]
@@ -315,7 +316,7 @@ struct BackendDashboard: Sendable {
             }
         }
         let currencies = Set(revenue.keys).union(refunded.keys).union(last.mrrMicros.keys).union(movements.values.flatMap(\.keys)).sorted()
-        return currencies.map { currency in
+        var rows = currencies.map { currency in
             let end = last.mrrMicros[currency] ?? 0
             let net = movementOrder.reduce(0) { $0 + (movements[$1]?[currency] ?? 0) }
             var cells: [(name: String, value: String)] = [
@@ -324,16 +325,32 @@ struct BackendDashboard: Sendable {
             ]
             cells += movementOrder.map { ("mrr_movement.\($0.rawValue)", Money.text(micros: movements[$0]?[currency] ?? 0)) }
             cells.append(("mrr_after", Money.text(micros: end)))
-            return (currency, cells)
+            return (currency: currency, cells: cells)
         }
+        // Every currency added up in the reporting one, at its rates (when every currency has one).
+        if let reporting, (try? reporting.check(Set(currencies))) != nil {
+            let endMicros = last.mrrMicros
+            var beforeMicros = endMicros
+            for byCurrency in movements.values { for (currency, micros) in byCurrency { beforeMicros[currency, default: 0] -= micros } }
+            var cells: [(name: String, value: String)] = [
+                ("revenue", Money.text(units: reporting.total(revenue, perUnit: 1_000))),
+                ("proceeds", Money.text(units: reporting.total(proceeds, perUnit: 1_000))),
+                ("refunded", Money.text(units: reporting.total(refunded, perUnit: 1_000))),
+                ("mrr_before", Money.text(units: reporting.total(beforeMicros, perUnit: 1_000_000))),
+            ]
+            cells += movementOrder.map { ("mrr_movement.\($0.rawValue)", Money.text(units: reporting.total(movements[$0] ?? [:], perUnit: 1_000_000))) }
+            cells.append(("mrr_after", Money.text(units: reporting.total(endMicros, perUnit: 1_000_000))))
+            rows.append((currency: "all in \(reporting.currency)", cells: cells))
+        }
+        return rows
     }
 
     /// The movements as the page lists them: increases, then decreases.
     static let movementOrder: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
 
     /// The money table (``moneyRows(_:commission:)``) as HTML.
-    static func money(_ report: MetricsReport, commission: CommissionProgram) -> String {
-        let rows = moneyRows(report, commission: commission)
+    static func money(_ report: MetricsReport, commission: CommissionProgram, reporting: ReportingCurrency? = nil) -> String {
+        let rows = moneyRows(report, commission: commission, reporting: reporting)
         guard !rows.isEmpty else { return #"<p>No money in these days.</p>"# }
         let order = movementOrder
         var html = HTML()
@@ -356,6 +373,12 @@ struct BackendDashboard: Sendable {
             html.raw("</tr>")
         }
         html.raw("</tbody></table></div>")
+        if let reporting, rows.last?.currency.hasPrefix("all in ") == true {
+            html.raw(#"<p class="muted" data-rates>"#)
+            html.add("All in \(reporting.currency) adds every currency at " + reporting.rates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+                     + " (backend serve --currency --rates).")
+            html.raw("</p>")
+        }
         return html.text
     }
 

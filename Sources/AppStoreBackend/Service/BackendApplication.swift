@@ -66,11 +66,14 @@ public final class BackendApplication: Sendable {
         public var reconciliation: Reconciliation?
         /// Whose commission the proceeds figures take off.
         public var commission: CommissionProgram
+        /// The currency every amount is also reported in, with its rates.
+        public var reporting: ReportingCurrency?
 
         public init(database: String, verification: Verification, host: String = "127.0.0.1", port: UInt16 = 0, allowedHosts: [String] = [],
                     metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil,
-                    commission: CommissionProgram = .standard) {
+                    commission: CommissionProgram = .standard, reporting: ReportingCurrency? = nil) {
             self.commission = commission
+            self.reporting = reporting
             self.database = database
             self.verification = verification
             self.host = host
@@ -139,6 +142,7 @@ public final class BackendApplication: Sendable {
         }
         var service = BackendService(storage: storage, intake: intake, clock: clock, logger: logger)
         service.commission = configuration.commission
+        service.reporting = configuration.reporting
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)

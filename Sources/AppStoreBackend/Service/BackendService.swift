@@ -36,6 +36,9 @@ public struct BackendService: Sendable {
     public let formToken: String
     /// Whose commission the proceeds figures take off (the API, the dashboard and its exports).
     public var commission: CommissionProgram = .standard
+    /// The currency every amount is also reported in, with its rates (`backend serve --currency --rates`):
+    /// the dashboard's, and the API's when a request names no other.
+    public var reporting: ReportingCurrency?
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
     /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
@@ -148,7 +151,8 @@ public struct BackendService: Sendable {
             try await service.authorize(request)
             let (from, to) = try Self.dayRange(of: request)
             let query = MetricsQuery(from: from, to: to, productID: request.queryValue("product_id"), groupID: request.queryValue("group"))
-            return try await Self.encodedJSON { try await service.storage.metrics(query).json(commission: service.commission) }
+            let reporting = try service.reportingCurrency(asked: request)
+            return try await Self.encodedJSON { try await service.storage.metrics(query).json(commission: service.commission, reporting: reporting) }
         }
         on("GET", "/v1/metrics/cohorts") { request, _ throws(BackendError) in
             try await service.authorize(request)
@@ -210,6 +214,22 @@ public struct BackendService: Sendable {
         guard header.hasPrefix("Bearer "), try await storage.hasKey(hash: ServiceKeys.digest(String(header.dropFirst(7)))) else {
             throw .unauthorized("this endpoint needs Authorization: Bearer KEY (storekit backend key create)")
         }
+    }
+
+    /// The reporting currency a metrics request asks for: `?currency=USD&rates=GBP:1.27,EUR:1.08`, or
+    /// `?currency=` alone for the backend's own (``reporting``), or the backend's when it names none.
+    func reportingCurrency(asked request: HTTPRequest) throws(BackendError) -> ReportingCurrency? {
+        let rates = request.queryValue("rates")
+        guard let currency = request.queryValue("currency") else {
+            if rates != nil { throw .badRequest("rates= needs the currency they convert to: currency=USD") }
+            return reporting
+        }
+        if let rates { return try ReportingCurrency(currency: currency, ratesText: rates) }
+        guard let reporting, reporting.currency == currency.uppercased() else {
+            throw .badRequest("give the rates to \(currency.uppercased()) with rates=GBP:1.27,EUR:1.08"
+                              + (reporting.map { " (this backend's own are to \($0.currency))" } ?? ""))
+        }
+        return reporting
     }
 
     /// A customer id as the backend keys it: an app account token (a UUID) in lower case, however it was

@@ -170,7 +170,7 @@ struct BackendServeCommand: Command {
         ServerAPIAccess.keyFileArgument(required: false),
         ServerAPIAccess.apiURLArgument,
         CommissionOption.argument,
-    ] + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
+    ] + ReportingCurrencyOption.arguments + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
 
     var options: BackendOptions
     var host: String
@@ -183,9 +183,11 @@ struct BackendServeCommand: Command {
     var reconcileInterval: Duration?
     var serverAPI: ServerAPIAccess?
     var commission: CommissionProgram
+    var reporting: ReportingCurrencyOption?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         commission = try CommissionOption.parse(&arguments)
+        reporting = try ReportingCurrencyOption.parse(&arguments)
         host = try arguments.value("--host") ?? "127.0.0.1"
         port = try arguments.value("--port", expected: "a port number from 0 to 65535") { UInt16($0) } ?? 0
         allowedHosts = try arguments.values("--allowed-host")
@@ -206,7 +208,7 @@ struct BackendServeCommand: Command {
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
                                              allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation,
-                                             commission: commission),
+                                             commission: commission, reporting: try await reporting?.resolved()),
             logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {

@@ -1,4 +1,5 @@
 import AppStoreBackend
+import BlockingWork
 import Foundation
 
 /// `storekit backend metrics`: the subscription figures by day, or the cohort table, from the
@@ -12,6 +13,7 @@ struct BackendMetricsCommand: Command {
         .flag("--cohorts", "print the cohort table: for each month's new subscriptions, how many were active at the end of each later month"),
         .flag("--money", "print the money of each day and currency: sales, refunds, revenue, proceeds and the movements of MRR"),
         CommissionOption.argument,
+    ] + ReportingCurrencyOption.arguments + [
         .flag("--json", "print JSON"),
     ], discussion: "Each figure is defined in docs/analytics.md.")
 
@@ -23,6 +25,7 @@ struct BackendMetricsCommand: Command {
     var cohorts: Bool
     var money: Bool
     var commission: CommissionProgram
+    var reporting: ReportingCurrencyOption?
     var json: Bool
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
@@ -41,11 +44,13 @@ struct BackendMetricsCommand: Command {
         cohorts = arguments.flag("--cohorts")
         money = arguments.flag("--money")
         commission = try CommissionOption.parse(&arguments)
+        reporting = try ReportingCurrencyOption.parse(&arguments)
         if cohorts && money { throw ValidationError("--cohorts and --money are two different tables: give one") }
         json = arguments.flag("--json")
     }
 
     func run(console: Console) async throws {
+        let reporting = try await self.reporting?.resolved()
         let storage = try await BackendDatabase.open(database, console: console)
         do {
             if cohorts {
@@ -53,8 +58,8 @@ struct BackendMetricsCommand: Command {
                 console.print(json ? String(decoding: try report.json(), as: UTF8.self) : Self.table(report))
             } else {
                 let report = try await storage.metrics(MetricsQuery(from: from, to: to, productID: productID, groupID: groupID))
-                console.print(json ? String(decoding: try report.json(commission: commission), as: UTF8.self)
-                                   : money ? Self.moneyTable(report, commission: commission) : Self.table(report))
+                console.print(json ? String(decoding: try report.json(commission: commission, reporting: reporting), as: UTF8.self)
+                                   : money ? try Self.moneyTable(report, commission: commission, reporting: reporting) : Self.table(report))
             }
         } catch let error as BackendError {
             throw CommandFailure(error.description)
@@ -80,7 +85,7 @@ struct BackendMetricsCommand: Command {
 
     /// A row per day and currency: what was sold, refunded, kept after refunds and after Apple's
     /// commission, and what moved MRR (decreases negative; they add up to the change of MRR).
-    static func moneyTable(_ report: MetricsReport, commission: CommissionProgram) -> String {
+    static func moneyTable(_ report: MetricsReport, commission: CommissionProgram, reporting: ReportingCurrency? = nil) throws(BackendError) -> String {
         guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
         var table = TextTable(header: ["DATE", "CURRENCY", "SALES", "REFUNDED", "REVENUE", "PROCEEDS", "MRR", "NEW", "EXPANSION", "CONTRACTION",
                                        "CHURNED", "REACTIVATED"])
@@ -95,8 +100,14 @@ struct BackendMetricsCommand: Command {
                                   + [Money.text(micros: day.mrrMicros[currency] ?? 0)]
                                   + MRRMovement.allCases.map { Money.text(micros: day.mrrMovementMicros[$0]?[currency] ?? 0) })
             }
+            if let reporting, let converted = try reporting.converted(day, commission: commission) {
+                table.rows.append([day.day.description, "all:\(reporting.currency)"] + converted.map(Money.text(units:)))
+            }
         }
-        return table.text + "\n\nsales on the day of each purchase; proceeds after Apple's commission (\(commission.rawValue)), before taxes; "
+        let rates = reporting.map { reporting in
+            "; all:\(reporting.currency) adds every currency at " + reporting.rates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        } ?? ""
+        return table.text + "\n\nsales on the day of each purchase; proceeds after Apple's commission (\(commission.rawValue)), before taxes\(rates); "
             + "MRR at the end of each day (UTC), the last day's at the newest notification, \(asOf.formatted(.iso8601))"
     }
 
@@ -134,5 +145,40 @@ enum CommissionOption {
 
     static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> CommissionProgram {
         try arguments.value("--commission", expected: "standard or small-business", CommissionProgram.init(rawValue:)) ?? .standard
+    }
+}
+
+/// `--currency CODE --rates FILE|LIST`: every amount also in one reporting currency, at rates the
+/// user gives (a JSON file `{"GBP": 1.27}`, or `GBP:1.27,EUR:1.08`).
+struct ReportingCurrencyOption: Sendable {
+    static let arguments: [ArgumentDeclaration] = [
+        .option("--currency", "CODE", "also report every amount in this currency (ISO 4217), at the rates of --rates"),
+        .option("--rates", "FILE|LIST", "what one unit of each currency is worth in --currency: a JSON file {\"GBP\": 1.27} or GBP:1.27,EUR:1.08"),
+    ]
+
+    var currency: String
+    var rates: String
+
+    static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> ReportingCurrencyOption? {
+        let currency = try arguments.value("--currency")
+        let rates = try arguments.value("--rates")
+        switch (currency, rates) {
+        case (nil, nil): return nil
+        case (let currency?, let rates?): return ReportingCurrencyOption(currency: currency, rates: rates)
+        case (nil, _?): throw ValidationError("--rates needs the currency they convert to with --currency CODE")
+        case (_?, nil): throw ValidationError("--currency needs the rates to it with --rates FILE or --rates GBP:1.27,EUR:1.08")
+        }
+    }
+
+    /// The rates, read from the file when `rates` names one (off the cooperative pool).
+    func resolved() async throws -> ReportingCurrency {
+        let source = rates
+        let text = try await BlockingWork.run("read --rates") { () throws(CommandFailure) -> String in
+            guard FileManager.default.fileExists(atPath: source) else { return source }
+            do { return try String(contentsOfFile: source, encoding: .utf8) } catch {
+                throw CommandFailure("cannot read the rates in \(source): \(error.localizedDescription)")
+            }
+        }
+        do { return try ReportingCurrency(currency: currency, ratesText: text) } catch { throw CommandFailure(error.description) }
     }
 }
