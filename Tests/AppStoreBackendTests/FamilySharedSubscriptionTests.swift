@@ -76,18 +76,6 @@ struct FamilySharedSubscriptionTests {
             entitled = try await entitlements(in: backend)
             #expect(entitled.alice.isEmpty && entitled.dave.isEmpty, "no access in billing retry without grace: \(entitled)")
 
-            // Renewal off, on the member's copy: the purchaser's renewal is what turns off, and both are told.
-            mark = try await lastSequence()
-            try await store.setAutoRenew(originalTransactionID: copy, enabled: false)
-            (alice, dave) = try await records()
-            #expect(!alice.autoRenewEnabled && !dave.autoRenewEnabled)
-            expectTwins(try await notifications(after: mark), "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
-            mark = try await lastSequence()
-            try await store.setAutoRenew(originalTransactionID: purchase.originalID, enabled: true)
-            (alice, dave) = try await records()
-            #expect(alice.autoRenewEnabled && dave.autoRenewEnabled)
-            expectTwins(try await notifications(after: mark), "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED")
-
             // What only the purchaser's subscription can be asked for is refused on the copy, with the reason.
             await #expect(throws: AppStoreError.self) { try await store.extendRenewalDate(originalTransactionID: copy, days: 5) }
             await #expect(throws: AppStoreError.self) { try await store.requestPriceIncreaseConsent(transactionID: copy) }
@@ -111,6 +99,18 @@ struct FamilySharedSubscriptionTests {
                     "one purchase, one renewal: the recovery bills alice once")
             entitled = try await entitlements(in: backend)
             #expect(entitled.alice == [ExampleShop.premiumMonthly] && entitled.dave == [ExampleShop.premiumMonthly], "\(entitled)")
+
+            // Renewal off, on the member's copy: the purchaser's renewal is what turns off, and both are told.
+            mark = try await lastSequence()
+            try await store.setAutoRenew(originalTransactionID: copy, enabled: false)
+            (alice, dave) = try await records()
+            #expect(!alice.autoRenewEnabled && !dave.autoRenewEnabled)
+            expectTwins(try await notifications(after: mark), "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED")
+            mark = try await lastSequence()
+            try await store.setAutoRenew(originalTransactionID: purchase.originalID, enabled: true)
+            (alice, dave) = try await records()
+            #expect(alice.autoRenewEnabled && dave.autoRenewEnabled)
+            expectTwins(try await notifications(after: mark), "DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_ENABLED")
 
             // Extending the purchaser's subscription extends the family's (FamilySharedSubscriptionExtensionIneligibleError's discussion).
             try await store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = false }

@@ -121,6 +121,28 @@ struct SubscriptionLifecycleTests {
         await #expect(throws: AppStoreError.self) { try await test.store.resolveIssueForTransaction(0) }
     }
 
+    @Test("turning renewal off while billing is retried ends the retries now, in billing retry and in a grace period: EXPIRED VOLUNTARY, nothing left to resolve",
+          arguments: [false, true])
+    func cancelledDuringBillingRetry(grace: Bool) async throws {
+        let test = try TestStore()
+        _ = try await test.buy(Shop.newsLite)
+        try await test.store.updateSettings { $0.shouldEnterBillingRetryOnRenewal = true; $0.billingGracePeriodIsEnabled = grace }
+        try await test.store.advanceTime(by: 32 * day)
+        let failing = try #require(try await test.store.subscriptionStatuses(groupID: Shop.news, device: "phone").first)
+        #expect(failing.state == (grace ? .inGracePeriod : .inBillingRetryPeriod))
+        try await test.store.setAutoRenew(originalTransactionID: 0, enabled: false)
+        let kinds = try await test.notificationKinds()
+        #expect(Array(kinds.suffix(2)) == ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "EXPIRED/VOLUNTARY"], "\(kinds)")
+        let status = try #require(try await test.store.subscriptionStatuses(groupID: Shop.news, device: "phone").first)
+        #expect(status.state == .expired && status.renewalInfo.expirationIntent == .customerCancelled)
+        #expect(status.renewalInfo.isInBillingRetryPeriod != true && status.renewalInfo.gracePeriodExpiresDate == nil)
+        #expect(try await test.store.currentEntitlements(device: "phone").isEmpty, "a grace period ends with the retries")
+        // No retry is left to run out, and no billing issue to resolve.
+        try await test.store.advanceTime(by: 90 * day)
+        #expect(try await test.notificationKinds() == kinds)
+        await #expect(throws: AppStoreError.self) { try await test.store.resolveIssueForTransaction(0) }
+    }
+
     @Test("grace period: entitled until it ends, then billing retry; recovery in grace keeps the cycle")
     func gracePeriod() async throws {
         let test = try TestStore()

@@ -223,6 +223,13 @@ extension SimulatedAppStore {
                                                transaction: latestTransaction(of: record, in: change), change: &change)
             try enqueueStatusUpdates(record, change: &change)
             try syncFamily(record, newTransaction: nil, change: &change)
+            // "The App Store continues to retry billing for 60 days, or until the customer resolves
+            // their billing issue or cancels their subscription, whichever comes first" (Apple,
+            // DID_FAIL_TO_RENEW): turning renewal off while billing is retried ends the retries, and
+            // with them a billing grace period, now.
+            if !enabled, record.state == .inBillingRetryPeriod || record.state == .inGracePeriod {
+                try expire(record, intent: .customerCancelled, subtype: .voluntary, at: clock.now(), change: &change)
+            }
         }
     }
 
