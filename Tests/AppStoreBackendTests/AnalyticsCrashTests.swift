@@ -155,7 +155,8 @@ struct AnalyticsMigrationTests {
                 #expect(withoutMRR(after) == withoutMRR(before), "\(before.day)")
             } else {
                 // The old notifications never kept when a grace period would end: those days count the subscription lapsed.
-                #expect(after.gracePeriod == 0 && after.activeSubscriptions == before.activeSubscriptions - before.gracePeriod, "\(before.day)")
+                #expect(after.gracePeriod == 0 && after.activeSubscriptions + after.freeTrials == before.activeSubscriptions + before.freeTrials - before.gracePeriod,
+                        "\(before.day)")
             }
         }
         // It keeps them from now on like any backend: a rebuild changes nothing.

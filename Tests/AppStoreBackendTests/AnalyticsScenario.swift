@@ -94,8 +94,14 @@ struct AnalyticsYear {
     private func perform(_ action: Action, account: String) async throws {
         switch action {
         case .buy(let product):
-            // Every third subscriber's account is in the United Kingdom: they pay in pounds.
-            if (Int(account.split(separator: "-").last ?? "0") ?? 0) % 3 == 0 { try await store.configureAccount(account, storefront: "GBR") }
+            // Every third subscriber's account is in the United Kingdom: they pay in pounds; of the others
+            // every fifth in France, in euros.
+            let number = Int(account.split(separator: "-").last ?? "0") ?? 0
+            if number % 3 == 0 {
+                try await store.configureAccount(account, storefront: "GBR")
+            } else if number % 5 == 0 {
+                try await store.configureAccount(account, storefront: "FRA")
+            }
             _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
                                                          appAccountToken: BackendScenario.token(account)))
         case .cancel:
@@ -266,12 +272,16 @@ struct IndependentMetrics {
             let instant = min(AppStoreJSON.date(fromMilliseconds: day.lastMilliseconds), asOf)
             for subscription in subscriptions.values {
                 guard let (transaction, kind) = state(of: subscription, at: instant) else { continue }
-                figures.activeSubscriptions += 1
-                switch kind {
+                // Active means paying; a grace period also counts as what the failed renewal's period was.
+                var paying = kind
+                if kind == .grace {
+                    figures.gracePeriod += 1
+                    paying = transaction.offer?.discountType == .freeTrial ? .trial : transaction.offer?.type == .introductoryOffer ? .intro : .paid
+                }
+                switch paying {
                 case .trial: figures.freeTrials += 1
-                case .intro: figures.introductoryPrice += 1
-                case .grace: figures.gracePeriod += 1
-                case .paid: break
+                case .intro: figures.activeSubscriptions += 1; figures.introductoryPrice += 1
+                case .paid, .grace: figures.activeSubscriptions += 1
                 }
                 let micros = monthlyMicros(transaction)
                 if micros != 0 { figures.mrrMicros[transaction.currency, default: 0] += micros }

@@ -36,7 +36,7 @@ struct DashboardBrowserTests {
         try await BackendScenario.withStorage(engine: .sqlite) { storage in
             var service = try year.service(on: storage)
             // Every amount also in dollars, at a rate for pounds.
-            service.reporting = try ReportingCurrency(currency: "USD", rates: ["GBP": 1.25])
+            service.reporting = try ReportingCurrency(currency: "USD", rates: ["GBP": 1.25, "EUR": 1.1])
             try await AnalyticsYear.deliver(bodies, to: service)
             let server = try HTTPServer(host: "127.0.0.1", port: 0, handler: service.router(listeningAddress: "127.0.0.1").handler)
             let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
@@ -44,7 +44,7 @@ struct DashboardBrowserTests {
             let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
                                                  ["python3", "-u", script.path, server.url.absoluteString, BackendScenario.serviceKey, screenshots.path,
                                                   Self.chromium.path, Self.chromedriver.path, axe.path,
-                                                  BackendScenario.token(account).uuidString.uppercased(), String(original), "GBP:1.25"])
+                                                  BackendScenario.token(account).uuidString.uppercased(), String(original), "GBP:1.25,EUR:1.1"])
             await server.stop()
             let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -52,10 +52,11 @@ struct DashboardBrowserTests {
             #expect(report["ok"] as? Bool == true, "\(report)")
             #expect((report["refusal"] as? String ?? "").contains("not one of this backend's keys"))
             let charts = report["charts"] as? [String] ?? []
-            #expect(Set(charts) == ["mrr-gbp", "mrr-usd", "revenue-gbp", "revenue-usd", "mrr-movement-gbp", "mrr-movement-usd", "active", "trials", "churn"],
+            #expect(Set(charts) == ["mrr-eur", "mrr-gbp", "mrr-usd", "revenue-eur", "revenue-gbp", "revenue-usd", "mrr-movement-eur", "mrr-movement-gbp",
+                                    "mrr-movement-usd", "active", "trials", "churn"],
                     "\(charts)")
             let money = try #require(report["money"] as? [String: [String: String]], "\(report)")
-            #expect(Set(money.keys) == ["GBP", "USD", "all in USD"], "\(money)")
+            #expect(Set(money.keys) == ["EUR", "GBP", "USD", "all in USD"], "\(money)")
             // The customer page: by token (upper case, as pages show it) and by a purchase, the same customer.
             let customer = try #require(report["customer"] as? [String: Any], "\(report)")
             let byTransaction = try #require(report["byTransaction"] as? [String: Any], "\(report)")
@@ -71,7 +72,7 @@ struct DashboardBrowserTests {
             #expect((csv["dailyHeader"] as? [String])?.prefix(3) == ["day", "active_subscriptions", "trials"], "\(csv)")
             #expect(csv["dailyRows"] as? Int == 14, "a row per day of the 14 days shown: \(csv)")
             #expect((csv["cohortRows"] as? Int ?? 0) >= 6, "\(csv)")
-            #expect(csv["moneyRows"] as? Int == 2 && (csv["moneyHeader"] as? [String])?.prefix(3) == ["currency", "revenue", "proceeds"], "\(csv)")
+            #expect(csv["moneyRows"] as? Int == 4 && (csv["moneyHeader"] as? [String])?.prefix(3) == ["currency", "revenue", "proceeds"], "\(csv)")
             let preset = try #require(report["preset30"] as? [String])
             let range = try #require(report["range"] as? [String])
             let lastDay = try #require(range.last.flatMap(CalendarDay.init))

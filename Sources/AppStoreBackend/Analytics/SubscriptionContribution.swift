@@ -83,6 +83,9 @@ public struct EntitledPeriod: Hashable, Sendable {
     public var start: Int64
     public var end: Int64
     public var kind: Kind
+    /// For a grace period, what the subscription was in before its renewal failed (paid, a trial or
+    /// an introductory price): it counts there too. Otherwise ``kind`` itself.
+    public var underlying: Kind
     public var currency: String
     public var productID: String
     public var groupID: String
@@ -90,12 +93,13 @@ public struct EntitledPeriod: Hashable, Sendable {
     public var monthlyMicros: Int64
 
     /// The period as one line of text (how the backend keeps a subscription's last period).
-    var encoded: String { [kind.rawValue, currency, productID, groupID, String(monthlyMicros)].joined(separator: "\t") }
+    var encoded: String { [kind.rawValue, currency, productID, groupID, String(monthlyMicros), underlying.rawValue].joined(separator: "\t") }
 
-    init(start: Int64, end: Int64, kind: Kind, currency: String, productID: String, groupID: String, monthlyMicros: Int64) {
+    init(start: Int64, end: Int64, kind: Kind, underlying: Kind? = nil, currency: String, productID: String, groupID: String, monthlyMicros: Int64) {
         self.start = start
         self.end = end
         self.kind = kind
+        self.underlying = underlying ?? kind
         self.currency = currency
         self.productID = productID
         self.groupID = groupID
@@ -104,19 +108,22 @@ public struct EntitledPeriod: Hashable, Sendable {
 
     init?(encoded: String, start: Int64, end: Int64) {
         let fields = encoded.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-        guard fields.count == 5, let kind = Kind(rawValue: fields[0]), let micros = Int64(fields[4]) else { return nil }
-        self.init(start: start, end: end, kind: kind, currency: fields[1], productID: fields[2], groupID: fields[3], monthlyMicros: micros)
+        guard fields.count == 6, let kind = Kind(rawValue: fields[0]), let micros = Int64(fields[4]), let underlying = Kind(rawValue: fields[5]) else { return nil }
+        self.init(start: start, end: end, kind: kind, underlying: underlying, currency: fields[1], productID: fields[2], groupID: fields[3],
+                  monthlyMicros: micros)
     }
 
-    /// The stock figures this period adds to while it lasts.
+    /// The stock figures this period adds to while it lasts: active subscriptions are the paying ones
+    /// (full or introductory price); a free trial counts as a trial only; a grace period counts in its
+    /// own column and as what it was before the renewal failed.
     var stock: [(SubscriptionMetric, Int64)] {
-        var figures: [(SubscriptionMetric, Int64)] = [(.active, 1)]
-        switch kind {
-        case .paid: break
+        var figures: [(SubscriptionMetric, Int64)] = []
+        switch kind == .gracePeriod ? underlying : kind {
+        case .paid, .gracePeriod: figures.append((.active, 1))
         case .freeTrial: figures.append((.freeTrials, 1))
-        case .introductoryPrice: figures.append((.introductoryPrice, 1))
-        case .gracePeriod: figures.append((.gracePeriod, 1))
+        case .introductoryPrice: figures += [(.active, 1), (.introductoryPrice, 1)]
         }
+        if kind == .gracePeriod { figures.append((.gracePeriod, 1)) }
         if monthlyMicros != 0 { figures.append((.mrr, monthlyMicros)) }
         return figures
     }
@@ -287,7 +294,13 @@ public struct SubscriptionContribution: Equatable, Sendable {
             if let revoked = failed.revokedMilliseconds { end = min(end, max(revoked, start)) }
             if index + 1 < renewing.count { end = min(end, max(renewing[index + 1].purchaseMilliseconds, start)) }
             if let ending = endings.first(where: { $0 >= start }) { end = min(end, ending) }
-            periods.append(EntitledPeriod(start: start, end: end, kind: .gracePeriod, currency: failed.currency, productID: failed.productID,
+            let underlying: EntitledPeriod.Kind = switch failed.offer {
+            case .freeTrial: .freeTrial
+            case .introductoryPrice: .introductoryPrice
+            case .none: .paid
+            }
+            periods.append(EntitledPeriod(start: start, end: end, kind: .gracePeriod, underlying: underlying, currency: failed.currency,
+                                          productID: failed.productID,
                                           groupID: failed.groupID, monthlyMicros: periods.first { $0.start == failed.purchaseMilliseconds }?.monthlyMicros
                                             ?? MonthlyPrice.micros(of: failed, orFrom: nil)))
         }

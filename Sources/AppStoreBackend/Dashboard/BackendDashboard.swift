@@ -210,7 +210,8 @@ struct BackendDashboard: Sendable {
             case "daily.csv":
                 csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
             case "money.csv":
-                let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
+                let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission,
+                                          reporting: service.reporting)
                 csv = ((["currency"] + (rows.first?.cells.map(\.name) ?? [])).joined(separator: ",") + "\r\n")
                     + rows.map { ([$0.currency] + $0.cells.map(\.value)).joined(separator: ",") + "\r\n" }.joined()
             case "cohorts.csv":

@@ -32,8 +32,9 @@ extension SQLBackendStorage {
     /// counts without currency, and each row also summed into its group's (product `*`) and the whole
     /// app's (product and group `*`). 4: sales of every purchase, the reduced commission's part, and
     /// the movements of MRR. 5: MRR by the period each renewal was charged for, as its first
-    /// notification told it (an extension or an early expiry no longer rewrites it).
-    static let metricsLayout: Int64 = 5
+    /// notification told it (an extension or an early expiry no longer rewrites it). 6: active
+    /// subscriptions are the paying ones; free trials count apart, and a grace period also as what it was.
+    static let metricsLayout: Int64 = 6
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"
