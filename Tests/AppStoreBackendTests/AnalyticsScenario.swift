@@ -297,6 +297,11 @@ struct IndependentMetrics {
             if reduced.contains(transaction.id) { days[index].salesReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
         }
         for subscription in subscriptions.values {
+            for (instant, figure) in changes(of: subscription) {
+                let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: instant)).number - from.number)
+                guard days.indices.contains(index) else { continue }
+                days[index][keyPath: figure] += 1
+            }
             for (instant, movement, currency, micros) in movements(of: subscription) {
                 let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: instant)).number - from.number)
                 guard days.indices.contains(index) else { continue }
@@ -307,20 +312,9 @@ struct IndependentMetrics {
             guard let id = notification.transactionID, let transaction = transactionsByID[id] else { continue }
             let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: notification.date)).number - from.number)
             guard days.indices.contains(index) else { continue }
-            let isTrial = transaction.offer?.discountType == .freeTrial
             switch (notification.type, notification.subtype) {
-            case (.subscribed, let subtype):
-                if subtype == .resubscribe { days[index].reactivations += 1 } else { days[index].newSubscriptions += 1 }
-                if isTrial { days[index].trialsStarted += 1 }
             case (.didRenew, _):
                 days[index].renewals += 1
-                let renewing = subscriptions[transaction.originalID]!.transactions.filter { $0.expirationDate != nil }
-                if !isTrial, let position = renewing.firstIndex(where: { $0.id == id }), position > 0,
-                   renewing[position - 1].offer?.discountType == .freeTrial {
-                    days[index].trialConversions += 1
-                }
-            case (.expired, .voluntary?), (.expired, .priceIncrease?): days[index].churnedVoluntary += 1
-            case (.expired, .billingRetry?), (.expired, .productNotForSale?): days[index].churnedInvoluntary += 1
             case (.refund, _):
                 days[index].refunds += 1
                 if transaction.price != 0 { days[index].refundedMilliunits[transaction.currency, default: 0] += transaction.price }
@@ -366,6 +360,71 @@ struct IndependentMetrics {
     private func paidEnd(of transaction: LedgerTransaction, in renewing: [LedgerTransaction]) -> Date {
         let next = renewing.first { $0.purchaseDate > transaction.purchaseDate }?.purchaseDate ?? .distantFuture
         return min(transaction.expirationDate!, next)
+    }
+
+    /// What a subscription is at an instant: paying (full or introductory price), in a free trial, or
+    /// nothing; a grace period counts as what the failed renewal's period was.
+    enum Standing: Equatable { case none, trial, paying(intro: Bool) }
+
+    func standing(of subscription: Subscription, at instant: Date) -> (Standing, LedgerTransaction?, Kind?) {
+        guard let (transaction, kind) = state(of: subscription, at: instant) else { return (.none, nil, nil) }
+        if transaction.offer?.discountType == .freeTrial { return (.trial, transaction, kind) }
+        return (.paying(intro: transaction.offer?.type == .introductoryOffer), transaction, kind)
+    }
+
+    /// The subscription's starts, conversions and ends up to ``asOf``, found by reading its standing at
+    /// every moment it could change, each with the figure it counts in.
+    func changes(of subscription: Subscription) -> [(Date, WritableKeyPath<DailyMetrics, Int64>)] {
+        var found: [(Date, WritableKeyPath<DailyMetrics, Int64>)] = []
+        var was: (standing: Standing, transaction: LedgerTransaction?, kind: Kind?) = (.none, nil, nil)
+        var everPaid = false
+        for instant in candidateInstants(of: subscription) where instant <= asOf {
+            let now = standing(of: subscription, at: instant)
+            switch (was.standing, now.0) {
+            case (.none, .paying): found.append((instant, everPaid ? \.reactivations : \.newSubscriptions))
+            case (.none, .trial): found.append((instant, \.trialsStarted))
+            case (.trial, .paying): found.append((instant, \.trialConversions))
+            case (.paying, .trial): found += [(instant, \.churnedVoluntary), (instant, \.trialsStarted)]
+            case (.paying(let wasIntro), .paying(let isIntro)):
+                if was.transaction?.productID != now.1?.productID { found += [(instant, \.movedOut), (instant, \.movedIn)] }
+                if wasIntro, !isIntro, now.2 != .grace { found.append((instant, \.introductoryConversions)) }
+            case (.paying, .none), (.trial, .none):
+                // Why access ended: a refund, a renewal that could not be billed, or the customer.
+                let ended = was.transaction!
+                let about = subscription.notifications.filter { $0.transactionID == ended.id }
+                var reason: WritableKeyPath<DailyMetrics, Int64> = \.churnedVoluntary
+                if was.kind == .grace {
+                    let cancelled = subscription.notifications.contains { $0.type == .expired && $0.subtype == .voluntary && $0.date == instant }
+                    reason = cancelled ? \.churnedVoluntary : \.churnedInvoluntary
+                } else if ended.revocation?.date == instant {
+                    reason = \.refundEnds
+                } else if about.contains(where: { $0.type == .didFailToRenew })
+                            || about.contains(where: { $0.type == .expired && ($0.subtype == .billingRetry || $0.subtype == .productNotForSale) }) {
+                    reason = \.churnedInvoluntary
+                }
+                if was.standing == .trial { reason = reason == \.churnedInvoluntary ? \.trialBillingFailures : \.trialCancellations }
+                found.append((instant, reason))
+            default: break
+            }
+            if case .paying = now.0 { everPaid = true }
+            was = now
+        }
+        return found
+    }
+
+    /// Every moment a subscription's state could change: each purchase, expiry and refund, each grace
+    /// period's end, each ending notification.
+    func candidateInstants(of subscription: Subscription) -> [Date] {
+        var instants: Set<Date> = []
+        for transaction in subscription.transactions where transaction.expirationDate != nil {
+            instants.formUnion([transaction.purchaseDate, transaction.expirationDate!])
+            if let revocation = transaction.revocation { instants.insert(revocation.date) }
+        }
+        for notification in subscription.notifications {
+            if let grace = notification.renewalInfo?.gracePeriodExpiresDate { instants.insert(grace) }
+            if [.expired, .gracePeriodExpired, .revoke].contains(notification.type) { instants.insert(notification.date) }
+        }
+        return instants.sorted()
     }
 
     /// The subscription's changes of MRR up to ``asOf``, found by reading its state at every moment it

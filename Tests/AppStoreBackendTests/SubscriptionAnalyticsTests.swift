@@ -31,13 +31,21 @@ struct SubscriptionAnalyticsTests {
             total.churnedVoluntary += day.churnedVoluntary; total.churnedInvoluntary += day.churnedInvoluntary
             total.reactivations += day.reactivations; total.refunds += day.refunds; total.gracePeriod += day.gracePeriod
             total.introductoryPrice += day.introductoryPrice; total.freeTrials += day.freeTrials
+            total.trialsStarted += day.trialsStarted; total.trialCancellations += day.trialCancellations; total.introductoryConversions += day.introductoryConversions
+            total.refundEnds += day.refundEnds; total.movedIn += day.movedIn
         }
-        #expect(totals.newSubscriptions > 900 && totals.trialConversions > 50 && totals.churnedVoluntary > 50 && totals.churnedInvoluntary > 10)
+        #expect(totals.newSubscriptions + totals.trialsStarted > 900 && totals.trialConversions > 50 && totals.churnedVoluntary > 50 && totals.churnedInvoluntary > 10)
         #expect(totals.reactivations > 10 && totals.refunds > 20 && totals.gracePeriod > 0 && totals.introductoryPrice > 0 && totals.freeTrials > 0)
         #expect(Set(expectedDays.flatMap(\.mrrMicros.keys)) == ["USD", "GBP", "EUR"])
         // Money: sales in both currencies (one-time purchases among them), some after a year of paid service,
         // every kind of MRR movement, and each day's movements adding up to its change of MRR.
         #expect(Set(expectedDays.flatMap(\.salesMilliunits.keys)) == ["USD", "GBP", "EUR"])
+        // Every change of what a subscription is has its figure, and each day's add up to the change of
+        // active subscriptions and of trials: the daily reconciliation.
+        #expect(totals.trialCancellations > 20 && totals.introductoryConversions > 20 && totals.refundEnds > 5 && totals.movedIn > 5, "\(totals)")
+        for (yesterday, day) in zip(expectedDays, expectedDays.dropFirst()) {
+            #expect(Self.reconciles(day, after: yesterday), "\(day.day): \(yesterday) → \(day)")
+        }
         // Extensions and early expiries are among the year's events.
         #expect(expected.notifications.contains { $0.type == .renewalExtended })
         #expect(expected.notifications.contains { $0.type == .expired && $0.subtype == .voluntary })
@@ -76,6 +84,14 @@ struct SubscriptionAnalyticsTests {
                 for (index, day) in part.days.enumerated() { active[index] += day.activeSubscriptions }
             }
             #expect(active == expectedDays.map(\.activeSubscriptions))
+            // Per product too, with the plan changes into and out of it.
+            for product in [ExampleShop.premiumMonthly, ExampleShop.standardMonthly] {
+                let days = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, productID: product)).days
+                #expect(days.reduce(0) { $0 + $1.movedIn + $1.movedOut } > 0, "\(product) has plan changes")
+                for (yesterday, day) in zip(days, days.dropFirst()) {
+                    #expect(Self.reconciles(day, after: yesterday), "\(product) \(day.day): \(yesterday) → \(day)")
+                }
+            }
             let news = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.news))
             let plus = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.plus))
             #expect(zip(news.days, plus.days).map { $0.renewals + $1.renewals } == expectedDays.map(\.renewals))
@@ -155,6 +171,15 @@ struct SubscriptionAnalyticsTests {
                 #expect(refused.status == 400 && text.contains(words), "\(query): \(refused.status) \(text)")
             }
         }
+    }
+
+    /// Whether a day's starts, conversions, plan changes and ends account for the change of its active
+    /// subscriptions and of its trials since the day before.
+    static func reconciles(_ day: DailyMetrics, after yesterday: DailyMetrics) -> Bool {
+        let paying = day.newSubscriptions + day.reactivations + day.trialConversions + day.movedIn
+            - day.movedOut - day.churnedVoluntary - day.churnedInvoluntary - day.refundEnds
+        let trials = day.trialsStarted - day.trialConversions - day.trialCancellations - day.trialBillingFailures
+        return day.activeSubscriptions - yesterday.activeSubscriptions == paying && day.freeTrials - yesterday.freeTrials == trials
     }
 
     /// Compares day by day and reports the first days that differ, field by field.

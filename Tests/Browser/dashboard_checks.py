@@ -91,7 +91,8 @@ def main():
         }
         for currency, amount in today["mrr"].items():
             expected[f"mrr.{currency}"] = money(amount)
-        for name in ["new_subscriptions", "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "refunds"]:
+        for name in ["new_subscriptions", "trial_conversions", "intro_conversions", "trial_cancellations", "renewals", "churned_voluntary",
+                     "churned_involuntary", "refund_ends", "refunds"]:
             expected[name] = grouped(sum(day[name] for day in days))
         # The range's rates and ARR, as docs/analytics.md defines them.
         def percent(part, whole):

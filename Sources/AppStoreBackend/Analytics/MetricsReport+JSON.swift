@@ -39,6 +39,12 @@ extension MetricsReport {
         var churned_voluntary: Int64
         var churned_involuntary: Int64
         var reactivations: Int64
+        var intro_conversions: Int64
+        var trial_cancellations: Int64
+        var trial_billing_failures: Int64
+        var refund_ends: Int64
+        var moved_in: Int64
+        var moved_out: Int64
         var refunds: Int64
         var refunded: [String: Decimal]
         var mrr: [String: Decimal]
@@ -65,6 +71,8 @@ extension MetricsReport {
                 in_introductory_price: day.introductoryPrice, in_grace_period: day.gracePeriod, new_subscriptions: day.newSubscriptions,
                 trials_started: day.trialsStarted, trial_conversions: day.trialConversions, renewals: day.renewals,
                 churned_voluntary: day.churnedVoluntary, churned_involuntary: day.churnedInvoluntary, reactivations: day.reactivations,
+                intro_conversions: day.introductoryConversions, trial_cancellations: day.trialCancellations,
+                trial_billing_failures: day.trialBillingFailures, refund_ends: day.refundEnds, moved_in: day.movedIn, moved_out: day.movedOut,
                 refunds: day.refunds, refunded: day.refundedMilliunits.mapValues { Money.units(milliunits: $0) },
                 mrr: day.mrrMicros.mapValues { Money.units(micros: $0) }, sales: day.salesMilliunits.mapValues { Money.units(milliunits: $0) },
                 revenue: day.revenueMilliunits.mapValues { Money.units(milliunits: $0) },

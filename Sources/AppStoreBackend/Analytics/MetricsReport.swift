@@ -36,6 +36,14 @@ public struct DailyMetrics: Hashable, Sendable {
     public var churnedVoluntary: Int64 = 0
     public var churnedInvoluntary: Int64 = 0
     public var reactivations: Int64 = 0
+    public var introductoryConversions: Int64 = 0
+    public var trialCancellations: Int64 = 0
+    public var trialBillingFailures: Int64 = 0
+    public var refundEnds: Int64 = 0
+    /// Paying subscriptions that changed to this product, and away from it (for a group or the app,
+    /// each change counts in both).
+    public var movedIn: Int64 = 0
+    public var movedOut: Int64 = 0
     public var refunds: Int64 = 0
     /// Refunded amounts by currency, in milliunits.
     public var refundedMilliunits: [String: Int64] = [:]
@@ -93,6 +101,12 @@ public struct DailyMetrics: Hashable, Sendable {
         case .churnedVoluntary: churnedVoluntary += value
         case .churnedInvoluntary: churnedInvoluntary += value
         case .reactivations: reactivations += value
+        case .introductoryConversions: introductoryConversions += value
+        case .trialCancellations: trialCancellations += value
+        case .trialBillingFailures: trialBillingFailures += value
+        case .refundEnds: refundEnds += value
+        case .movedIn: movedIn += value
+        case .movedOut: movedOut += value
         case .refunds: refunds += value
         case .refunded: refundedMilliunits[currency, default: 0] += value
         case .sales: salesMilliunits[currency, default: 0] += value
@@ -178,6 +192,7 @@ public struct MetricsReport: Hashable, Sendable {
                 for period in running {
                     for (metric, amount) in period.stock { reported.add(metric, amount, currency: period.currency) }
                     reported.add(.mrrChurned, period.monthlyMicros, currency: period.currency)
+                    if let end = period.endFigure { reported.add(end, -1, currency: "") }
                 }
             }
             reported.dropZeroAmounts()

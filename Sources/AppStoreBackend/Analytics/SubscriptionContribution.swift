@@ -8,9 +8,17 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable {
     case active, freeTrials = "trials", introductoryPrice = "intro", gracePeriod = "grace"
     /// Monthly recurring revenue, in millionths of the currency.
     case mrr
-    // Flow, counted on the day of their event.
+    // Flow, counted on the day of their event. Starts, conversions and ends are changes of what a
+    // subscription is (paying, in a free trial, or nothing), dated when they happen; renewals and
+    // refunds are notifications, dated when signed.
     case newSubscriptions = "new", trialsStarted = "trials_started", trialConversions = "trial_conversions", renewals
     case churnedVoluntary = "churned_voluntary", churnedInvoluntary = "churned_involuntary", reactivations
+    /// A paid introductory price followed by the full price; free trials ended by cancelling, or by a
+    /// renewal that could not be billed; paying subscriptions whose access a refund ended.
+    case introductoryConversions = "intro_conversions", trialCancellations = "trial_cancellations"
+    case trialBillingFailures = "trial_billing_failures", refundEnds = "refund_ends"
+    /// A paying subscription changing product (per product; they cancel out in a group and the app).
+    case movedIn = "moved_in", movedOut = "moved_out"
     case refunds
     /// What was refunded, in milliunits of the currency.
     case refunded
@@ -91,9 +99,16 @@ public struct EntitledPeriod: Hashable, Sendable {
     public var groupID: String
     /// Its price normalised to a month, in millionths of ``currency`` (0 in a free trial).
     public var monthlyMicros: Int64
+    /// The transaction it comes from (not kept with a subscription's last period).
+    var transactionID: String = ""
+    /// What its end counts as when nothing follows it at once (a churn, a trial's end), as recorded:
+    /// taken back on the current day while it still runs.
+    public var endFigure: SubscriptionMetric?
 
     /// The period as one line of text (how the backend keeps a subscription's last period).
-    var encoded: String { [kind.rawValue, currency, productID, groupID, String(monthlyMicros), underlying.rawValue].joined(separator: "\t") }
+    var encoded: String {
+        [kind.rawValue, currency, productID, groupID, String(monthlyMicros), underlying.rawValue, endFigure?.rawValue ?? ""].joined(separator: "\t")
+    }
 
     init(start: Int64, end: Int64, kind: Kind, underlying: Kind? = nil, currency: String, productID: String, groupID: String, monthlyMicros: Int64) {
         self.start = start
@@ -108,10 +123,14 @@ public struct EntitledPeriod: Hashable, Sendable {
 
     init?(encoded: String, start: Int64, end: Int64) {
         let fields = encoded.split(separator: "\t", omittingEmptySubsequences: false).map(String.init)
-        guard fields.count == 6, let kind = Kind(rawValue: fields[0]), let micros = Int64(fields[4]), let underlying = Kind(rawValue: fields[5]) else { return nil }
+        guard fields.count == 7, let kind = Kind(rawValue: fields[0]), let micros = Int64(fields[4]), let underlying = Kind(rawValue: fields[5]) else { return nil }
         self.init(start: start, end: end, kind: kind, underlying: underlying, currency: fields[1], productID: fields[2], groupID: fields[3],
                   monthlyMicros: micros)
+        endFigure = SubscriptionMetric(rawValue: fields[6])
     }
+
+    /// Whether it pays (full or introductory price, also in a grace period), rather than a free trial.
+    var isPaying: Bool { (kind == .gracePeriod ? underlying : kind) != .freeTrial }
 
     /// The stock figures this period adds to while it lasts: active subscriptions are the paying ones
     /// (full or introductory price); a free trial counts as a trial only; a grace period counts in its
@@ -165,6 +184,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
         addEvents(notifications, byID: byID, renewing: renewing, reducedCommission: reduced)
         addSales(owned, reducedCommission: reduced)
         addMovements()
+        addTransitions(notifications: notifications, byID: byID)
         addCohort(firstPurchase: renewing.first?.purchaseMilliseconds)
     }
 
@@ -279,9 +299,11 @@ public struct SubscriptionContribution: Equatable, Sendable {
             // Priced by the period it was charged for, not by what an extension or early expiry made of it.
             var asCharged = transaction
             asCharged.expiresMilliseconds = charged[transaction.transactionID] ?? expires
-            periods.append(EntitledPeriod(start: transaction.purchaseMilliseconds, end: end, kind: kind, currency: transaction.currency,
-                                          productID: transaction.productID, groupID: transaction.groupID,
-                                          monthlyMicros: MonthlyPrice.micros(of: asCharged, orFrom: missedRenewal)))
+            var period = EntitledPeriod(start: transaction.purchaseMilliseconds, end: end, kind: kind, currency: transaction.currency,
+                                        productID: transaction.productID, groupID: transaction.groupID,
+                                        monthlyMicros: MonthlyPrice.micros(of: asCharged, orFrom: missedRenewal))
+            period.transactionID = transaction.transactionID
+            periods.append(period)
         }
         let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         let endings = notifications.filter { ["EXPIRED", "GRACE_PERIOD_EXPIRED", "REVOKE"].contains($0.type) }.map(\.signedMilliseconds)
@@ -299,10 +321,12 @@ public struct SubscriptionContribution: Equatable, Sendable {
             case .introductoryPrice: .introductoryPrice
             case .none: .paid
             }
-            periods.append(EntitledPeriod(start: start, end: end, kind: .gracePeriod, underlying: underlying, currency: failed.currency,
+            var gracePeriod = EntitledPeriod(start: start, end: end, kind: .gracePeriod, underlying: underlying, currency: failed.currency,
                                           productID: failed.productID,
                                           groupID: failed.groupID, monthlyMicros: periods.first { $0.start == failed.purchaseMilliseconds }?.monthlyMicros
-                                            ?? MonthlyPrice.micros(of: failed, orFrom: nil)))
+                                            ?? MonthlyPrice.micros(of: failed, orFrom: nil))
+            gracePeriod.transactionID = failedID
+            periods.append(gracePeriod)
         }
         // Oldest first, each cut where the next begins: a subscription is counted once at any moment.
         periods.sort { ($0.start, $0.end) < ($1.start, $1.end) }
@@ -317,7 +341,6 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// Flow figures, on the day each notification was signed.
     private mutating func addEvents(_ notifications: [NotificationFact], byID: [String: TransactionFact], renewing: [TransactionFact],
                                     reducedCommission: Set<String>) {
-        let position = Dictionary(renewing.enumerated().map { ($0.element.transactionID, $0.offset) }, uniquingKeysWith: { first, _ in first })
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = byID[id] else { continue }
             let day = CalendarDay(milliseconds: notification.signedMilliseconds).number
@@ -325,27 +348,68 @@ public struct SubscriptionContribution: Equatable, Sendable {
                 add(day: day, metric, amount, transaction.currency, transaction.productID, transaction.groupID)
             }
             switch notification.type {
-            case "SUBSCRIBED":
-                count(notification.subtype == "RESUBSCRIBE" ? .reactivations : .newSubscriptions)
-                if transaction.offer == .freeTrial { count(.trialsStarted) }
             case "DID_RENEW":
                 count(.renewals)
-                if transaction.offer != .freeTrial, let index = position[id], index > 0,
-                   renewing[index - 1].offer == .freeTrial {
-                    count(.trialConversions)
-                }
-            case "EXPIRED":
-                switch notification.subtype {
-                case "VOLUNTARY", "PRICE_INCREASE": count(.churnedVoluntary)
-                case "BILLING_RETRY", "PRODUCT_NOT_FOR_SALE": count(.churnedInvoluntary)
-                default: break
-                }
             case "REFUND":
                 count(.refunds)
                 count(.refunded, transaction.price)
                 if reducedCommission.contains(id) { count(.refundedReducedCommission, transaction.price) }
             default:
                 break
+            }
+        }
+    }
+
+    /// Starts, conversions and ends: each change of what the subscription is (paying, in a free
+    /// trial, or nothing), at its moment, counted for the product it is on after the change (before
+    /// it, for an end). A day's changes therefore add up to the change of its active subscriptions
+    /// and of its trials. Each period's end figure is kept on it (``EntitledPeriod/endFigure``).
+    private mutating func addTransitions(notifications: [NotificationFact], byID: [String: TransactionFact]) {
+        func count(_ metric: SubscriptionMetric, at instant: Int64, _ period: EntitledPeriod) {
+            add(day: CalendarDay(milliseconds: instant).number, metric, 1, "", period.productID, period.groupID)
+        }
+        /// Why access ended at the end of `period`: a refund, a renewal that could not be billed, or the customer.
+        func endReason(of period: EntitledPeriod) -> SubscriptionMetric {
+            let about = notifications.filter { $0.transactionID == period.transactionID }
+            if period.kind == .gracePeriod {
+                let cancelled = notifications.contains { $0.type == "EXPIRED" && $0.subtype == "VOLUNTARY" && $0.signedMilliseconds == period.end }
+                return cancelled ? .churnedVoluntary : .churnedInvoluntary
+            }
+            if let revoked = byID[period.transactionID]?.revokedMilliseconds, revoked == period.end { return .refundEnds }
+            if about.contains(where: { $0.type == "DID_FAIL_TO_RENEW" })
+                || about.contains(where: { $0.type == "EXPIRED" && ["BILLING_RETRY", "PRODUCT_NOT_FOR_SALE"].contains($0.subtype ?? "") }) {
+                return .churnedInvoluntary
+            }
+            return .churnedVoluntary
+        }
+        var everPaid = false
+        for index in periods.indices {
+            let period = periods[index]
+            let before = index > 0 && periods[index - 1].end == period.start ? periods[index - 1] : nil
+            switch (before.map(\.isPaying), period.isPaying) {
+            case (nil, true): count(everPaid ? .reactivations : .newSubscriptions, at: period.start, period)
+            case (nil, false), (true?, false):
+                // A paying subscription moving to a free period stops paying: counted as cancelled, then as a trial.
+                if before != nil { count(.churnedVoluntary, at: period.start, before!) }
+                count(.trialsStarted, at: period.start, period)
+            case (false?, true): count(.trialConversions, at: period.start, period)
+            case (true?, true):
+                if before!.productID != period.productID {
+                    count(.movedOut, at: period.start, before!)
+                    count(.movedIn, at: period.start, period)
+                }
+                if before!.underlying == .introductoryPrice, period.underlying == .paid { count(.introductoryConversions, at: period.start, period) }
+            case (false?, false): break
+            }
+            if period.isPaying { everPaid = true }
+            // An end with nothing after it at once.
+            if index + 1 == periods.count || periods[index + 1].start != period.end {
+                var figure = endReason(of: period)
+                if !period.isPaying {
+                    figure = figure == .churnedInvoluntary ? .trialBillingFailures : .trialCancellations
+                }
+                periods[index].endFigure = figure
+                count(figure, at: period.end, period)
             }
         }
     }

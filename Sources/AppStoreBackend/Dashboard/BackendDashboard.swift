@@ -406,9 +406,12 @@ struct BackendDashboard: Sendable {
         items += [
             ("new_subscriptions", "New in these days", grouped(sum(\.newSubscriptions))),
             ("trial_conversions", "Trials converted", grouped(sum(\.trialConversions))),
+            ("intro_conversions", "Introductory to full price", grouped(sum(\.introductoryConversions))),
+            ("trial_cancellations", "Trials cancelled", grouped(sum(\.trialCancellations))),
             ("renewals", "Renewals", grouped(sum(\.renewals))),
             ("churned_voluntary", "Churned, cancelled", grouped(sum(\.churnedVoluntary))),
             ("churned_involuntary", "Churned, billing", grouped(sum(\.churnedInvoluntary))),
+            ("refund_ends", "Ended by a refund", grouped(sum(\.refundEnds))),
             ("refunds", "Refunds", grouped(sum(\.refunds))),
         ]
         var html = HTML()

@@ -34,7 +34,9 @@ extension SQLBackendStorage {
     /// the movements of MRR. 5: MRR by the period each renewal was charged for, as its first
     /// notification told it (an extension or an early expiry no longer rewrites it). 6: active
     /// subscriptions are the paying ones; free trials count apart, and a grace period also as what it was.
-    static let metricsLayout: Int64 = 6
+    /// 7: starts, conversions and ends dated when they happen, from the entitled periods; each last
+    /// period keeps what its end counts as.
+    static let metricsLayout: Int64 = 7
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"

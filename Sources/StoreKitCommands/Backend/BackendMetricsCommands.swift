@@ -69,13 +69,14 @@ struct BackendMetricsCommand: Command {
     static func table(_ report: MetricsReport) -> String {
         guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
         let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) }).sorted()
-        var table = TextTable(header: ["DATE", "ACTIVE", "TRIALS", "INTRO", "GRACE", "NEW", "TRIAL STARTS", "CONVERSIONS", "RENEWALS",
-                                       "CHURN VOL", "CHURN INVOL", "REACTIVATED", "REFUNDS"]
+        var table = TextTable(header: ["DATE", "ACTIVE", "TRIALS", "INTRO", "GRACE", "NEW", "TRIAL STARTS", "CONVERSIONS", "INTRO CONV",
+                                       "TRIALS ENDED", "RENEWALS", "CHURN VOL", "CHURN INVOL", "REFUND ENDS", "REACTIVATED", "REFUNDS"]
                                   + currencies.map { "MRR \($0)" } + currencies.map { "REFUNDED \($0)" })
         table.numeric = Set(1..<table.header.count)
         for day in report.days {
             let counts = [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions, day.trialsStarted,
-                          day.trialConversions, day.renewals, day.churnedVoluntary, day.churnedInvoluntary, day.reactivations, day.refunds]
+                          day.trialConversions, day.introductoryConversions, day.trialCancellations + day.trialBillingFailures, day.renewals,
+                          day.churnedVoluntary, day.churnedInvoluntary, day.refundEnds, day.reactivations, day.refunds]
             table.rows.append([day.day.description] + counts.map(String.init)
                               + currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
                               + currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) })
