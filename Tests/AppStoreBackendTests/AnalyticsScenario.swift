@@ -26,7 +26,7 @@ struct AnalyticsYear {
                                              identifiers: .sequential())
     }
 
-    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade, extend, expireNow }
+    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade, extend, expireNow, buyBack(String) }
 
     /// The plans bought, each as often as it appears: weekly plans are few (each renews fifty times a year).
     private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.premiumMonthly,
@@ -54,7 +54,7 @@ struct AnalyticsYear {
             if roll < 30 {
                 let cancelDay = day + Int.random(in: 1..<120, using: &random)
                 schedule[cancelDay, default: []].append((account, .cancel))
-                if roll < 10 { schedule[cancelDay + Int.random(in: 40..<90, using: &random), default: []].append((account, .buy(plan))) }
+                if roll < 10 { schedule[cancelDay + Int.random(in: 40..<90, using: &random), default: []].append((account, .buyBack(plan))) }
             } else if roll < 40, plan == ExampleShop.standardMonthly || plan == ExampleShop.basicWeekly {
                 schedule[day + Int.random(in: 5..<60, using: &random), default: []].append((account, .upgrade))
             } else if roll < 46 {
@@ -108,6 +108,16 @@ struct AnalyticsYear {
             for record in try await store.subscriptionRecords(account: account)
                 where record.autoRenewEnabled && [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(record.state) {
                 try await store.setAutoRenew(originalTransactionID: record.originalTransactionID, enabled: false)
+            }
+        case .buyBack(let product):
+            // Back with the plan's win-back offer where it has one and the customer's subscription has lapsed.
+            let winBack = [ExampleShop.premiumMonthly: "premium.monthly.freemonth", ExampleShop.premiumYearly: "premium.yearly.comeback"][product]
+            do {
+                guard let winBack else { throw TestFailure("no win-back offer") }
+                _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendScenario.token(account), offer: .winBack(id: winBack)))
+            } catch {
+                try await perform(.buy(product), account: account)
             }
         case .buyOnce(let product):
             _ = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone",

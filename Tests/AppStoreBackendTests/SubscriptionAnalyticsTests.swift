@@ -48,6 +48,7 @@ struct SubscriptionAnalyticsTests {
         }
         // Extensions and early expiries are among the year's events.
         #expect(expected.notifications.contains { $0.type == .renewalExtended })
+        #expect(expected.transactionsByID.values.contains { $0.offer?.type == .winBackOffer }, "subscribers won back with an offer")
         #expect(expected.notifications.contains { $0.type == .expired && $0.subtype == .voluntary })
         #expect(expectedDays.contains { !$0.salesReducedCommissionMilliunits.isEmpty })
         for movement in MRRMovement.allCases {
