@@ -438,21 +438,12 @@ struct IndependentMetrics {
     }
 
     /// The subscription's changes of MRR up to ``asOf``, found by reading its state at every moment it
-    /// could change (each purchase, expiry, refund, grace period's end and ending notification).
+    /// could change (``candidateInstants(of:)``).
     func movements(of subscription: Subscription) -> [(Date, MRRMovement, String, Int64)] {
-        var instants: Set<Date> = []
-        for transaction in subscription.transactions where transaction.expirationDate != nil {
-            instants.formUnion([transaction.purchaseDate, transaction.expirationDate!])
-            if let revocation = transaction.revocation { instants.insert(revocation.date) }
-        }
-        for notification in subscription.notifications {
-            if let grace = notification.renewalInfo?.gracePeriodExpiresDate { instants.insert(grace) }
-            if [.expired, .gracePeriodExpired, .revoke].contains(notification.type) { instants.insert(notification.date) }
-        }
         var found: [(Date, MRRMovement, String, Int64)] = []
         var was: (active: Bool, currency: String, micros: Int64) = (false, "", 0)
         var everPaid = false
-        for instant in instants.sorted() where instant <= asOf {
+        for instant in candidateInstants(of: subscription) where instant <= asOf {
             let state = self.state(of: subscription, at: instant)
             let now = (active: state != nil, currency: state?.0.currency ?? "", micros: state.map { monthlyMicros($0.0) } ?? 0)
             var paying = was.micros

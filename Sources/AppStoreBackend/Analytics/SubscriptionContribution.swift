@@ -17,7 +17,8 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable {
     /// renewal that could not be billed; paying subscriptions whose access a refund ended.
     case introductoryConversions = "intro_conversions", trialCancellations = "trial_cancellations"
     case trialBillingFailures = "trial_billing_failures", refundEnds = "refund_ends"
-    /// A paying subscription changing product (per product; they cancel out in a group and the app).
+    /// A paying subscription changing product: per product, plan changes into and out of it; for a
+    /// group or the app each change counts in both, so they cancel out.
     case movedIn = "moved_in", movedOut = "moved_out"
     case refunds
     /// What was refunded, in milliunits of the currency.
