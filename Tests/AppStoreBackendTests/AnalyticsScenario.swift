@@ -26,7 +26,7 @@ struct AnalyticsYear {
                                              identifiers: .sequential())
     }
 
-    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade, extend, expireNow, buyBack(String) }
+    private enum Action { case buy(String), cancel, refundLatest, upgrade, buyOnce(String), refundOneTime, downgrade, extend, expireNow, buyBack(String), reverseRefund, redeemCode, crossgrade }
 
     /// The plans bought, each as often as it appears: weekly plans are few (each renews fifty times a year).
     private static let plans = [ExampleShop.premiumYearly, ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.premiumMonthly,
@@ -50,6 +50,14 @@ struct AnalyticsYear {
             // neither may change the MRR already counted.
             if index % 23 == 7 { schedule[day + 20, default: []].append((account, .extend)) }
             if index % 29 == 11 { schedule[day + 25, default: []].append((account, .expireNow)) }
+            // A refund reversed three days later; an offer code redeemed by a subscriber (OFFER_REDEEMED, half
+            // price for two months from the next renewal); a crossgrade from monthly to yearly at renewal.
+            if index % 41 == 13 {
+                schedule[day + 30, default: []].append((account, .refundLatest))
+                schedule[day + 33, default: []].append((account, .reverseRefund))
+            }
+            if index % 7 == 2, plan == ExampleShop.standardMonthly { schedule[day + 20, default: []].append((account, .redeemCode)) }
+            if index % 7 == 4, plan == ExampleShop.premiumMonthly { schedule[day + 45, default: []].append((account, .crossgrade)) }
             let roll = Int.random(in: 0..<100, using: &random)
             if roll < 30 {
                 let cancelDay = day + Int.random(in: 1..<120, using: &random)
@@ -108,6 +116,22 @@ struct AnalyticsYear {
             for record in try await store.subscriptionRecords(account: account)
                 where record.autoRenewEnabled && [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(record.state) {
                 try await store.setAutoRenew(originalTransactionID: record.originalTransactionID, enabled: false)
+            }
+        case .reverseRefund:
+            if let refunded = try await store.ledgerTransactions(account: account).last(where: { $0.revocation != nil && $0.ownership == .purchased }) {
+                try await store.reverseRefund(refunded.id)
+            }
+        case .redeemCode:
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }),
+               record.productID == ExampleShop.standardMonthly {
+                _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendScenario.token(account), offer: .code(referenceName: "HALF-PRICE")))
+            }
+        case .crossgrade:
+            if let record = try await store.subscriptionRecords(account: account).first(where: { $0.state == .subscribed }),
+               record.productID == ExampleShop.premiumMonthly {
+                _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumYearly, account: account, device: "\(account)-phone",
+                                                             appAccountToken: BackendScenario.token(account)))
             }
         case .buyBack(let product):
             // Back with the plan's win-back offer where it has one and the customer's subscription has lapsed.

@@ -49,6 +49,11 @@ struct SubscriptionAnalyticsTests {
         // Extensions and early expiries are among the year's events.
         #expect(expected.notifications.contains { $0.type == .renewalExtended })
         #expect(expected.transactionsByID.values.contains { $0.offer?.type == .winBackOffer }, "subscribers won back with an offer")
+        #expect(expected.notifications.contains { $0.type == .offerRedeemed }, "offer codes redeemed")
+        #expect(expected.notifications.contains { $0.type == .refundReversed }, "refunds reversed")
+        let monthlyOriginals = Set(expected.transactionsByID.values.filter { $0.productID == ExampleShop.premiumMonthly }.map(\.originalID))
+        #expect(expected.transactionsByID.values.contains { $0.productID == ExampleShop.premiumYearly && $0.reason == .renewal
+            && monthlyOriginals.contains($0.originalID) }, "crossgrades from monthly to yearly")
         #expect(expected.notifications.contains { $0.type == .expired && $0.subtype == .voluntary })
         #expect(expectedDays.contains { !$0.salesReducedCommissionMilliunits.isEmpty })
         for movement in MRRMovement.allCases {
