@@ -233,7 +233,13 @@ struct IndependentMetrics {
     /// The newest notification's date: the current day's stock figures are taken then.
     let asOf: Date
 
-    init(store: SimulatedAppStore) async throws {
+    /// Whose days the figures are counted in, by Foundation's calendar (not the backend's arithmetic).
+    let calendar: Calendar
+
+    init(store: SimulatedAppStore, timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = timeZone
+        self.calendar = calendar
         let transactions = try await store.ledgerTransactions().filter { $0.ownership != .familyShared }
         notifications = try await store.notificationRecords()
         var subscriptions: [UInt64: Subscription] = [:]
@@ -253,6 +259,18 @@ struct IndependentMetrics {
     }
 
     enum Kind { case paid, trial, intro, grace }
+
+    /// The day an instant falls on in ``calendar``'s time zone.
+    func localDay(_ date: Date) -> CalendarDay {
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return CalendarDay(year: Int64(parts.year!), month: Int64(parts.month!), day: Int64(parts.day!))
+    }
+
+    /// The first instant of a day in ``calendar``'s time zone.
+    func start(of day: CalendarDay) -> Date {
+        let (year, month, dayOfMonth) = day.components
+        return calendar.date(from: DateComponents(year: Int(year), month: Int(month), day: Int(dayOfMonth)))!
+    }
 
     /// What a subscription was at an instant: entitled by which transaction and how, or not at all.
     func state(of subscription: Subscription, at instant: Date) -> (LedgerTransaction, Kind)? {
@@ -298,12 +316,12 @@ struct IndependentMetrics {
 
     /// Each day's figures from `from` through the day of ``asOf``.
     func days(from: CalendarDay) -> [DailyMetrics] {
-        let today = CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: asOf))
+        let today = localDay(asOf)
         var days: [DailyMetrics] = []
         var day = from
         while day <= today {
             var figures = DailyMetrics(day: day)
-            let instant = min(AppStoreJSON.date(fromMilliseconds: day.lastMilliseconds), asOf)
+            let instant = min(start(of: day.adding(days: 1)).addingTimeInterval(-0.001), asOf)
             for subscription in subscriptions.values {
                 guard let (transaction, kind) = state(of: subscription, at: instant) else { continue }
                 // Active means paying; a grace period also counts as what the failed renewal's period was.
@@ -325,26 +343,26 @@ struct IndependentMetrics {
         }
         let reduced = reducedCommission()
         for transaction in transactionsByID.values where transaction.price > 0 {
-            let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: transaction.purchaseDate)).number - from.number)
+            let index = Int(localDay(transaction.purchaseDate).number - from.number)
             guard days.indices.contains(index) else { continue }
             days[index].salesMilliunits[transaction.currency, default: 0] += transaction.price
             if reduced.contains(transaction.id) { days[index].salesReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
         }
         for subscription in subscriptions.values {
             for (instant, figure) in changes(of: subscription) {
-                let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: instant)).number - from.number)
+                let index = Int(localDay(instant).number - from.number)
                 guard days.indices.contains(index) else { continue }
                 days[index][keyPath: figure] += 1
             }
             for (instant, movement, currency, micros) in movements(of: subscription) {
-                let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: instant)).number - from.number)
+                let index = Int(localDay(instant).number - from.number)
                 guard days.indices.contains(index) else { continue }
                 days[index].mrrMovementMicros[movement, default: [:]][currency, default: 0] += micros
             }
         }
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = transactionsByID[id] else { continue }
-            let index = Int(CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: notification.date)).number - from.number)
+            let index = Int(localDay(notification.date).number - from.number)
             guard days.indices.contains(index) else { continue }
             switch (notification.type, notification.subtype) {
             case (.didRenew, _):
@@ -494,14 +512,13 @@ struct IndependentMetrics {
         var byMonth: [CalendarDay: [Subscription]] = [:]
         for subscription in subscriptions.values {
             guard let first = subscription.transactions.first(where: { $0.expirationDate != nil }) else { continue }
-            byMonth[CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: first.purchaseDate)).firstOfMonth, default: []].append(subscription)
+            byMonth[localDay(first.purchaseDate).firstOfMonth, default: []].append(subscription)
         }
-        let asOfMilliseconds = AppStoreJSON.milliseconds(from: asOf)
         return byMonth.keys.sorted().map { month in
             var retained: [Int64] = []
             var months: Int64 = 1
-            while month.firstOfMonth(adding: months + 1).startMilliseconds - 1 <= asOfMilliseconds {
-                let instant = AppStoreJSON.date(fromMilliseconds: month.firstOfMonth(adding: months + 1).startMilliseconds - 1)
+            while start(of: month.firstOfMonth(adding: months + 1)).addingTimeInterval(-0.001) <= asOf {
+                let instant = start(of: month.firstOfMonth(adding: months + 1)).addingTimeInterval(-0.001)
                 retained.append(Int64(byMonth[month]!.filter { state(of: $0, at: instant) != nil }.count))
                 months += 1
             }

@@ -104,6 +104,35 @@ struct SubscriptionAnalyticsTests {
         }
     }
 
+    @Test("in a named time zone's days (Pacific/Auckland: each noon in UTC is past midnight there, and daylight saving time starts and ends): every day's figures and the cohorts equal the ledger's counted in that zone, kept and rebuilt")
+    func inATimeZone() async throws {
+        let (year, utc, bodies) = try await Self.year.value
+        let auckland = try #require(TimeZone(identifier: "Pacific/Auckland"))
+        let expected = try await IndependentMetrics(store: year.store, timeZone: auckland)
+        let first = Self.firstDay
+        let expectedDays = expected.days(from: first)
+        let expectedCohorts = expected.cohorts()
+        // The store acts at noon UTC, which is the next day in Auckland: the first purchases are counted on January 2.
+        #expect(utc.days(from: first).first.map { $0.newSubscriptions + $0.trialsStarted } ?? 0 > 0)
+        #expect(expectedDays.first.map { $0.newSubscriptions + $0.trialsStarted } == 0)
+        try await BackendScenario.withStorage(engine: .sqlite) { storage in
+            // Set on an empty database, so the rollups are kept in Auckland's days as the notifications arrive.
+            try await storage.rebuildMetrics(timeZone: "Pacific/Auckland")
+            try await AnalyticsYear.deliver(bodies, to: try year.service(on: storage))
+            let query = MetricsQuery(from: first, to: first.adding(days: 400))
+            let kept = try await storage.metrics(query)
+            #expect(kept.timeZone == "Pacific/Auckland")
+            Self.expectEqual(kept.days, expectedDays, "kept in Auckland's days")
+            #expect(try await storage.cohorts(from: first, to: first.adding(days: 400)).cohorts == expectedCohorts)
+            // To UTC and back: a rebuild puts every figure on the zone's days.
+            try await storage.rebuildMetrics(timeZone: "UTC")
+            Self.expectEqual(try await storage.metrics(query).days, utc.days(from: first), "rebuilt in UTC")
+            try await storage.rebuildMetrics(timeZone: "Pacific/Auckland")
+            Self.expectEqual(try await storage.metrics(query).days, expectedDays, "rebuilt in Auckland's days")
+            await #expect(throws: BackendError.self) { try await storage.rebuildMetrics(timeZone: "Mars/Olympus_Mons") }
+        }
+    }
+
     @Test("an extension or an early expiry leaves the MRR already reported unchanged: a renewal is priced by the period it was charged for")
     func reportedMRRStays() async throws {
         let year = try AnalyticsYear(subscribers: 0)

@@ -98,6 +98,18 @@ struct BackendMetricsCommandTests {
         #expect(rebuild.status == 0 && rebuild.standardOutput.hasPrefix("rebuilt the subscription rollups"), "\(rebuild.standardError)")
         let again = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-02-01", "--to", "2026-03-31", "--json"])
         #expect(again.standardOutput == json.standardOutput)
+
+        // In Pacific days from now on: every backend on the database counts in them, and says so.
+        let pacific = await CommandRun.run(["backend", "metrics", "rebuild", "--database", database, "--time-zone", "America/Los_Angeles"])
+        #expect(pacific.status == 0 && pacific.standardOutput.contains("in America/Los_Angeles days"), "\(pacific.standardOutput)\(pacific.standardError)")
+        let pacificTable = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-31", "--to", "2026-02-02"])
+        #expect(pacificTable.standardOutput.contains("end of each day (America/Los_Angeles)"), "\(pacificTable.standardOutput)")
+        // Alice and bob bought at midnight UTC on January 1: the last day of December in California.
+        let december = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2025-12-31", "--to", "2025-12-31", "--json"])
+        let lastOfDecember = try #require((december.jsonObject?["days"] as? [[String: Any]])?.first, "\(december.standardOutput)")
+        #expect(december.jsonObject?["time_zone"] as? String == "America/Los_Angeles" && lastOfDecember["new_subscriptions"] as? Int == 2, "\(lastOfDecember)")
+        let nowhere = await CommandRun.run(["backend", "metrics", "rebuild", "--database", database, "--time-zone", "Mars/Olympus_Mons"])
+        #expect(nowhere.status != 0 && nowhere.standardError.contains("Mars/Olympus_Mons"), "\(nowhere.standardError)")
     }
 
     @Test("backend metrics refuses dates that are not days, a range backwards, and a missing --from, naming what is wrong")

@@ -5,6 +5,8 @@ import Foundation
 extension MetricsReport {
     struct Body: Encodable {
         var as_of: Date?
+        /// Whose days these are.
+        var time_zone: String
         /// The reporting currency and the rates used, when one was asked for.
         var reporting: Reporting?
         var days: [Day]
@@ -66,7 +68,7 @@ extension MetricsReport {
     }
 
     func body(_ program: CommissionProgram, reporting: ReportingCurrency?) -> Body {
-        Body(as_of: asOf, reporting: reporting.map { Reporting(currency: $0.currency, rates: $0.rates) }, days: days.map { day in
+        Body(as_of: asOf, time_zone: timeZone, reporting: reporting.map { Reporting(currency: $0.currency, rates: $0.rates) }, days: days.map { day in
             Day(date: day.day.description, active_subscriptions: day.activeSubscriptions, trials: day.freeTrials,
                 in_introductory_price: day.introductoryPrice, in_grace_period: day.gracePeriod, new_subscriptions: day.newSubscriptions,
                 trials_started: day.trialsStarted, trial_conversions: day.trialConversions, renewals: day.renewals,
@@ -106,6 +108,7 @@ extension MetricsReport {
 extension CohortReport {
     struct Body: Encodable {
         var as_of: Date?
+        var time_zone: String
         var cohorts: [Row]
     }
 
@@ -121,7 +124,7 @@ extension CohortReport {
     }
 
     var body: Body {
-        Body(as_of: asOf, cohorts: cohorts.map { cohort in
+        Body(as_of: asOf, time_zone: timeZone, cohorts: cohorts.map { cohort in
             Row(month: cohort.month.monthDescription, subscriptions: cohort.subscriptions, retained: cohort.retained,
                 retention: cohort.retention, retention_percent: cohort.retentionPercent)
         })

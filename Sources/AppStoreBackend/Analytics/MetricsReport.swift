@@ -160,10 +160,13 @@ public struct MetricsReport: Hashable, Sendable {
     /// The backend's latest signed date (its newest notification), if it has any.
     public var asOf: Date?
     public var days: [DailyMetrics]
+    /// The time zone whose days these are (`UTC` unless the backend keeps another).
+    public var timeZone: String
 
-    public init(asOf: Date?, days: [DailyMetrics]) {
+    public init(asOf: Date?, days: [DailyMetrics], timeZone: String = "UTC") {
         self.asOf = asOf
         self.days = days
+        self.timeZone = timeZone
     }
 
     /// Adds up the rollup rows: `before` (every stock change before the first day), `rows` (each day's
@@ -172,11 +175,11 @@ public struct MetricsReport: Hashable, Sendable {
     /// reported: nothing is known about them yet.
     static func assemble(query: MetricsQuery, asOf: Int64?, before: [(SubscriptionMetric, String, Int64)],
                          rows: [(day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)],
-                         running: [EntitledPeriod]) -> MetricsReport {
-        guard let asOf else { return MetricsReport(asOf: nil, days: []) }
-        let today = CalendarDay(milliseconds: asOf)
+                         running: [EntitledPeriod], calendar: ReportingCalendar = .utc) -> MetricsReport {
+        guard let asOf else { return MetricsReport(asOf: nil, days: [], timeZone: calendar.identifier) }
+        let today = calendar.day(asOf)
         let last = min(query.to, today)
-        guard query.from <= last else { return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: []) }
+        guard query.from <= last else { return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: [], timeZone: calendar.identifier) }
         var byDay: [Int64: [(SubscriptionMetric, String, Int64)]] = [:]
         for row in rows { byDay[row.day, default: []].append((row.metric, row.currency, row.value)) }
         var current = DailyMetrics(day: query.from.adding(days: -1))
@@ -199,7 +202,7 @@ public struct MetricsReport: Hashable, Sendable {
             days.append(reported)
             day = day.adding(days: 1)
         }
-        return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: days)
+        return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: days, timeZone: calendar.identifier)
     }
 }
 
@@ -234,15 +237,17 @@ public struct CohortReport: Hashable, Sendable {
 
     public var asOf: Date?
     public var cohorts: [Cohort]
+    /// The time zone whose months these are.
+    public var timeZone: String = "UTC"
 
-    static func assemble(from: CalendarDay, to: CalendarDay, asOf: Int64?, cells: [CohortKey: Int64]) -> CohortReport {
-        guard let asOf else { return CohortReport(asOf: nil, cohorts: []) }
+    static func assemble(from: CalendarDay, to: CalendarDay, asOf: Int64?, cells: [CohortKey: Int64], calendar: ReportingCalendar = .utc) -> CohortReport {
+        guard let asOf else { return CohortReport(asOf: nil, cohorts: [], timeZone: calendar.identifier) }
         var cohorts: [Cohort] = []
         var month = from.firstOfMonth
-        while month <= to, month.startMilliseconds <= asOf {
+        while month <= to, calendar.start(of: month) <= asOf {
             var retained: [Int64] = []
             var months: Int64 = 1
-            while month.firstOfMonth(adding: months + 1).startMilliseconds - 1 <= asOf {
+            while calendar.start(of: month.firstOfMonth(adding: months + 1)) - 1 <= asOf {
                 retained.append(cells[CohortKey(cohort: month.number, months: months)] ?? 0)
                 months += 1
             }
@@ -252,6 +257,6 @@ public struct CohortReport: Hashable, Sendable {
             }
             month = month.firstOfMonth(adding: 1)
         }
-        return CohortReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), cohorts: cohorts)
+        return CohortReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), cohorts: cohorts, timeZone: calendar.identifier)
     }
 }

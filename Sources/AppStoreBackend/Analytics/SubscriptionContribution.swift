@@ -164,8 +164,12 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// signed date (the current day's stock figures are taken then).
     public var lastPeriod: EntitledPeriod? { periods.last }
 
-    /// The contribution of one subscription's transactions and notifications.
-    public init(transactions: [TransactionFact], notifications: [NotificationFact]) {
+    /// The days its figures fall on.
+    private let calendar: ReportingCalendar
+
+    /// The contribution of one subscription's transactions and notifications, on the days of `calendar`.
+    public init(transactions: [TransactionFact], notifications: [NotificationFact], calendar: ReportingCalendar = .utc) {
+        self.calendar = calendar
         let owned = transactions.filter { !$0.isFamilyShared }
         var byID: [String: TransactionFact] = [:]
         for transaction in owned { byID[transaction.transactionID] = transaction }
@@ -173,8 +177,8 @@ public struct SubscriptionContribution: Equatable, Sendable {
         let notifications = notifications.sorted { ($0.signedMilliseconds, $0.notificationUUID) < ($1.signedMilliseconds, $1.notificationUUID) }
         periods = Self.periods(renewing, notifications: notifications, byID: byID, charged: Self.chargedExpiries(notifications))
         for period in periods {
-            let startDay = CalendarDay(milliseconds: period.start).number
-            let endDay = CalendarDay(milliseconds: period.end).number
+            let startDay = calendar.day(period.start).number
+            let endDay = calendar.day(period.end).number
             guard endDay > startDay else { continue }
             for (metric, amount) in period.stock {
                 add(day: startDay, metric, amount, period.currency, period.productID, period.groupID)
@@ -229,7 +233,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// which the commission is reduced.
     private mutating func addSales(_ owned: [TransactionFact], reducedCommission: Set<String>) {
         for transaction in owned where transaction.price > 0 {
-            let day = CalendarDay(milliseconds: transaction.purchaseMilliseconds).number
+            let day = calendar.day(transaction.purchaseMilliseconds).number
             add(day: day, .sales, transaction.price, transaction.currency, transaction.productID, transaction.groupID)
             if reducedCommission.contains(transaction.transactionID) {
                 add(day: day, .salesReducedCommission, transaction.price, transaction.currency, transaction.productID, transaction.groupID)
@@ -246,7 +250,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
         var previous: EntitledPeriod?
         func move(_ movement: MRRMovement, _ micros: Int64, at instant: Int64, _ period: EntitledPeriod) {
             guard micros != 0 else { return }
-            add(day: CalendarDay(milliseconds: instant).number, movement.metric, micros, period.currency, period.productID, period.groupID)
+            add(day: calendar.day(instant).number, movement.metric, micros, period.currency, period.productID, period.groupID)
         }
         for period in periods {
             var before: EntitledPeriod? = nil
@@ -344,7 +348,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
                                     reducedCommission: Set<String>) {
         for notification in notifications {
             guard let id = notification.transactionID, let transaction = byID[id] else { continue }
-            let day = CalendarDay(milliseconds: notification.signedMilliseconds).number
+            let day = calendar.day(notification.signedMilliseconds).number
             func count(_ metric: SubscriptionMetric, _ amount: Int64 = 1) {
                 add(day: day, metric, amount, transaction.currency, transaction.productID, transaction.groupID)
             }
@@ -367,7 +371,7 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// and of its trials. Each period's end figure is kept on it (``EntitledPeriod/endFigure``).
     private mutating func addTransitions(notifications: [NotificationFact], byID: [String: TransactionFact]) {
         func count(_ metric: SubscriptionMetric, at instant: Int64, _ period: EntitledPeriod) {
-            add(day: CalendarDay(milliseconds: instant).number, metric, 1, "", period.productID, period.groupID)
+            add(day: calendar.day(instant).number, metric, 1, "", period.productID, period.groupID)
         }
         /// Why access ended at the end of `period`: a refund, a renewal that could not be billed, or the customer.
         func endReason(of period: EntitledPeriod) -> SubscriptionMetric {
@@ -419,12 +423,12 @@ public struct SubscriptionContribution: Equatable, Sendable {
     /// of each later month its periods cover.
     private mutating func addCohort(firstPurchase: Int64?) {
         guard let firstPurchase else { return }
-        let month = CalendarDay(milliseconds: firstPurchase).firstOfMonth
+        let month = calendar.day(firstPurchase).firstOfMonth
         cohorts[CohortKey(cohort: month.number, months: 0), default: 0] += 1
         guard let lastEnd = lastPeriod?.end else { return }
         var months: Int64 = 1
         while months <= 1_200 {
-            let instant = month.firstOfMonth(adding: months + 1).startMilliseconds - 1
+            let instant = calendar.start(of: month.firstOfMonth(adding: months + 1)) - 1
             if instant >= lastEnd { break }
             if periods.contains(where: { $0.start <= instant && instant < $0.end }) {
                 cohorts[CohortKey(cohort: month.number, months: months), default: 0] += 1

@@ -142,8 +142,9 @@ struct BackendDashboard: Sendable {
 
     /// The day of the newest notification (or today, before any).
     func latestDay() async throws -> CalendarDay {
-        let latest = try await service.storage.latestNotificationDate().map { CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: $0)) }
-        return latest ?? CalendarDay(milliseconds: AppStoreJSON.milliseconds(from: service.ledger.now()))
+        let calendar = try ReportingCalendar(timeZone: try await service.storage.metricsTimeZone())
+        let latest = try await service.storage.latestNotificationDate().map { calendar.day(AppStoreJSON.milliseconds(from: $0)) }
+        return latest ?? calendar.day(AppStoreJSON.milliseconds(from: service.ledger.now()))
     }
 
     func overviewPage(_ request: HTTPRequest) async -> HTTPResponse {
@@ -181,6 +182,7 @@ struct BackendDashboard: Sendable {
                 : "15%, the Small Business Program's",
             "charts": Self.charts(metrics, grouping: chosen, commission: service.commission),
             "cohorts": Self.cohortTable(cohorts),
+            "time-zone": HTML.escape(metrics.timeZone),
             "daily-csv": "/dashboard/export/daily.csv?\(query)",
             "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
             "money-csv": "/dashboard/export/money.csv?\(query)",

@@ -56,8 +56,12 @@ public protocol BackendStorage: Sendable {
     /// The cohort table of the months from `from` to `to`.
     func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport
 
-    /// Recomputes the rollups from the recorded transactions and notifications.
-    func rebuildMetrics() async throws(BackendError)
+    /// Recomputes the rollups from the recorded transactions and notifications; from now on in the
+    /// days of `timeZone` (a tz database identifier) when given.
+    func rebuildMetrics(timeZone: String?) async throws(BackendError)
+
+    /// The time zone whose days the figures are kept in (`UTC` unless a rebuild named another).
+    func metricsTimeZone() async throws(BackendError) -> String
 
     /// Records the SHA-256 of a service key; ``hasKey(hash:)`` checks one.
     func addKey(hash: String, label: String, created: Date) async throws(BackendError)
@@ -76,6 +80,11 @@ public protocol BackendStorage: Sendable {
     func endSession(hash: String) async throws(BackendError)
     /// Throws when the database does not answer (a `/health` check).
     func checkHealth() async throws(BackendError)
+}
+
+extension BackendStorage {
+    /// Recomputes the rollups in the days they are kept in.
+    public func rebuildMetrics() async throws(BackendError) { try await rebuildMetrics(timeZone: nil) }
 }
 
 /// A failure of the backend: bad input (4xx) or storage (5xx).

@@ -54,6 +54,12 @@ extension SQLBackendStorage {
                            [.integer(metricsLayout)])
     }
 
+    /// The days the rollups are kept in: the database's time zone (`metric_time_zone`), UTC when it names none.
+    static func calendar(on database: BackendDatabase) throws(BackendError) -> ReportingCalendar {
+        guard let identifier = try database.query("SELECT identifier FROM metric_time_zone WHERE id = 1", []).first?[0] ?? nil else { return .utc }
+        return try ReportingCalendar(timeZone: identifier)
+    }
+
     // MARK: Keeping them with each change
 
     /// A subscription's facts: as read (after locking it) before a batch's changes, or with them.
@@ -158,10 +164,12 @@ extension SQLBackendStorage {
         var days: [MetricKey: Int64] = [:]
         var cohorts: [CohortKey: Int64] = [:]
         var lastPeriods: [(subscription: String, period: EntitledPeriod?)] = []
+        // Read after the subscriptions are locked: a rebuild into another time zone has committed, or waits for this.
+        let calendar = try Self.calendar(on: database)
         for (subscription, old) in before.sorted(by: { $0.key < $1.key }) {
             guard let new = after[subscription], new.transactions != old.transactions || new.notifications != old.notifications else { continue }
-            let was = SubscriptionContribution(transactions: old.transactions, notifications: old.notifications)
-            let now = SubscriptionContribution(transactions: new.transactions, notifications: new.notifications)
+            let was = SubscriptionContribution(transactions: old.transactions, notifications: old.notifications, calendar: calendar)
+            let now = SubscriptionContribution(transactions: new.transactions, notifications: new.notifications, calendar: calendar)
             let difference = now.difference(from: was)
             for (key, value) in difference.days { days[key, default: 0] += value }
             for (key, value) in difference.cohorts { cohorts[key, default: 0] += value }
@@ -231,6 +239,7 @@ extension SQLBackendStorage {
     /// Recomputes every fact and rollup from the recorded transactions and notifications, in one
     /// transaction: the rollups a running backend keeps must equal what this computes.
     static func rebuildMetrics(on database: BackendDatabase) throws(BackendError) {
+        let calendar = try Self.calendar(on: database)
         for table in ["metric_days", "metric_cohorts", "metric_subscriptions"] {
             try database.query("DELETE FROM \(table)", [])
         }
@@ -261,7 +270,7 @@ extension SQLBackendStorage {
             guard let last = subscriptions.last else { break }
             var lastPeriods: [(subscription: String, period: EntitledPeriod?)] = []
             for (subscription, facts) in try readFacts(of: subscriptions, on: database).sorted(by: { $0.key < $1.key }) {
-                let contribution = SubscriptionContribution(transactions: facts.transactions, notifications: facts.notifications)
+                let contribution = SubscriptionContribution(transactions: facts.transactions, notifications: facts.notifications, calendar: calendar)
                 for (key, value) in contribution.days { days[key, default: 0] += value }
                 for (key, value) in contribution.cohorts { cohorts[key, default: 0] += value }
                 lastPeriods.append((subscription, contribution.lastPeriod))
@@ -273,9 +282,21 @@ extension SQLBackendStorage {
     }
 
     /// Recomputes the rollups from the ledger (`storekit backend metrics rebuild`), after the writes
-    /// waiting now, as one transaction.
-    public func rebuildMetrics() async throws(BackendError) {
-        try await writeExclusively { (database) throws(BackendError) in try Self.rebuildMetrics(on: database) }
+    /// waiting now, as one transaction; in the days of `timeZone` from now on, when given.
+    public func rebuildMetrics(timeZone: String?) async throws(BackendError) {
+        let calendar = try timeZone.map { (identifier) throws(BackendError) in try ReportingCalendar(timeZone: identifier) }
+        try await writeExclusively { (database) throws(BackendError) in
+            if let calendar {
+                try database.query("""
+                    INSERT INTO metric_time_zone (id, identifier) VALUES (1, $1) ON CONFLICT (id) DO UPDATE SET identifier = excluded.identifier
+                    """, [.text(calendar.identifier)])
+            }
+            try Self.rebuildMetrics(on: database)
+        }
+    }
+
+    public func metricsTimeZone() async throws(BackendError) -> String {
+        try await read { (database) throws(BackendError) in try Self.calendar(on: database).identifier }
     }
 
     // MARK: Reading
@@ -286,13 +307,14 @@ extension SQLBackendStorage {
             throw .badRequest("ask for at most \(MetricsQuery.longestRange) days at once")
         }
         return try await read { (database) throws(BackendError) in
+            let calendar = try Self.calendar(on: database)
             guard let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil) else {
-                return MetricsReport(asOf: nil, days: [])
+                return MetricsReport(asOf: nil, days: [], timeZone: calendar.identifier)
             }
             // The rows of one product, of a group's products summed, or of the whole app.
             let rowsOf: [DatabaseValue] = [.text(query.productID ?? Self.allRows), .text(query.groupID ?? Self.allRows)]
             let filter = "product_id = $1 AND group_id \(query.productID != nil && query.groupID == nil ? "<>" : "=") $2"
-            let lastDay = min(query.to, CalendarDay(milliseconds: asOf))
+            let lastDay = min(query.to, calendar.day(asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
             let before = try database.query("""
                 SELECT metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
@@ -311,7 +333,7 @@ extension SQLBackendStorage {
                 guard let day = Self.integer(row[0]), let metric = row[1].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[3]) else { return nil }
                 return (day, metric, row[2] ?? "", value)
             }
-            let endOfDay = CalendarDay(milliseconds: asOf).lastMilliseconds
+            let endOfDay = calendar.lastMilliseconds(of: calendar.day(asOf))
             let running = try database.query("""
                 SELECT last_start_ms, last_end_ms, last_period FROM metric_subscriptions
                 WHERE last_end_ms > $1 AND last_end_ms <= $2 AND last_start_ms <= $1
@@ -322,13 +344,14 @@ extension SQLBackendStorage {
                 else { return nil }
                 return period
             }
-            return MetricsReport.assemble(query: query, asOf: asOf, before: before, rows: rows, running: running)
+            return MetricsReport.assemble(query: query, asOf: asOf, before: before, rows: rows, running: running, calendar: calendar)
         }
     }
 
     public func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport {
         guard from <= to else { throw .badRequest("from (\(from)) is after to (\(to))") }
         return try await read { (database) throws(BackendError) in
+            let calendar = try Self.calendar(on: database)
             let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil)
             var cells: [CohortKey: Int64] = [:]
             for row in try database.query("""
@@ -337,7 +360,7 @@ extension SQLBackendStorage {
                 guard let cohort = Self.integer(row[0]), let months = Self.integer(row[1]), let value = Self.integer(row[2]) else { continue }
                 cells[CohortKey(cohort: cohort, months: months)] = value
             }
-            return CohortReport.assemble(from: from, to: to, asOf: asOf, cells: cells)
+            return CohortReport.assemble(from: from, to: to, asOf: asOf, cells: cells, calendar: calendar)
         }
     }
 

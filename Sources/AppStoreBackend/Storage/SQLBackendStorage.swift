@@ -82,6 +82,8 @@ public final class SQLBackendStorage: BackendStorage {
         // Before the rollups are rebuilt, which read it.
         .sql("notification-transaction-expiry", "ALTER TABLE notifications ADD COLUMN transaction_expires_ms BIGINT"),
         .sql("metric-tables", metricsSchema),
+        // Before the rollups are rebuilt, which read it.
+        .sql("metric-time-zone", "CREATE TABLE IF NOT EXISTS metric_time_zone (id INTEGER PRIMARY KEY, identifier TEXT NOT NULL)"),
         Migration("metric-rollups-\(metricsLayout)") { (connection) throws(DatabaseError) in
             do throws(BackendError) { try rebuildRollups(on: BackendDatabase(connection: connection)) } catch {
                 if case .database(let failure) = error { throw failure }
@@ -104,6 +106,7 @@ public final class SQLBackendStorage: BackendStorage {
         if try connection.hasColumn("renewal", in: "transactions") { applied.append("transaction-facts") }
         if try connection.hasColumn("transaction_expires_ms", in: "notifications") { applied.append("notification-transaction-expiry") }
         if try connection.hasTable("metric_days") { applied.append("metric-tables") }
+        if try connection.hasTable("metric_time_zone") { applied.append("metric-time-zone") }
         if try connection.hasTable("dashboard_sessions") { applied.append("dashboard-sessions") }
         if try connection.hasTable("metric_layout"),
            try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {

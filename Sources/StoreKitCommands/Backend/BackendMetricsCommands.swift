@@ -81,7 +81,7 @@ struct BackendMetricsCommand: Command {
                               + currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
                               + currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) })
         }
-        return table.text + "\n\nstock figures at the end of each day (UTC); the last day's at the newest notification, \(asOf.formatted(.iso8601))"
+        return table.text + "\n\nstock figures at the end of each day (\(report.timeZone)); the last day's at the newest notification, \(asOf.formatted(.iso8601))"
     }
 
     /// A row per day and currency: what was sold, refunded, kept after refunds and after Apple's
@@ -109,7 +109,7 @@ struct BackendMetricsCommand: Command {
             "; all:\(reporting.currency) adds every currency at " + reporting.rates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         } ?? ""
         return table.text + "\n\nsales on the day of each purchase; proceeds after Apple's commission (\(commission.rawValue)), before taxes\(rates); "
-            + "MRR at the end of each day (UTC), the last day's at the newest notification, \(asOf.formatted(.iso8601))"
+            + "MRR at the end of each day (\(report.timeZone)), the last day's at the newest notification, \(asOf.formatted(.iso8601))"
     }
 
     static func table(_ report: CohortReport) -> String {
@@ -128,15 +128,29 @@ struct BackendMetricsCommand: Command {
 
 /// `storekit backend metrics rebuild`: recomputes the rollups from the recorded transactions and notifications.
 struct BackendMetricsRebuildCommand: BackendDatabaseCommand {
-    static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: BackendOptions.databaseArguments)
+    static let declaration = CommandDeclaration("backend metrics rebuild", group: .backend, abstract: "Recompute the backend's subscription rollups from its recorded transactions and notifications, in one transaction.", arguments: BackendOptions.databaseArguments + [
+        .option("--time-zone", "ZONE", "keep the figures in this time zone's days from now on (UTC, America/Los_Angeles); every backend sharing the database counts in them"),
+    ])
 
     var database: String
+    var timeZone: String?
+
+    init(database: String) { self.database = database }
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        database = try BackendDatabase.url(parsing: &arguments)
+        timeZone = try arguments.value("--time-zone")
+    }
 
     func run(storage: any BackendStorage, console: Console) async throws {
         let started = ContinuousClock.now
-        do { try await storage.rebuildMetrics() } catch { throw CommandFailure(error.description) }
+        let zone: String
+        do {
+            try await storage.rebuildMetrics(timeZone: timeZone)
+            zone = try await storage.metricsTimeZone()
+        } catch { throw CommandFailure(error.description) }
         let elapsed = ContinuousClock.now - started
-        console.print("rebuilt the subscription rollups in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+        console.print("rebuilt the subscription rollups, in \(zone) days, in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
     }
 }
 
