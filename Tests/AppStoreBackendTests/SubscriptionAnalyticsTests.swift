@@ -101,6 +101,11 @@ struct SubscriptionAnalyticsTests {
             let news = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.news))
             let plus = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, groupID: ExampleShop.plus))
             #expect(zip(news.days, plus.days).map { $0.renewals + $1.renewals } == expectedDays.map(\.renewals))
+            for (name, days) in [("news", news.days), ("plus", plus.days)] {
+                for (yesterday, day) in zip(days, days.dropFirst()) {
+                    #expect(Self.reconciles(day, after: yesterday), "group \(name) \(day.day): \(yesterday) → \(day)")
+                }
+            }
         }
     }
 
