@@ -59,12 +59,7 @@ extension MetricsReport {
 
     /// Every currency the report holds an amount in.
     var currencies: Set<String> {
-        days.reduce(into: Set<String>()) { all, day in
-            all.formUnion(day.mrrMicros.keys)
-            all.formUnion(day.salesMilliunits.keys)
-            all.formUnion(day.refundedMilliunits.keys)
-            for byCurrency in day.mrrMovementMicros.values { all.formUnion(byCurrency.keys) }
-        }
+        days.reduce(into: Set<String>()) { $0.formUnion($1.currencies) }
     }
 
     func body(_ program: CommissionProgram, reporting: ReportingCurrency?) -> Body {

@@ -80,6 +80,13 @@ public struct DailyMetrics: Hashable, Sendable {
         return proceeds.filter { $0.value != 0 }
     }
 
+    /// Every currency the day holds an amount in (MRR, sales, refunds, movements).
+    public var currencies: Set<String> {
+        var all = Set(mrrMicros.keys).union(salesMilliunits.keys).union(refundedMilliunits.keys)
+        for byCurrency in mrrMovementMicros.values { all.formUnion(byCurrency.keys) }
+        return all
+    }
+
     /// The day's MRR movements summed: its change of MRR, by currency.
     public var netMRRMovementMicros: [String: Int64] {
         mrrMovementMicros.values.reduce(into: [String: Int64]()) { sum, byCurrency in

@@ -27,9 +27,11 @@ public struct ReportingCalendar: Hashable, Sendable {
     public static func == (lhs: ReportingCalendar, rhs: ReportingCalendar) -> Bool { lhs.identifier == rhs.identifier }
     public func hash(into hasher: inout Hasher) { hasher.combine(identifier) }
 
-    /// The zone's offset from UTC at an instant, in milliseconds.
+    /// The zone's offset from UTC at an instant, in milliseconds (no lookup for UTC, the common case,
+    /// asked for every day of every subscription's contribution).
     private func offset(at milliseconds: Int64) -> Int64 {
-        Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1_000))) * 1_000
+        guard identifier != "UTC" else { return 0 }
+        return Int64(zone.secondsFromGMT(for: Date(timeIntervalSince1970: Double(milliseconds) / 1_000))) * 1_000
     }
 
     /// The local day an instant (milliseconds since 1970) falls on.

@@ -65,8 +65,7 @@ public struct ReportingCurrency: Hashable, Sendable {
     /// (sales, refunded, revenue, proceeds, MRR, then each movement); `nil` for a day with none.
     /// - Throws: `badRequest` naming a currency with no rate.
     public func converted(_ day: DailyMetrics, commission: CommissionProgram) throws(BackendError) -> [Decimal]? {
-        var currencies = Set(day.mrrMicros.keys).union(day.salesMilliunits.keys).union(day.refundedMilliunits.keys)
-        for byCurrency in day.mrrMovementMicros.values { currencies.formUnion(byCurrency.keys) }
+        let currencies = day.currencies
         guard !currencies.isEmpty else { return nil }
         try check(currencies)
         return [total(day.salesMilliunits, perUnit: 1_000), total(day.refundedMilliunits, perUnit: 1_000), total(day.revenueMilliunits, perUnit: 1_000),

@@ -93,9 +93,7 @@ struct BackendMetricsCommand: Command {
         table.numeric = Set(2..<table.header.count)
         for day in report.days {
             let proceeds = day.proceedsMilliunits(commission)
-            let currencies = Set(day.mrrMicros.keys).union(day.salesMilliunits.keys).union(day.refundedMilliunits.keys)
-                .union(day.mrrMovementMicros.values.flatMap(\.keys)).sorted()
-            for currency in currencies {
+            for currency in day.currencies.sorted() {
                 table.rows.append([day.day.description, currency]
                                   + [day.salesMilliunits, day.refundedMilliunits, day.revenueMilliunits, proceeds].map { Money.text(milliunits: $0[currency] ?? 0) }
                                   + [Money.text(micros: day.mrrMicros[currency] ?? 0)]
