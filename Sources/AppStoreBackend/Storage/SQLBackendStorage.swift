@@ -94,6 +94,9 @@ public final class SQLBackendStorage: BackendStorage {
             CREATE TABLE IF NOT EXISTS dashboard_sessions (id_hash TEXT PRIMARY KEY, key_hash TEXT NOT NULL, expires_ms BIGINT NOT NULL);
             CREATE INDEX IF NOT EXISTS dashboard_sessions_by_key ON dashboard_sessions(key_hash);
             """),
+        // A range's figures read the rows of one scope (a product, a group's sum or the app's) by day,
+        // not every scope's rows of those days.
+        .sql("metric-days-by-scope", "CREATE INDEX IF NOT EXISTS metric_days_by_scope ON metric_days(product_id, group_id, day)"),
         .sql("reconciliation", """
             CREATE TABLE IF NOT EXISTS reconciliation (id INTEGER PRIMARY KEY, complete_through_ms BIGINT NOT NULL);
             CREATE INDEX IF NOT EXISTS statuses_current ON statuses(status) WHERE status IN (1, 4);
