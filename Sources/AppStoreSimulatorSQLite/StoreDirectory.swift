@@ -44,10 +44,10 @@ public enum StoreDirectory {
     /// on Swift's cooperative pool.
     public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
                               clockMode: ClockMode, start: Date, ocspURL: String? = nil,
-                              identifiers: IdentifierGenerator = .random) async throws(AppStoreError) -> SimulatedAppStore {
+                              identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) async throws(AppStoreError) -> SimulatedAppStore {
         try await BlockingWork.run("StoreDirectory.create") { () throws(AppStoreError) -> SimulatedAppStore in
             try create(at: directory, configuration: configuration, identity: identity, clockMode: clockMode, start: start,
-                       ocspURL: ocspURL, identifiers: identifiers)
+                       ocspURL: ocspURL, identifiers: identifiers, realTime: realTime)
         }
     }
 
@@ -56,7 +56,7 @@ public enum StoreDirectory {
     @available(*, noasync, message: "creating a store blocks its thread; await the async create(at:…) instead")
     public static func create(at directory: URL, configuration: StoreKitConfiguration, identity: StoreIdentity,
                               clockMode: ClockMode, start: Date, ocspURL: String? = nil,
-                              identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+                              identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         let fileManager = FileManager.default
         if fileManager.fileExists(atPath: databaseURL(in: directory).path) { throw .storage("\(directory.path) already holds a store") }
         if let contents = try? fileManager.contentsOfDirectory(atPath: directory.path), !contents.isEmpty {
@@ -82,7 +82,7 @@ public enum StoreDirectory {
             try? fileManager.removeItem(at: staging)
             throw error
         }
-        return try open(at: directory, identifiers: identifiers)
+        return try open(at: directory, identifiers: identifiers, realTime: realTime)
     }
 
     /// Makes the authority and the ledger in `folder` and closes them again.
@@ -129,9 +129,9 @@ public enum StoreDirectory {
     /// Opening may convert the ledger once and waits for SQLite: the work runs on a thread of its own
     /// (``BlockingWork``), never on Swift's cooperative pool.
     public static func open(at directory: URL, clockMode override: ClockMode? = nil,
-                            identifiers: IdentifierGenerator = .random) async throws(AppStoreError) -> SimulatedAppStore {
+                            identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) async throws(AppStoreError) -> SimulatedAppStore {
         try await BlockingWork.run("StoreDirectory.open") { () throws(AppStoreError) -> SimulatedAppStore in
-            try open(at: directory, clockMode: override, identifiers: identifiers)
+            try open(at: directory, clockMode: override, identifiers: identifiers, realTime: realTime)
         }
     }
 
@@ -139,7 +139,7 @@ public enum StoreDirectory {
     /// on a thread of its own.
     @available(*, noasync, message: "opening a store blocks its thread; await the async open(at:…) instead")
     public static func open(at directory: URL, clockMode override: ClockMode? = nil,
-                            identifiers: IdentifierGenerator = .random) throws(AppStoreError) -> SimulatedAppStore {
+                            identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw .storage("\(directory.path) does not exist or is not a directory")
@@ -158,7 +158,7 @@ public enum StoreDirectory {
             throw .storage("the certificate authority in \(authorityURL(in: directory).path) is not the store's: its root is \(authority.rootCertificate.sha256Fingerprint), the store was created with \(recorded)")
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
-        return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers)
+        return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
     }
 
     /// Refuses a store another user could change (its folder, ledger or certificate authority writable

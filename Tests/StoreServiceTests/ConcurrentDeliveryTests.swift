@@ -182,7 +182,10 @@ struct ConcurrentDeliveryTests {
     @Test("a claim answers others in place of what its sender holds, and the store's clock does not end its lease")
     func claimExcludingHeld() async throws {
         let scratch = Scratch()
-        let store = try await TestStores.directory(in: scratch).store
+        // Real time stands still here: a loaded machine taking longer than a lease between claims must
+        // not lapse them (their lapse and renewal: DeliveryScheduleTests).
+        let realTime = ManualStoreClock(startingAt: TestStores.start)
+        let store = try await TestStores.directory(in: scratch, realTime: realTime).store
         let imported = try await store.importSubscribers(productID: ExampleShop.premiumMonthly, accountPrefix: "subscriber", count: 30)
         try await store.updateSettings { $0.notificationURL = "http://127.0.0.1:9/apple/notifications" }
         try await store.advanceTime(to: imported.lastRenewalDate)
@@ -202,6 +205,9 @@ struct ConcurrentDeliveryTests {
         // (their lapse and renewal: DeliveryScheduleTests).
         try await store.advanceTime(by: 120)
         #expect(try await claim(100).isEmpty, "the store's clock does not end a lease")
+        // Real time does, and the twenty come back.
+        realTime.set(to: realTime.now().addingTimeInterval(SimulatedAppStore.deliveryLease + 1))
+        #expect(try await claim(100).count == 30)
     }
 
     @Test("pages grow with the rate posts end at, up to their largest, and shrink for a slow receiver")

@@ -25,12 +25,13 @@ public enum TestStores {
     @discardableResult
     public static func directory(in scratch: Scratch, name: String = "store", file: URL? = nil, bundleID: String = "com.example.shop",
                                  environment: AppStoreModels.Environment = .xcode, clockMode: StoreDirectory.ClockMode = .manual,
-                                 start: Date = start, ocspURL: String? = nil) async throws -> (url: URL, store: SimulatedAppStore) {
+                                 start: Date = start, ocspURL: String? = nil,
+                                 realTime: any StoreClock = SystemStoreClock()) async throws -> (url: URL, store: SimulatedAppStore) {
         let configuration = try file.map { try StoreKitConfiguration.load(contentsOf: $0).configuration } ?? shop
         let directory = scratch.url.appendingPathComponent(name)
         let store = try await BlockingWork.run("TestStores.directory") { () throws(AppStoreError) -> SimulatedAppStore in
             try StoreDirectory.create(at: directory, configuration: configuration, identity: StoreIdentity(bundleId: bundleID, environment: environment),
-                                      clockMode: clockMode, start: start, ocspURL: ocspURL)
+                                      clockMode: clockMode, start: start, ocspURL: ocspURL, realTime: realTime)
         }
         return (directory, store)
     }
