@@ -1,4 +1,5 @@
 import AppStoreModels
+import BlockingWork
 import Foundation
 import StoreKitCatalog
 import Synchronization
@@ -12,7 +13,7 @@ public final class InMemoryLedgerStorage: LedgerStorage {
     private let contents = Mutex(Contents())
     /// The lifecycle lease: whether it is held, and the condition a waiting holder sleeps on until
     /// it is released.
-    private let lease = LeaseFlag()
+    private let lease = BlockingFlag()
 
     public init() {}
 
@@ -379,31 +380,5 @@ extension Array {
             if predicate(self[middle]) { high = middle } else { low = middle + 1 }
         }
         return low
-    }
-}
-
-/// A flag taken and released by lease holders, with a condition for a holder that waits.
-private final class LeaseFlag: @unchecked Sendable {
-    // Unchecked: `held` is read and written only while `condition` is locked.
-    private let condition = NSCondition()
-    private var held = false
-
-    /// Takes the flag; when it is held, returns `false` or (with `waiting`) sleeps until it is released.
-    func take(waiting: Bool) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while held {
-            guard waiting else { return false }
-            condition.wait()
-        }
-        held = true
-        return true
-    }
-
-    func release() {
-        condition.lock()
-        held = false
-        condition.signal()
-        condition.unlock()
     }
 }

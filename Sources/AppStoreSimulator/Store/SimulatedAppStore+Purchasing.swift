@@ -1,7 +1,7 @@
 import AppStoreModels
+import BlockingWork
 import Foundation
 import StoreKitCatalog
-import Synchronization
 
 extension SimulatedAppStore {
     /// Buys a product, as `product.purchase(options:)` does.
@@ -19,79 +19,27 @@ extension SimulatedAppStore {
     /// one before it exactly as if they had been committed one by one. Each caller signs its own
     /// transaction, on its own executor, once the commit is durable.
     public nonisolated func purchase(_ request: PurchaseRequest) async throws(AppStoreError) -> PurchaseOutcome {
-        let ticket = PurchaseTicket()
-        var turn = await enterPurchase(WaitingPurchase(request: request, ticket: ticket))
-        while true {
-            switch turn {
-            case .done(let outcome):
-                // Signed here, on the caller's executor: the purchases of a group are signed at once on
-                // every core while the store's executor commits the next group.
-                return try outcome.get().signed(with: storeSigner)
-            case .lead:
-                turn = .done(await commitGroup(leading: WaitingPurchase(request: request, ticket: ticket)))
-            case nil:
-                // Queued behind a group being committed: the answer (or the lead of the next group)
-                // wakes this caller where it runs, not on the store's executor.
-                turn = await ticket.answer()
-            }
-        }
-    }
-
-    /// Leads a group at once when none is being committed (and returns its outcome), or queues the
-    /// purchase for the group after the current one (and returns `nil`; its ticket gets the answer).
-    func enterPurchase(_ purchase: WaitingPurchase) async -> PurchaseTicket.Answer? {
-        guard !isCommittingPurchases else {
-            waitingPurchases.append(purchase)
-            return nil
-        }
-        isCommittingPurchases = true
-        return .done(await commitGroup(leading: purchase))
-    }
-
-    /// Commits a group: `leader` and the purchases that join while it waits for more to arrive. The
-    /// others get their outcomes through their tickets, the next waiting purchase the lead, and the
-    /// leader's outcome is returned.
-    func commitGroup(leading leader: WaitingPurchase) async -> Result<CommittedPurchase, AppStoreError> {
-        var gathered = -1
-        var rounds = 0
-        while waitingPurchases.count != gathered, rounds < 8 {
-            gathered = waitingPurchases.count
-            rounds += 1
-            await Task.yield()
-        }
-        let group = [leader] + waitingPurchases
-        waitingPurchases = []
-        let outcomes: [Result<CommittedPurchase, AppStoreError>?]
-        do throws(AppStoreError) {
-            outcomes = try commitTogether(group.map(\.request))
-        } catch {
-            outcomes = Array(repeating: .failure(error), count: group.count)
-        }
-        var deferred: [WaitingPurchase] = []
-        for (waiting, outcome) in zip(group.dropFirst(), outcomes.dropFirst()) {
-            if let outcome { waiting.ticket.give(.done(outcome)) } else { deferred.append(waiting) }
-        }
-        // Purchases that stepped aside come first; the first waiting purchase leads the next group.
-        waitingPurchases = deferred + waitingPurchases
-        if waitingPurchases.isEmpty {
-            isCommittingPurchases = false
-        } else {
-            waitingPurchases.removeFirst().ticket.give(.lead)
-        }
-        guard let own = outcomes.first ?? nil else { preconditionFailure("the leading purchase is never deferred") }
-        return own
+        let outcome = await purchaseCommits.submit(request) { requests in await commitTogether(requests) }
+        // Signed here, on the caller's executor: the purchases of a group are signed at once on every
+        // core while the store's executor commits the next group.
+        return try outcome.get().signed(with: storeSigner)
     }
 
     /// Commits purchases in one unit of work; a purchase whose account (or Family Sharing group) an
     /// earlier one in the group already touched gets `nil`, to be committed next.
-    private func commitTogether(_ requests: [PurchaseRequest]) throws(AppStoreError) -> [Result<CommittedPurchase, AppStoreError>?] {
+    /// A failure of the whole unit is every purchase's outcome.
+    private func commitTogether(_ requests: [PurchaseRequest]) -> [Result<CommittedPurchase, AppStoreError>?] {
         var touched: Set<String> = []
-        return try writingTogether(requests, body: { (request, change) throws(AppStoreError) -> CommittedPurchase? in
-            let account = storedAccount(request.account, in: change)
-            let customer = account?.familyGroup.map { "family \($0)" } ?? "account \(request.account)"
-            guard touched.insert(customer).inserted else { return nil }
-            return try purchaseUnit(request, change: &change)
-        })
+        do throws(AppStoreError) {
+            return try writingTogether(requests, body: { (request, change) throws(AppStoreError) -> CommittedPurchase? in
+                let account = storedAccount(request.account, in: change)
+                let customer = account?.familyGroup.map { "family \($0)" } ?? "account \(request.account)"
+                guard touched.insert(customer).inserted else { return nil }
+                return try purchaseUnit(request, change: &change)
+            })
+        } catch {
+            return Array(repeating: .failure(error), count: requests.count)
+        }
     }
 
     /// A purchase made inside a unit of work.
@@ -103,12 +51,6 @@ extension SimulatedAppStore {
         }
         if settings.failTransactionsEnabled { throw settings.failureError.error(for: .purchase) }
         return try buy(request, inApp: true, change: &change)
-    }
-
-    /// A purchase waiting to be committed with others, and the ticket its caller waits on.
-    struct WaitingPurchase: Sendable {
-        let request: PurchaseRequest
-        let ticket: PurchaseTicket
     }
 
     /// Buys a product outside the app (`SKTestSession.buyProduct`, the transaction manager): no sheet,
@@ -362,45 +304,6 @@ extension SimulatedAppStore {
         spent = spent.filter { now - $0.value <= Self.offerSignatureLifetime }
         spent[key] = timestamp
         change.ledger.meta[MetaKey.offerNonces] = try Self.encode(spent)
-    }
-}
-
-/// Where a queued purchase's caller waits for its outcome, or for the lead of the next group: the
-/// store hands the answer over without running anything of the caller's on its own executor.
-final class PurchaseTicket: Sendable {
-    enum Answer: Sendable {
-        case done(Result<CommittedPurchase, AppStoreError>)
-        case lead
-    }
-
-    private let state = Mutex<(answer: Answer?, waiter: CheckedContinuation<Answer, Never>?)>((nil, nil))
-
-    /// Gives the answer: to the caller waiting, or to keep until it asks.
-    func give(_ answer: Answer) {
-        let waiter = state.withLock { state -> CheckedContinuation<Answer, Never>? in
-            guard let waiter = state.waiter else {
-                state.answer = answer
-                return nil
-            }
-            state.waiter = nil
-            return waiter
-        }
-        waiter?.resume(returning: answer)
-    }
-
-    /// The answer, waiting for it.
-    func answer() async -> Answer {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Answer, Never>) in
-            let ready = state.withLock { state -> Answer? in
-                guard let answer = state.answer else {
-                    state.waiter = continuation
-                    return nil
-                }
-                state.answer = nil
-                return answer
-            }
-            if let ready { continuation.resume(returning: ready) }
-        }
     }
 }
 

@@ -64,10 +64,8 @@ public actor SimulatedAppStore {
     var isWatchingForChanges = false
     /// The lifecycle lease this store holds for good, if any (see ``holdLifecycleLease(wait:)``).
     var heldLease: (any LifecycleLease)?
-    /// Purchases waiting to be committed together (see ``purchase(_:)``).
-    var waitingPurchases: [WaitingPurchase] = []
-    /// Whether a caller is committing the waiting purchases now.
-    var isCommittingPurchases = false
+    /// Purchases committed together, a group at a time (see ``purchase(_:)``).
+    nonisolated let purchaseCommits = GroupCommit<PurchaseRequest, Result<CommittedPurchase, AppStoreError>>(gatheringRounds: 8)
 
     /// The meta keys of the ledger.
     enum MetaKey {

@@ -6,10 +6,10 @@ import Synchronization
 public final class Console: Sendable {
     private let writeOut: @Sendable (Data) -> Void
     private let writeError: @Sendable (Data) -> Void
-    private let readInput: @Sendable () -> Data
+    private let readInput: @Sendable () async -> Data
 
     public init(out: @escaping @Sendable (Data) -> Void, error: @escaping @Sendable (Data) -> Void,
-                input: @escaping @Sendable () -> Data = { Data() }) {
+                input: @escaping @Sendable () async -> Data = { Data() }) {
         self.writeOut = out
         self.writeError = error
         self.readInput = input
@@ -19,7 +19,7 @@ public final class Console: Sendable {
     public static let standard = Console(
         out: { FileHandle.standardOutput.write($0) },
         error: { FileHandle.standardError.write($0) },
-        input: { FileHandle.standardInput.readDataToEndOfFile() })
+        input: { await StandardInput.readToEnd() })
 
     /// Writes a line to standard output.
     public func print(_ text: String) { writeOut(Data((text + "\n").utf8)) }
@@ -27,12 +27,9 @@ public final class Console: Sendable {
     public func write(_ data: Data) { writeOut(data) }
     /// Writes a line to standard error.
     public func printError(_ text: String) { writeError(Data((text + "\n").utf8)) }
-    /// Reads all of standard input, waiting for its end on a thread of its own, never on Swift's
-    /// cooperative pool (a pipe's writer may take its time).
-    public func readStandardInput() async -> Data {
-        let read = readInput
-        return await BlockingWork.run("Console.readStandardInput") { read() }
-    }
+    /// Reads all of standard input, waiting for its end off Swift's cooperative pool (a pipe's
+    /// writer may take its time).
+    public func readStandardInput() async -> Data { await readInput() }
 }
 
 /// A console that keeps what commands write, for tests.
