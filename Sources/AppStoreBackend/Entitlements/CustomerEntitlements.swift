@@ -138,11 +138,17 @@ public struct CustomerLedger: Sendable {
     }
 
     func evaluate(customer: String) async throws(BackendError) -> Evaluation {
-        try await evaluate(transactions: try await storage.transactions(customer: customer))
+        evaluate(try await storage.customerRecords(customer: customer))
     }
 
     func evaluate(transactions: [BackendTransaction]) async throws(BackendError) -> Evaluation {
         let statuses = try await storage.statuses(originalTransactionIDs: Set(transactions.map(\.originalTransactionID)))
+        return evaluate(CustomerRecords(transactions: transactions, statuses: statuses))
+    }
+
+    /// Applies the rules to one customer's records.
+    func evaluate(_ records: CustomerRecords) -> Evaluation {
+        let (transactions, statuses) = (records.transactions, records.statuses)
         // A subscription's current period: its latest transaction by purchase date.
         var latest: [String: BackendTransaction] = [:]
         for transaction in transactions where transaction.payload.type == .autoRenewableSubscription {

@@ -24,6 +24,11 @@ struct BackendDatabase: Sendable {
         do { return try connection.rows(sql, values) } catch { throw .database(error) }
     }
 
+    /// Runs `body` in one read transaction: its statements see one snapshot of the database.
+    func readTransaction<Result>(_ body: () throws(BackendError) -> Result) throws(BackendError) -> Result {
+        try connection.readTransaction(wrap: { .database($0) }, body)
+    }
+
     /// Runs `body` in one write transaction, run again when the database aborts it as retryable (a
     /// deadlock between instances sharing PostgreSQL).
     func writeTransaction<Result>(_ body: () throws(BackendError) -> Result) throws(BackendError) -> Result {

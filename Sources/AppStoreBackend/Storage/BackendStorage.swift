@@ -20,6 +20,10 @@ public protocol BackendStorage: Sendable {
     /// their original transactions), in ascending order of transaction identifier.
     func transactions(customer: String) async throws(BackendError) -> [BackendTransaction]
 
+    /// A customer's transactions (as ``transactions(customer:)``) and the latest statuses of their
+    /// subscriptions, read from one snapshot: what entitlements are computed from.
+    func customerRecords(customer: String) async throws(BackendError) -> CustomerRecords
+
     /// The transactions sharing an original transaction with `transactionID` (an original transaction
     /// identifier, or any of its transactions'), in ascending order of transaction identifier.
     func transactions(sharingOriginalOf transactionID: String) async throws(BackendError) -> [BackendTransaction]
@@ -120,4 +124,18 @@ public struct ServiceKeyRecord: Sendable, Hashable {
 
     /// The short form of the digest that names the key (`backend key list`, `backend key revoke`).
     public var id: String { String(digest.prefix(12)) }
+}
+
+/// What the backend holds of one customer at one moment: their transactions and the latest statuses
+/// of their subscriptions (see ``BackendStorage/customerRecords(customer:)``).
+public struct CustomerRecords: Sendable {
+    /// In ascending order of transaction identifier.
+    public var transactions: [BackendTransaction]
+    /// By original transaction identifier.
+    public var statuses: [String: BackendSubscriptionStatus]
+
+    public init(transactions: [BackendTransaction], statuses: [String: BackendSubscriptionStatus]) {
+        self.transactions = transactions
+        self.statuses = statuses
+    }
 }

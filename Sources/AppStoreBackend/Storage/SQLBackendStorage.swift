@@ -12,8 +12,9 @@ import Synchronization
 /// skipped), and a transaction or status row is replaced only by data signed at the same time or later
 /// (`ON CONFLICT … DO UPDATE … WHERE`; of two views of a transaction signed at one millisecond, the
 /// revoked one), so instances racing on the same rows cannot roll them back.
-/// Writes are grouped: callers queue their change and suspend; a writer commits everything waiting in
-/// one transaction, each change in a savepoint of its own, and resumes each caller after the commit.
+/// Writes are grouped (``GroupCommit``): callers submit their change and suspend; one of them commits
+/// everything waiting in one transaction on the writer lane, each change in a savepoint of its own,
+/// and each caller resumes after the commit.
 /// A transaction that PostgreSQL aborts as a deadlock between instances is run again.
 public final class SQLBackendStorage: BackendStorage {
     /// Where the data is, for messages.
@@ -139,15 +140,10 @@ public final class SQLBackendStorage: BackendStorage {
         let change: BackendChange
         let transactionJSON: String?
         let renewalJSON: String?
-        let answer: CheckedContinuation<Result<Bool, BackendError>, Never>
     }
 
-    private struct Queue {
-        var tickets: [Ticket] = []
-        var writing = false
-    }
-
-    private let queue = Mutex(Queue())
+    /// Changes committed together, a group at a time, on the writer lane.
+    private let commits = GroupCommit<Ticket, Result<Bool, BackendError>>()
     private let commitObserver = Mutex<(@Sendable (_ seconds: Double, _ changes: Int) -> Void)?>(nil)
 
     /// Calls `observer` after each commit of the writer with how long it took and how many changes
@@ -159,37 +155,20 @@ public final class SQLBackendStorage: BackendStorage {
     public func apply(_ change: BackendChange) async throws(BackendError) -> Bool {
         let transactionJSON = try change.transaction.map { (transaction) throws(BackendError) in try Self.encode(transaction.payload) }
         let renewalJSON = try change.status?.renewalInfo.map { (info) throws(BackendError) in try Self.encode(info) }
-        let result = await withCheckedContinuation { (answer: CheckedContinuation<Result<Bool, BackendError>, Never>) in
-            let startsWriter = queue.withLock { queue -> Bool in
-                queue.tickets.append(Ticket(change: change, transactionJSON: transactionJSON, renewalJSON: renewalJSON, answer: answer))
-                defer { queue.writing = true }
-                return !queue.writing
-            }
-            if startsWriter { writerLane.async { self.writeWaiting() } }
-        }
-        return try result.get()
+        let ticket = Ticket(change: change, transactionJSON: transactionJSON, renewalJSON: renewalJSON)
+        return try await commits.submit(ticket) { batch in await commitOnWriter(batch) }.get()
     }
 
-    /// The writer: commits what waits, batch after batch, until nothing does.
-    private func writeWaiting() {
-        while true {
-            let batch = queue.withLock { queue -> [Ticket] in
-                defer { queue.tickets = [] }
-                if queue.tickets.isEmpty { queue.writing = false }
-                return queue.tickets
-            }
-            guard !batch.isEmpty else { return }
+    /// Commits a group on the writer lane: each change's outcome, or the whole group's failure for each.
+    private func commitOnWriter(_ batch: [Ticket]) async -> [Result<Bool, BackendError>?] {
+        let observer = commitObserver.withLock { $0 }
+        return await writerLane.run { connection in
             let started = ContinuousClock.now
-            let results = writerLane.runHere { connection in Self.commit(batch, on: BackendDatabase(connection: connection)) }
-            if let observe = commitObserver.withLock({ $0 }) {
-                let elapsed = ContinuousClock.now - started
-                observe(elapsed / .seconds(1), batch.count)
-            }
-            for (index, ticket) in batch.enumerated() {
-                switch results {
-                case .success(let outcomes): ticket.answer.resume(returning: outcomes[index])
-                case .failure(let error): ticket.answer.resume(returning: .failure(error))
-                }
+            let results = Self.commit(batch, on: BackendDatabase(connection: connection))
+            observer?((ContinuousClock.now - started) / .seconds(1), batch.count)
+            switch results {
+            case .success(let outcomes): return outcomes
+            case .failure(let error): return Array(repeating: .failure(error), count: batch.count)
             }
         }
     }
@@ -308,17 +287,37 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     public func transactions(customer: String) async throws(BackendError) -> [BackendTransaction] {
-        let rows = try await read { (database) throws(BackendError) in
-            try database.query("""
-                SELECT payload, jws, customer_id FROM transactions
-                WHERE customer_id = $1
-                   OR original_transaction_id IN (SELECT original_transaction_id FROM links WHERE customer_id = $1)
-                   OR original_transaction_id IN (SELECT original_transaction_id FROM transactions WHERE customer_id = $1)
-                ORDER BY length(transaction_id), transaction_id
-                """, [.text(customer)])
+        let rows = try await read { (database) throws(BackendError) in try Self.transactionRows(customer: customer, on: database) }
+        return try Self.transactions(from: rows)
+    }
+
+    public func customerRecords(customer: String) async throws(BackendError) -> CustomerRecords {
+        // One hop to the reader lane and one snapshot for both reads; the JSON is decoded here, on
+        // the caller's thread, so concurrent reads decode on every core.
+        let (transactionRows, statusRows) = try await read { (database) throws(BackendError) in
+            try database.readTransaction { () throws(BackendError) in
+                let transactions = try Self.transactionRows(customer: customer, on: database)
+                let statuses = try Self.statusRows(originalTransactionIDs: Set(transactions.compactMap { $0[3] }), on: database)
+                return (transactions, statuses)
+            }
         }
-        return try rows.map { (row) throws(BackendError) in
-            BackendTransaction(payload: try Self.decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
+        return CustomerRecords(transactions: try Self.transactions(from: transactionRows), statuses: try Self.statuses(from: statusRows))
+    }
+
+    /// A customer's transaction rows: payload, JWS, customer, original transaction identifier.
+    private static func transactionRows(customer: String, on database: BackendDatabase) throws(BackendError) -> [[String?]] {
+        try database.query("""
+            SELECT payload, jws, customer_id, original_transaction_id FROM transactions
+            WHERE customer_id = $1
+               OR original_transaction_id IN (SELECT original_transaction_id FROM links WHERE customer_id = $1)
+               OR original_transaction_id IN (SELECT original_transaction_id FROM transactions WHERE customer_id = $1)
+            ORDER BY length(transaction_id), transaction_id
+            """, [.text(customer)])
+    }
+
+    private static func transactions(from rows: [[String?]]) throws(BackendError) -> [BackendTransaction] {
+        try rows.map { (row) throws(BackendError) in
+            BackendTransaction(payload: try decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
                                customerID: row[2])
         }
     }
@@ -365,20 +364,27 @@ public final class SQLBackendStorage: BackendStorage {
 
     public func statuses(originalTransactionIDs: Set<String>) async throws(BackendError) -> [String: BackendSubscriptionStatus] {
         guard !originalTransactionIDs.isEmpty else { return [:] }
+        let rows = try await read { (database) throws(BackendError) in try Self.statusRows(originalTransactionIDs: originalTransactionIDs, on: database) }
+        return try Self.statuses(from: rows)
+    }
+
+    private static func statusRows(originalTransactionIDs: Set<String>, on database: BackendDatabase) throws(BackendError) -> [[String?]] {
+        guard !originalTransactionIDs.isEmpty else { return [] }
         let ids = originalTransactionIDs.sorted()
         let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let rows = try await read { (database) throws(BackendError) in
-            try database.query("""
-                SELECT original_transaction_id, status, renewal_info, signed_ms FROM statuses
-                WHERE original_transaction_id IN (\(placeholders))
-                """, ids.map { .text($0) })
-        }
+        return try database.query("""
+            SELECT original_transaction_id, status, renewal_info, signed_ms FROM statuses
+            WHERE original_transaction_id IN (\(placeholders))
+            """, ids.map { .text($0) })
+    }
+
+    private static func statuses(from rows: [[String?]]) throws(BackendError) -> [String: BackendSubscriptionStatus] {
         var found: [String: BackendSubscriptionStatus] = [:]
         for row in rows {
             guard let id = row[0] else { continue }
             found[id] = BackendSubscriptionStatus(
                 originalTransactionID: id, status: row[1].flatMap { Int32($0) }.map(Status.init(rawValue:)),
-                renewalInfo: try row[2].map { (text) throws(BackendError) in try Self.decode(JWSRenewalInfoDecodedPayload.self, text) },
+                renewalInfo: try row[2].map { (text) throws(BackendError) in try decode(JWSRenewalInfoDecodedPayload.self, text) },
                 signedDate: AppStoreJSON.date(fromMilliseconds: row[3].flatMap { Int64($0) } ?? 0))
         }
         return found
