@@ -1,9 +1,10 @@
 import Synchronization
 
-/// Commits made in groups: callers submit an item and suspend, and one caller at a time, the
-/// leader, commits every item waiting as one unit (one database transaction, one fsync), then hands
-/// the lead to the first caller still waiting. The ledger's purchases and the backend's recorded
-/// notifications are both committed this way.
+/// Commits made in groups: callers submit an item and suspend, and every item waiting is committed
+/// as one unit (one database transaction, one fsync). Either one caller at a time, the leader, commits
+/// the group and hands the lead to the first caller still waiting (``submit(_:commit:)``: the ledger's
+/// purchases, committed on the store's executor), or a drain on a thread of its own commits group
+/// after group (``submit(_:drainingWith:commit:)``: the backend's writer lane).
 ///
 /// A group is committed by the `commit` its leader submitted with (every caller of one queue passes
 /// the same). It receives the items of a group in the order they were submitted, the leader's first, and
@@ -57,6 +58,45 @@ public final class GroupCommit<Item: Sendable, Outcome: Sendable>: Sendable {
             case .done(let outcome): return outcome
             case .lead: turn = await lead(with: item, commit: commit)
             }
+        }
+    }
+
+    /// Submits `item` and returns its outcome once the group holding it is committed, for commits
+    /// that block their thread (a database's): the first caller to find no commit running starts a
+    /// drain with `schedule` (on a thread of its own, a writer lane), which commits group after group
+    /// with `commit` until nothing waits, so a busy writer never waits for a pool thread between
+    /// commits. Every caller of one queue passes the same `schedule` and `commit`.
+    public func submit(_ item: Item, drainingWith schedule: (@escaping @Sendable () -> Void) -> Void,
+                       commit: @escaping @Sendable ([Item]) -> [Outcome?]) async -> Outcome {
+        let turn = await withCheckedContinuation { (continuation: CheckedContinuation<Turn, Never>) in
+            let startsDrain = state.withLock { state -> Bool in
+                state.waiting.append(Waiting(item: item, turn: continuation))
+                defer { state.isCommitting = true }
+                return !state.isCommitting
+            }
+            if startsDrain { schedule { self.drain(commit) } }
+        }
+        guard case .done(let outcome) = turn else { preconditionFailure("a drained group commit never hands on the lead") }
+        return outcome
+    }
+
+    /// Commits what waits, group after group, on the calling thread, until nothing does.
+    private func drain(_ commit: @Sendable ([Item]) -> [Outcome?]) {
+        while true {
+            let group = state.withLock { state -> [Waiting] in
+                defer { state.waiting = [] }
+                if state.waiting.isEmpty { state.isCommitting = false }
+                return state.waiting
+            }
+            guard !group.isEmpty else { return }
+            let outcomes = commit(group.map(\.item))
+            precondition(outcomes.count == group.count && outcomes.first.map({ $0 != nil }) == true,
+                         "a group commit answers every item, the first always")
+            var deferred: [Waiting] = []
+            for (waiting, outcome) in zip(group, outcomes) {
+                if let outcome { waiting.turn.resume(returning: .done(outcome)) } else { deferred.append(waiting) }
+            }
+            if !deferred.isEmpty { state.withLock { $0.waiting = deferred + $0.waiting } }
         }
     }
 

@@ -1,4 +1,5 @@
 import BlockingWork
+import Foundation
 import Synchronization
 
 /// One connection and the thread its calls run on: a lane of a database that callers in async code
@@ -41,5 +42,35 @@ public final class DatabaseLane: Sendable {
     /// Queues `body` on the lane's thread without waiting for it.
     public func async(_ body: @escaping @Sendable () -> Void) {
         queue.async(body)
+    }
+}
+
+/// Several reader lanes of one database, as GRDB's `DatabasePool` keeps several readers beside its
+/// writer: reads run at once on as many connections (SQLite's WAL lets readers run beside the
+/// writer and each other), each call on the lane with the fewest calls in flight.
+public final class DatabaseReaders: Sendable {
+    private let lanes: [DatabaseLane]
+    private let inFlight: Mutex<[Int]>
+
+    /// How many reader connections a database gets by default: one per core, two at least and four
+    /// at most (reads also decode on their callers' threads).
+    public static var defaultCount: Int { min(4, max(2, ProcessInfo.processInfo.activeProcessorCount)) }
+
+    /// Lanes over `connections` (one lane each), named `label` and their number.
+    public init(_ connections: [any DatabaseConnection], label: String) {
+        precondition(!connections.isEmpty, "a database needs a reader")
+        lanes = connections.enumerated().map { DatabaseLane($0.element, label: "\(label).\($0.offset + 1)") }
+        inFlight = Mutex(Array(repeating: 0, count: connections.count))
+    }
+
+    /// Runs `body` on the least busy reader lane's connection and thread.
+    public func run<Result: Sendable, Failure: Error>(_ body: @escaping @Sendable (any DatabaseConnection) throws(Failure) -> Result) async throws(Failure) -> Result {
+        let index = inFlight.withLock { counts -> Int in
+            let index = counts.indices.min { counts[$0] < counts[$1] } ?? 0
+            counts[index] += 1
+            return index
+        }
+        defer { inFlight.withLock { $0[index] -= 1 } }
+        return try await lanes[index].run(body)
     }
 }

@@ -12,9 +12,9 @@ import Synchronization
 /// skipped), and a transaction or status row is replaced only by data signed at the same time or later
 /// (`ON CONFLICT … DO UPDATE … WHERE`; of two views of a transaction signed at one millisecond, the
 /// revoked one), so instances racing on the same rows cannot roll them back.
-/// Writes are grouped (``GroupCommit``): callers submit their change and suspend; one of them commits
-/// everything waiting in one transaction on the writer lane, each change in a savepoint of its own,
-/// and each caller resumes after the commit.
+/// Writes are grouped (``GroupCommit``): callers submit their change and suspend; a drain on the
+/// writer lane commits everything waiting in one transaction, each change in a savepoint of its own,
+/// group after group, and each caller resumes after its group's commit.
 /// A transaction that PostgreSQL aborts as a deadlock between instances is run again.
 public final class SQLBackendStorage: BackendStorage {
     /// Where the data is, for messages.
@@ -22,9 +22,9 @@ public final class SQLBackendStorage: BackendStorage {
     /// Where changes are committed, one grouped transaction after another: a connection and a thread
     /// of its own.
     private let writerLane: DatabaseLane
-    /// Where reads run, one after another on the reader connection: a thread of its own, never the
+    /// Where reads run: reader connections beside the writer, each on a thread of its own, never the
     /// cooperative pool.
-    private let readerLane: DatabaseLane
+    private let readers: DatabaseReaders
 
     /// Opens (creating and migrating the tables when needed) a SQLite database file, off the cooperative pool.
     public static func sqlite(path: String) async throws(BackendError) -> SQLBackendStorage {
@@ -41,8 +41,11 @@ public final class SQLBackendStorage: BackendStorage {
             // stays flat as the tables grow. The file is private to its owner from its first byte:
             // it holds customers' transactions, tokens and user ids.
             let pragmas = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;"
-            return (try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas),
-                    try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas))
+            let writer = try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas)
+            let readers = try (0..<DatabaseReaders.defaultCount).map { (_) throws(DatabaseError) -> any DatabaseConnection in
+                try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas)
+            }
+            return (writer, readers)
         }
     }
 
@@ -50,28 +53,32 @@ public final class SQLBackendStorage: BackendStorage {
     /// the tables when needed, off the cooperative pool.
     public static func postgres(url: String) async throws(BackendError) -> SQLBackendStorage {
         try await open("SQLBackendStorage.connect", location: PostgresDatabaseConnection.withoutPassword(url)) { () throws(DatabaseError) in
-            (try PostgresDatabaseConnection(url: url), try PostgresDatabaseConnection(url: url))
+            let writer = try PostgresDatabaseConnection(url: url)
+            let readers = try (0..<DatabaseReaders.defaultCount).map { (_) throws(DatabaseError) -> any DatabaseConnection in
+                try PostgresDatabaseConnection(url: url)
+            }
+            return (writer, readers)
         }
     }
 
-    private static func open(_ label: String, location: String, _ connect: @escaping @Sendable () throws(DatabaseError) -> (writer: any DatabaseConnection, reader: any DatabaseConnection)) async throws(BackendError) -> SQLBackendStorage {
+    private static func open(_ label: String, location: String, _ connect: @escaping @Sendable () throws(DatabaseError) -> (writer: any DatabaseConnection, readers: [any DatabaseConnection])) async throws(BackendError) -> SQLBackendStorage {
         try await BlockingWork.run(label) { () throws(BackendError) in
-            let (writer, reader): (any DatabaseConnection, any DatabaseConnection)
+            let (writer, readers): (any DatabaseConnection, [any DatabaseConnection])
             do throws(DatabaseError) {
-                (writer, reader) = try connect()
+                (writer, readers) = try connect()
                 // Whichever instance opens first migrates; the others wait for its commit and find it done.
                 try migrations.migrate(writer)
             } catch {
                 throw .database(error.during("cannot open the backend database \(location)"))
             }
-            return SQLBackendStorage(writer: writer, reader: reader)
+            return SQLBackendStorage(writer: writer, readers: readers)
         }
     }
 
-    private init(writer: any DatabaseConnection, reader: any DatabaseConnection) {
+    private init(writer: any DatabaseConnection, readers: [any DatabaseConnection]) {
         location = writer.location
         writerLane = DatabaseLane(writer, label: "SQLBackendStorage.writer")
-        readerLane = DatabaseLane(reader, label: "SQLBackendStorage.reader")
+        self.readers = DatabaseReaders(readers, label: "SQLBackendStorage.reader")
     }
 
     /// The backend's tables, one named migration after another (recorded in `schema_migrations`
@@ -156,21 +163,18 @@ public final class SQLBackendStorage: BackendStorage {
         let transactionJSON = try change.transaction.map { (transaction) throws(BackendError) in try Self.encode(transaction.payload) }
         let renewalJSON = try change.status?.renewalInfo.map { (info) throws(BackendError) in try Self.encode(info) }
         let ticket = Ticket(change: change, transactionJSON: transactionJSON, renewalJSON: renewalJSON)
-        return try await commits.submit(ticket) { batch in await commitOnWriter(batch) }.get()
-    }
-
-    /// Commits a group on the writer lane: each change's outcome, or the whole group's failure for each.
-    private func commitOnWriter(_ batch: [Ticket]) async -> [Result<Bool, BackendError>?] {
-        let observer = commitObserver.withLock { $0 }
-        return await writerLane.run { connection in
-            let started = ContinuousClock.now
-            let results = Self.commit(batch, on: BackendDatabase(connection: connection))
-            observer?((ContinuousClock.now - started) / .seconds(1), batch.count)
-            switch results {
-            case .success(let outcomes): return outcomes
-            case .failure(let error): return Array(repeating: .failure(error), count: batch.count)
+        let lane = writerLane
+        return try await commits.submit(ticket, drainingWith: { lane.async($0) }) { batch in
+            lane.runHere { connection in
+                let started = ContinuousClock.now
+                let results = Self.commit(batch, on: BackendDatabase(connection: connection))
+                self.commitObserver.withLock { $0 }?((ContinuousClock.now - started) / .seconds(1), batch.count)
+                switch results {
+                case .success(let outcomes): return outcomes
+                case .failure(let error): return Array(repeating: .failure(error), count: batch.count)
+                }
             }
-        }
+        }.get()
     }
 
     /// Commits a batch; each change's own outcome (recorded, a duplicate, or refused as a conflict),
@@ -283,7 +287,7 @@ public final class SQLBackendStorage: BackendStorage {
     // MARK: Reading
 
     func read<Result: Sendable>(_ body: @escaping @Sendable (BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
-        try await readerLane.run { (connection) throws(BackendError) -> Result in try body(BackendDatabase(connection: connection)) }
+        try await readers.run { (connection) throws(BackendError) -> Result in try body(BackendDatabase(connection: connection)) }
     }
 
     public func transactions(customer: String) async throws(BackendError) -> [BackendTransaction] {
