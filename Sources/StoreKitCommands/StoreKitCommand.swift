@@ -16,7 +16,7 @@ public enum StoreKitCommand {
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
         CertificateAuthoritySign.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
         BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendKeyListCommand.self, BackendKeyRevokeCommand.self, BackendMetricsCommand.self,
-        BackendMetricsRebuildCommand.self,
+        BackendMetricsRebuildCommand.self, RetentionReviewCommand.self, RetentionListCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

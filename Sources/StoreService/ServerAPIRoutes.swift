@@ -13,6 +13,8 @@ struct ServerAPIRoutes {
     let store: SimulatedAppStore
     /// Real time, for the tokens' expiry (the store's own clock may be months away on a manual store).
     let wallClock: any StoreClock
+    /// Runs the Retention Messaging API's performance tests against the developer's URL.
+    let performanceTests: RetentionPerformanceTester
 
     /// A page of history, refunds or notification history holds at most this many items.
     static let pageSize = 20
@@ -96,6 +98,7 @@ struct ServerAPIRoutes {
                 try await api.store.finish(id)
                 return HTTPResponse(status: 200)
             }
+            RetentionMessagingRoutes(store: api.store, performanceTests: api.performanceTests).register(on: &group)
         }
     }
 
@@ -420,6 +423,8 @@ struct ServerAPIErrorMapping: HTTPMiddleware {
             throw error
         } catch let error as AppStoreError {
             throw ServerAPIRoutes.apiError(error)
+        } catch let refusal as RetentionMessagingRefusal {
+            throw ServerAPIError(refusal.status, refusal.code, refusal.message)
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -68,7 +68,8 @@ public final class StoreServer: Sendable {
         let progress = RequestProgress(longPolls: LongPollBudget(limit: access.longPollLimit))
         self.progress = progress
         let registry = metrics ? MetricsRegistry() : nil
-        var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress)
+        var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress,
+                                        performanceTests: RetentionPerformanceTester(store: store, logger: logger))
         router.logger = logger
         if let registry { StoreMetrics.register(on: &router, registry: registry, store: store) }
         let server = try listen(router.handler)
@@ -168,7 +169,7 @@ public struct ServerAccess: Sendable {
 /// The store's routes and the checks in front of them.
 enum StoreRoutes {
     static func router(store: SimulatedAppStore, authority: CertificateAuthority?, listeningAddress: String, access: ServerAccess,
-                       progress: RequestProgress) -> HTTPService.Router {
+                       progress: RequestProgress, performanceTests: RetentionPerformanceTester) -> HTTPService.Router {
         let devices = InProcessStoreTransport(store: store)
         let formToken = ServerAccess.makeToken()
         var router = HTTPService.Router()
@@ -187,7 +188,7 @@ enum StoreRoutes {
         AdminRoutes.register(on: &router, store: store)
         WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
         // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
-        ServerAPIRoutes(store: store, wallClock: SystemStoreClock()).register(on: &router)
+        ServerAPIRoutes(store: store, wallClock: SystemStoreClock(), performanceTests: performanceTests).register(on: &router)
         router.on("POST", "/ocsp") { request, _ in await Self.ocsp(request.body, store: store, authority: authority) }
         router.on("GET", "/ocsp/{request}") { _, context in
             await Self.ocsp(Data(base64Encoded: context["request"]) ?? Data(), store: store, authority: authority)

@@ -129,4 +129,89 @@ struct ServerAPIInteropTests {
             #expect(try await store.ledgerTransaction(gems[12])?.isFinished == true)
         }
     }
+
+    @Test("the Retention Messaging API's fourteen calls through Apple's Python client, with Apple's codes for the documented errors")
+    func retentionMessaging() async throws {
+        try await Scenario.with { scenario in
+            let store = scenario.store
+            guard case .success(let monthly) = try await store.purchase(PurchaseRequest(productID: ExampleShop.standardMonthly, account: "alice", device: "phone")) else {
+                throw TestFailure("expected a subscription")
+            }
+            // Past the six months of its introductory offer, to a renewal.
+            try await store.advanceTime(by: 190 * 86_400)
+            let all = try await store.ledgerTransactions(account: "alice")
+            let renewal = try #require(all.last { $0.id != monthly.transaction.id })
+            let root = scenario.scratch.url.appendingPathComponent("root.der")
+            try store.rootCertificate.derRepresentation.write(to: root)
+            let scenarioFile = scenario.scratch.url.appendingPathComponent("scenario.json")
+            try JSONSerialization.data(withJSONObject: [
+                "subscriptionOriginalId": monthly.transaction.originalID, "renewalId": renewal.id,
+                "subscriptionProductId": ExampleShop.standardMonthly, "consumableProductId": ExampleShop.gems,
+            ]).write(to: scenarioFile)
+
+            let python = try await AppleLibraryOracle.prepare().get()
+            let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/retention_messaging_with_apple_library.py").path,
+                                                         scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
+                                                         "Sandbox", scenarioFile.path])
+            let line = run.standardOutput.split(separator: "\n").last ?? ""
+            let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                                      "\(run.standardOutput)\n\(run.standardError)")
+            let calls = try #require(report["calls"] as? [String: Any])
+            #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+            func refusal(_ name: String) -> [Int] {
+                guard let answer = calls[name] as? [String: Any] else { return [] }
+                return [answer["status"] as? Int ?? 0, answer["errorCode"] as? Int ?? 0]
+            }
+            // Every call succeeds where it should.
+            for name in ["uploadImage", "uploadImageBullet", "uploadImageUnused", "uploadMessage"] { #expect(calls[name] as? String == "uploaded", "\(name)") }
+            for name in ["configureDefaultMessage", "configureRealtimeUrl"] { #expect(calls[name] as? String == "configured", "\(name)") }
+            for name in ["deleteImageUnused", "deleteDefaultMessage", "deleteMessage", "deleteImageFreed", "deleteRealtimeUrl"] {
+                #expect(calls[name] as? String == "deleted", "\(name)")
+            }
+            // In the sandbox uploads are approved at once, as Apple's sandbox does.
+            let images = try #require(calls["getImageList"] as? [[String]])
+            #expect(images.count == 3)
+            #expect(images.allSatisfy { $0[1] == "APPROVED" })
+            #expect(images.filter { $0[2] == "BULLET_POINT" }.count == 1)
+            #expect((calls["getMessageList"] as? [[String]])?.map { $0[1] } == ["APPROVED"])
+            #expect((calls["getImageListAfter"] as? [[String]])?.count == 1, "the bullet point's image is left")
+            #expect((calls["getDefaultMessage"] as? String)?.isEmpty == false)
+            #expect(calls["getRealtimeUrl"] as? Bool == true)
+            // The performance test posted signed real-time requests that Apple's verifier accepts.
+            let test = try #require(calls["initiatePerformanceTest"] as? [String: Any], "\(calls["initiatePerformanceTest"] ?? "")")
+            #expect(["PASS", "FAIL"].contains(test["result"] as? String ?? ""))
+            #expect(test["numPending"] as? Int == 0)
+            #expect(report["realtimeVerified"] as? Int == test["totalRequests"] as? Int, "\(test)")
+            #expect(report["realtimeRefused"] as? Int == 0)
+            // Apple's codes for the documented errors.
+            #expect(refusal("uploadImageAgain") == [409, 4_090_000])
+            #expect(refusal("uploadImageTransparent") == [400, 4_000_161])
+            #expect(refusal("uploadImageWrongSize") == [400, 4_000_161])
+            #expect(refusal("uploadImageNotPNG") == [400, 4_000_161])
+            #expect(refusal("uploadImageBulletWrongSize") == [400, 4_000_161])
+            #expect(refusal("uploadMessageAgain") == [409, 4_090_001])
+            #expect(refusal("uploadMessageHeaderTooLong") == [400, 4_000_162])
+            #expect(refusal("uploadMessageBodyTooLong") == [400, 4_000_163])
+            #expect(refusal("uploadMessageAltTextTooLong") == [400, 4_000_175])
+            #expect(refusal("uploadMessageTooManyBulletPoints") == [400, 4_000_218])
+            #expect(refusal("uploadMessageBulletTextTooLong") == [400, 4_000_219])
+            #expect(refusal("uploadMessageAboveImageWithoutImage") == [400, 4_000_224])
+            #expect(refusal("configureDefaultMessageInvalidLocale") == [400, 4_000_164])
+            #expect(refusal("configureDefaultMessageNotSubscription") == [400, 4_000_023])
+            #expect(refusal("configureDefaultMessageUnknownMessage") == [404, 4_040_015])
+            #expect(refusal("getDefaultMessageUnknown") == [404, 4_040_020])
+            #expect(refusal("getDefaultMessageDeleted") == [404, 4_040_020])
+            #expect(refusal("getRealtimeUrlUnset") == [404, 4_040_021])
+            #expect(refusal("getRealtimeUrlDeleted") == [404, 4_040_021])
+            #expect(refusal("configureRealtimeUrlInvalid") == [400, 4_000_215])
+            #expect(refusal("initiatePerformanceTestNotOriginal") == [400, 4_000_187])
+            #expect(refusal("initiatePerformanceTestUnknown") == [404, 4_040_005])
+            #expect(refusal("initiatePerformanceTestInvalid") == [400, 4_000_006])
+            #expect(refusal("getPerformanceTestResultsUnknown") == [404, 4_040_018])
+            #expect(refusal("getPerformanceTestResultsInvalid") == [400, 4_000_212])
+            #expect(refusal("deleteImageInUse") == [403, 4_030_019])
+            #expect(refusal("deleteImageUnknown") == [404, 4_040_014])
+            #expect(refusal("deleteMessageAgain") == [404, 4_040_015])
+        }
+    }
 }
