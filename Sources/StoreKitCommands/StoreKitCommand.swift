@@ -16,7 +16,8 @@ public enum StoreKitCommand {
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
         CertificateAuthoritySign.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
         BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendKeyListCommand.self, BackendKeyRevokeCommand.self, BackendMetricsCommand.self,
-        BackendMetricsRebuildCommand.self, RetentionReviewCommand.self, RetentionListCommand.self,
+        BackendMetricsRebuildCommand.self, RetentionReviewCommand.self, RetentionListCommand.self, CancelSubscriptionCommand.self,
+        BackendRetentionRuleAddCommand.self, BackendRetentionRuleListCommand.self, BackendRetentionRuleRemoveCommand.self,
     ]
 
     /// Runs the tool with `arguments` (without the program name) and returns the exit status.

@@ -69,28 +69,10 @@ final class RetentionPerformanceTester: Sendable {
     }
 
     private static func attempt(_ test: RetentionPerformanceTest, productID: String, store: SimulatedAppStore, limit: Duration) async -> Attempt {
-        let started = ContinuousClock.now
-        func elapsed() -> Int64 { Int64((ContinuousClock.now - started) / .milliseconds(1)) }
-        do {
-            let request = try await RealtimeRequest.make(store: store, originalTransactionId: test.originalTransactionId, productID: productID,
-                                                         userLocale: "en-US")
-            guard let url = URL(string: test.target) else { return Attempt(milliseconds: 0, failure: "OTHER") }
-            // Foundation's client on Linux keeps whole seconds of a timeout: it waits a second at least,
-            // and an answer later than the limit counts as timed out.
-            let answer = try await HTTPClient.shared.send(.json("POST", url, body: request.body, timeout: max(limit, .seconds(1))))
-            guard ContinuousClock.now - started <= limit else { return Attempt(milliseconds: elapsed(), failure: "TIMED_OUT") }
-            guard answer.status == 200 else { return Attempt(milliseconds: elapsed(), failure: "UNSUCCESSFUL_HTTP_RESPONSE_CODE") }
-            guard (try? JSONDecoder().decode(RealtimeResponseBody.self, from: answer.body)) != nil else {
-                return Attempt(milliseconds: elapsed(), failure: "INVALID_RESPONSE")
-            }
-            return Attempt(milliseconds: elapsed(), failure: nil)
-        } catch HTTPClient.Failure.timedOut {
-            return Attempt(milliseconds: elapsed(), failure: "TIMED_OUT")
-        } catch HTTPClient.Failure.unreachable {
-            return Attempt(milliseconds: elapsed(), failure: "NO_RESPONSE")
-        } catch {
-            return Attempt(milliseconds: elapsed(), failure: "OTHER")
-        }
+        guard let url = URL(string: test.target) else { return Attempt(milliseconds: 0, failure: "OTHER") }
+        let asked = await RealtimeRequest.ask(url, store: store, originalTransactionId: test.originalTransactionId, productID: productID,
+                                              userLocale: "en-US", limit: limit)
+        return Attempt(milliseconds: asked.milliseconds, failure: asked.failure)
     }
 }
 
@@ -105,5 +87,43 @@ struct RealtimeRequest: Sendable {
         let signed = try store.signedRealtimeRequest(originalTransactionId: originalTransactionId, productId: productID, userLocale: userLocale, at: now)
         return RealtimeRequest(requestIdentifier: signed.requestIdentifier,
                                body: try JSONEncoder().encode(RealtimeRequestBody(signedPayload: signed.signedPayload)))
+    }
+}
+
+extension RealtimeRequest {
+    /// What a developer's Get Retention Message endpoint answered: its `RealtimeResponseBody`, or the
+    /// `sendAttemptResult` name of why there is none, and how long it took. An answer later than
+    /// `limit` is not waited for (`TIMED_OUT`), so the customer's page never waits longer.
+    static func ask(_ url: URL, store: SimulatedAppStore, originalTransactionId: String, productID: String, userLocale: String,
+                    limit: Duration) async -> (answer: RealtimeResponseBody?, failure: String?, milliseconds: Int64) {
+        let started = ContinuousClock.now
+        func elapsed() -> Int64 { Int64((ContinuousClock.now - started) / .milliseconds(1)) }
+        let outcome = await withTaskGroup(of: (RealtimeResponseBody?, String?).self) { group in
+            group.addTask {
+                do {
+                    let request = try await make(store: store, originalTransactionId: originalTransactionId, productID: productID, userLocale: userLocale)
+                    // Foundation's client on Linux keeps whole seconds of a timeout; the race below keeps the limit.
+                    let answer = try await HTTPClient.shared.send(.json("POST", url, body: request.body, timeout: max(limit, .seconds(1))))
+                    guard answer.status == 200 else { return (nil, "UNSUCCESSFUL_HTTP_RESPONSE_CODE") }
+                    guard let body = try? JSONDecoder().decode(RealtimeResponseBody.self, from: answer.body) else { return (nil, "INVALID_RESPONSE") }
+                    return (body, nil)
+                } catch HTTPClient.Failure.timedOut {
+                    return (nil, "TIMED_OUT")
+                } catch HTTPClient.Failure.unreachable {
+                    return (nil, "NO_RESPONSE")
+                } catch {
+                    return (nil, Task.isCancelled ? "TIMED_OUT" : "OTHER")
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                return (nil, "TIMED_OUT")
+            }
+            let first = await group.next() ?? (nil, "OTHER")
+            group.cancelAll()
+            return first
+        }
+        guard elapsed() <= Int64(limit / .milliseconds(1)) || outcome.1 != nil else { return (nil, "TIMED_OUT", elapsed()) }
+        return (outcome.0, outcome.1, elapsed())
     }
 }

@@ -186,6 +186,7 @@ enum StoreRoutes {
         router.add(middleware: StoreErrorMapping())
         DeviceRoutes.register(on: &router, store: store, devices: devices, longPolls: progress.longPolls)
         AdminRoutes.register(on: &router, store: store)
+        CancellationRoutes.register(on: &router, flow: CancellationFlow(store: store))
         WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
         // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
         ServerAPIRoutes(store: store, wallClock: SystemStoreClock(), performanceTests: performanceTests).register(on: &router)
@@ -226,6 +227,8 @@ struct StoreErrorMapping: HTTPMiddleware {
             throw APIError(error)
         } catch let error as AppStoreError {
             throw APIError(error)
+        } catch let refusal as RetentionMessagingRefusal {
+            throw APIError(status: refusal.status, family: "retentionMessaging", code: String(refusal.code), message: refusal.message)
         }
     }
 }

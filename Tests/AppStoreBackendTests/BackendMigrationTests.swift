@@ -20,14 +20,15 @@ struct BackendMigrationTests {
     /// Opens `database` (a `--database` argument) from four `storekit backend key create` processes
     /// at once: each migrates if it is first, then adds its key.
     static func openFromParallelProcesses(_ database: String) async throws {
-        let processes = try (0..<4).map { index in
-            try Subprocess(builtStorekit, ["backend", "key", "create", "--database", database, "--label", "opener-\(index)"],
-                           output: .pipe, error: .pipe)
-        }
-        for process in processes {
-            let output = String(decoding: await process.readToEnd(), as: UTF8.self)
-            let ended = await process.termination()
-            #expect(ended.exitCode == 0, "backend key create: \(ended): \(output)")
+        try await withThrowingTaskGroup(of: ChildProcess.Result.self) { group in
+            for index in 0..<4 {
+                group.addTask {
+                    try await ChildProcess.run(builtStorekit, ["backend", "key", "create", "--database", database, "--label", "opener-\(index)"])
+                }
+            }
+            for try await ended in group {
+                #expect(ended.status == 0, "backend key create: exit \(ended.status): \(ended.standardOutput)\(ended.standardError)")
+            }
         }
     }
 

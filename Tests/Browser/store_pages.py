@@ -57,7 +57,7 @@ class Browser:
                     pass
                 time.sleep(0.1)
             driver.kill()
-            driver.wait()
+            driver.wait(timeout=10)
         raise Failure("chromedriver did not start")
 
     def call(self, method, path, body=None):
@@ -191,7 +191,7 @@ class Browser:
                 self.driver.wait(timeout=5)
             except subprocess.TimeoutExpired:
                 self.driver.kill()
-                self.driver.wait()
+                self.driver.wait(timeout=10)
 
 
 def admin(base, method, path, body):

@@ -84,7 +84,7 @@ struct ServedExamplesTests {
         }
 
         /// Waits for the process to end and for everything it printed to be read; returns its exit code.
-        func wait() async -> Int32 {
+        func exitCode() async -> Int32 {
             let code = await process.termination().exitCode
             _ = await output.line { _ in false }
             return code
@@ -101,7 +101,7 @@ struct ServedExamplesTests {
             let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
             let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
             #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)
-            #expect(await app.wait() == 0, "\(app.text)")
+            #expect(await app.exitCode() == 0, "\(app.text)")
             let text = app.text
             #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))
             #expect(text.contains("Restore Purchases (AppStore.sync) → pro: true"))
@@ -121,7 +121,7 @@ struct ServedExamplesTests {
         let directory = try await makeStoreDirectory(in: scratch, file: SharedTestData.packageRoot.appendingPathComponent("Examples/\(file)"), bundleID: bundleID)
         try await ServeProcess.serving(directory) { server in
             let app = try Running(Built.tool(name), ["--store", server.url.absoluteString])
-            #expect(await app.wait() == 0, "\(app.text)")
+            #expect(await app.exitCode() == 0, "\(app.text)")
             #expect(app.text.contains(expected), "\(app.text)")
         }
     }

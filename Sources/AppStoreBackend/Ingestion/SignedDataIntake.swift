@@ -12,6 +12,17 @@ public struct SignedDataIntake: Sendable {
         self.verifier = verifier
     }
 
+    /// A Get Retention Message request's body (`{"signedPayload": …}`), verified as Apple's libraries
+    /// verify it.
+    public func realtimeRequest(body: Data) throws(BackendError) -> DecodedRealtimeRequestBody {
+        guard let decoded = try? JSONDecoder().decode(RealtimeRequestBody.self, from: body), let signed = decoded.signedPayload else {
+            throw .badRequest("the body is not {\"signedPayload\": \"…\"}")
+        }
+        do { return try verifier.verifyAndDecodeRealtimeRequest(signed) } catch {
+            throw .unverified("the real-time request did not verify: \(error)")
+        }
+    }
+
     /// A notification's body (`{"signedPayload": …}`): the notification with its transaction and status.
     public func notification(body: Data) throws(BackendError) -> BackendChange {
         struct Body: Decodable { var signedPayload: String }

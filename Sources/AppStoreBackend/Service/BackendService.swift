@@ -8,6 +8,10 @@ import Synchronization
 ///
 /// - `POST /apple/notifications`: Apple's webhook body `{"signedPayload"}`, verified, recorded once by
 ///   UUID, 200 only after the commit; 4xx for anything unverified or malformed, which changes nothing.
+/// - `POST /apple/retention`: the developer's Get Retention Message endpoint (Retention Messaging
+///   API): the App Store's `{"signedPayload"}` verified, answered from the backend's rules
+///   (``RetentionRule``), each answer recorded for the figures; 404 when no rule applies, so the App
+///   Store shows the default message.
 /// - `POST /v1/transactions`: `{"signedTransaction", "userID"?}` from an app before it finishes a
 ///   purchase; answers the customer's entitlements.
 /// - `GET /v1/customers/{id}/entitlements`, `…/history` and `…/explain?productId=`: by app account
@@ -114,6 +118,16 @@ public struct BackendService: Sendable {
                 try await service.authorize(request)
                 return await HTTPMetrics.scrape(metrics.registry)
             }
+        }
+        on("POST", "/apple/retention") { request, _ throws(BackendError) in
+            let payload = try service.intake.realtimeRequest(body: request.body)
+            let subscriber = try await service.retentionSubscriber(payload)
+            let rule = try await service.storage.retentionRules().first { $0.applies(to: subscriber) }
+            try await service.storage.recordRetentionRequest(RetentionRequestRecord(
+                requestIdentifier: payload.requestIdentifier, originalTransactionID: payload.originalTransactionId, productID: payload.productId,
+                requestedDate: payload.signedDate, ruleID: rule?.id, messageIdentifier: rule?.messageIdentifier))
+            guard let rule else { return .json(404, Data(#"{"error":"no retention rule applies"}"#.utf8)) }
+            return .json(200, (try? JSONEncoder().encode(rule.response)) ?? Data())
         }
         on("POST", "/v1/transactions") { request, _ throws(BackendError) in
             try await service.authorize(request)
@@ -279,5 +293,19 @@ final class CompiledRoutes: Sendable {
             table = made
             return made
         }
+    }
+}
+
+extension BackendService {
+    /// What the backend knows of the subscription a real-time request is about: how long the
+    /// customer has subscribed (from the first purchase's date to the request's) and whether its
+    /// latest period is a free trial.
+    func retentionSubscriber(_ request: DecodedRealtimeRequestBody) async throws(BackendError) -> RetentionRule.Subscriber {
+        let transactions = try await storage.transactions(sharingOriginalOf: request.originalTransactionId).map(\.payload)
+        let now = AppStoreJSON.date(fromMilliseconds: request.signedDate)
+        let first = transactions.compactMap { $0.originalPurchaseDate ?? $0.purchaseDate }.min() ?? now
+        let latest = transactions.max { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
+        let inTrial = latest?.offerType == .introductoryOffer && latest?.offerDiscountType == .freeTrial && (latest?.expiresDate ?? .distantPast) > now
+        return RetentionRule.Subscriber(productID: request.productId, daysSubscribed: max(0, Int(now.timeIntervalSince(first) / 86_400)), inTrial: inTrial)
     }
 }

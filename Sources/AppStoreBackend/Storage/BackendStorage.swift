@@ -84,6 +84,17 @@ public protocol BackendStorage: Sendable {
     func endSession(hash: String) async throws(BackendError)
     /// Throws when the database does not answer (a `/health` check).
     func checkHealth() async throws(BackendError)
+
+    /// Adds a rule for Get Retention Message requests (see ``RetentionRule``).
+    func addRetentionRule(_ rule: RetentionRule) async throws(BackendError)
+    /// The rules, in the order they are tried.
+    func retentionRules() async throws(BackendError) -> [RetentionRule]
+    /// Removes a rule; `false` when there was none by that id.
+    func removeRetentionRule(id: String) async throws(BackendError) -> Bool
+    /// Records a request the backend answered (once per request identifier).
+    func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError)
+    /// Messages shown through the backend's answers and what customers did after (see ``RetentionFigure``).
+    func retentionFigures() async throws(BackendError) -> [RetentionFigure]
 }
 
 extension BackendStorage {

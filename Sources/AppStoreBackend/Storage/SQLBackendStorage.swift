@@ -40,12 +40,12 @@ public final class SQLBackendStorage: BackendStorage {
             // millions of rows each write touches pages all over its indexes. Bounded, so memory
             // stays flat as the tables grow. The file is private to its owner from its first byte:
             // it holds customers' transactions, tokens and user ids.
-            let pragmas = "PRAGMA journal_mode = WAL; PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;"
-            let writer = try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas)
-            let readers = try (0..<DatabaseReaders.defaultCount).map { (_) throws(DatabaseError) -> any DatabaseConnection in
-                try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: pragmas)
-            }
-            return (writer, readers)
+            let connection = "PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;"
+            return try SQLiteDatabaseConnection(path: path, mode: .create(ownerOnly: true), pragmas: "PRAGMA journal_mode = WAL; " + connection)
+        } readers: { () throws(DatabaseError) -> any DatabaseConnection in
+            // Opened once the writer has put the file in WAL and migrated it: a reader never races
+            // another process's change of journal mode.
+            try SQLiteDatabaseConnection(path: path, mode: .readWrite, pragmas: "PRAGMA synchronous = FULL; PRAGMA cache_size = -32768;")
         }
     }
 
@@ -53,21 +53,23 @@ public final class SQLBackendStorage: BackendStorage {
     /// the tables when needed, off the cooperative pool.
     public static func postgres(url: String) async throws(BackendError) -> SQLBackendStorage {
         try await open("SQLBackendStorage.connect", location: PostgresDatabaseConnection.withoutPassword(url)) { () throws(DatabaseError) in
-            let writer = try PostgresDatabaseConnection(url: url)
-            let readers = try (0..<DatabaseReaders.defaultCount).map { (_) throws(DatabaseError) -> any DatabaseConnection in
-                try PostgresDatabaseConnection(url: url)
-            }
-            return (writer, readers)
+            try PostgresDatabaseConnection(url: url)
+        } readers: { () throws(DatabaseError) -> any DatabaseConnection in
+            try PostgresDatabaseConnection(url: url)
         }
     }
 
-    private static func open(_ label: String, location: String, _ connect: @escaping @Sendable () throws(DatabaseError) -> (writer: any DatabaseConnection, readers: [any DatabaseConnection])) async throws(BackendError) -> SQLBackendStorage {
+    /// Connects the writer, migrates through it, then connects the readers (``DatabaseReaders/defaultCount``).
+    private static func open(_ label: String, location: String, _ connect: @escaping @Sendable () throws(DatabaseError) -> any DatabaseConnection,
+                             readers connectReader: @escaping @Sendable () throws(DatabaseError) -> any DatabaseConnection) async throws(BackendError) -> SQLBackendStorage {
         try await BlockingWork.run(label) { () throws(BackendError) in
-            let (writer, readers): (any DatabaseConnection, [any DatabaseConnection])
+            let writer: any DatabaseConnection
+            let readers: [any DatabaseConnection]
             do throws(DatabaseError) {
-                (writer, readers) = try connect()
+                writer = try connect()
                 // Whichever instance opens first migrates; the others wait for its commit and find it done.
                 try migrations.migrate(writer)
+                readers = try (0..<DatabaseReaders.defaultCount).map { (_) throws(DatabaseError) in try connectReader() }
             } catch {
                 throw .database(error.during("cannot open the backend database \(location)"))
             }
@@ -109,6 +111,7 @@ public final class SQLBackendStorage: BackendStorage {
             CREATE TABLE IF NOT EXISTS reconciliation (id INTEGER PRIMARY KEY, complete_through_ms BIGINT NOT NULL);
             CREATE INDEX IF NOT EXISTS statuses_current ON statuses(status) WHERE status IN (1, 4);
             """),
+        .sql("retention-rules", retentionSchema),
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         // A database written before the migrations were recorded: what its tables hold.
         guard try connection.hasTable("notifications") else { return [] }

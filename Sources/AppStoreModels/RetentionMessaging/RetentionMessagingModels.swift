@@ -225,7 +225,7 @@ public struct RealtimeRequestBody: Codable, Hashable, Sendable {
 /// The signed payload of a real-time request: whose subscription, which product, which locale.
 ///
 /// [Apple documentation](https://developer.apple.com/documentation/retentionmessaging/decodedrealtimerequestbody)
-public struct DecodedRealtimeRequestBody: Codable, Hashable, Sendable {
+public struct DecodedRealtimeRequestBody: SignedPayload {
     public var originalTransactionId: String
     public var appAppleId: Int64
     public var productId: String
@@ -311,4 +311,8 @@ public struct RealtimeResponseBody: Codable, Hashable, Sendable {
         self.alternateProduct = alternateProduct
         self.promotionalOffer = promotionalOffer
     }
+}
+
+extension DecodedRealtimeRequestBody {
+    public var validationDate: Date? { AppStoreJSON.date(fromMilliseconds: signedDate) }
 }

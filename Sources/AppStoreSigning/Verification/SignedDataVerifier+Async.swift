@@ -32,6 +32,11 @@ extension SignedDataVerifier {
         try await verifying { () throws(VerificationError) in try self.verifyAndDecodeAppTransaction(signedAppTransaction) }
     }
 
+    /// ``verifyAndDecodeRealtimeRequest(_:)-(String)``, without blocking a thread of the caller's.
+    public func verifyAndDecodeRealtimeRequest(_ signedPayload: String) async throws(VerificationError) -> DecodedRealtimeRequestBody {
+        try await verifying { () throws(VerificationError) in try self.verifyAndDecodeRealtimeRequest(signedPayload) }
+    }
+
     /// ``verifyAndDecodeEmbeddedData(of:)``, without blocking a thread of the caller's.
     public func verifyAndDecodeEmbeddedData(of notification: ResponseBodyV2DecodedPayload) async throws(VerificationError)
         -> (transaction: JWSTransactionDecodedPayload?, renewalInfo: JWSRenewalInfoDecodedPayload?) {

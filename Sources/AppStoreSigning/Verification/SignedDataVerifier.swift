@@ -135,6 +135,18 @@ public struct SignedDataVerifier: Sendable {
         return appTransaction
     }
 
+    /// Verifies the `signedPayload` of a request to the developer's Get Retention Message endpoint
+    /// (Retention Messaging API), as Apple's libraries' `verifyAndDecodeRealtimeRequest` does: the
+    /// chain and signature, the environment, and in Production the app's Apple ID.
+    public func verifyAndDecodeRealtimeRequest(_ signedPayload: String) throws(VerificationError) -> DecodedRealtimeRequestBody {
+        let request = try verifyAndDecodeSignedData(signedPayload, as: DecodedRealtimeRequestBody.self)
+        if environment == .production, request.appAppleId != appAppleId {
+            throw VerificationError(.invalidAppIdentifier, "the request is for app \(request.appAppleId), not \(describe(appAppleId))")
+        }
+        try checkEnvironment(request.environment)
+        return request
+    }
+
     /// Verifies the signed transaction and renewal info a notification carries in `data`.
     public func verifyAndDecodeEmbeddedData(of notification: ResponseBodyV2DecodedPayload) throws(VerificationError)
         -> (transaction: JWSTransactionDecodedPayload?, renewalInfo: JWSRenewalInfoDecodedPayload?) {

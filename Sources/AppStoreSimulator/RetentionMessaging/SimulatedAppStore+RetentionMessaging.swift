@@ -74,7 +74,7 @@ extension SimulatedAppStore {
     }
 
     /// Reads the setup, lets `body` change it, and commits it when `body` returns.
-    private func changingRetentionSetup<Result: Sendable>(_ body: (inout RetentionMessagingSetup, inout Change) throws -> Result) throws -> Result {
+    func changingRetentionSetup<Result: Sendable>(_ body: (inout RetentionMessagingSetup, inout Change) throws -> Result) throws -> Result {
         var outcome: Swift.Result<Result, any Error>!
         try writing { (change) throws(AppStoreError) in
             do {
@@ -152,7 +152,7 @@ extension SimulatedAppStore {
         return Data(base64Encoded: text)
     }
 
-    private func retentionSetupForReading() throws(AppStoreError) -> RetentionMessagingSetup {
+    func retentionSetupForReading() throws(AppStoreError) -> RetentionMessagingSetup {
         do { return try retentionSetup() } catch let error as AppStoreError { throw error } catch { throw .storage("\(error)") }
     }
 

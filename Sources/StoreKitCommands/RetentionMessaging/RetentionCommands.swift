@@ -1,3 +1,4 @@
+import StoreService
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
@@ -53,6 +54,54 @@ struct RetentionListCommand: Command {
             lines.append("message  \(message.messageIdentifier ?? "")  \(message.messageState?.rawValue ?? "")  \(content.map { "\"\($0.header)\"" } ?? "")")
         }
         lines.append("real-time URL: \(try await store.retentionRealtimeURL() ?? "none")")
+        console.print(lines.joined(separator: "\n"))
+    }
+}
+
+/// `storekit cancel-subscription`: the customer opens a subscription's cancellation page (the
+/// developer's real-time URL asked, or the default message shown) and, with `--answer`, answers it.
+struct CancelSubscriptionCommand: Command {
+    static let declaration = CommandDeclaration("cancel-subscription", group: .subscriptions, abstract: "Cancel a subscription as its customer would: the retention message shown, then keep, switch, redeem or cancel.", arguments: [
+        .positional("DIR", "the store's folder"),
+        .positional("TRANSACTION_ID", "any transaction of the subscription"),
+        .option("--locale", "LOCALE", "the customer's locale (en-US)"),
+        .option("--answer", "ANSWER", "kept, switched, redeemed or cancelled; without it the page is only shown"),
+    ])
+
+    var directory: String
+    var transactionID: UInt64
+    var locale: String
+    var answer: RetentionOfferAttempt.Outcome?
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+        let id = try arguments.positional("TRANSACTION_ID")
+        guard let number = UInt64(id) else { throw ValidationError("TRANSACTION_ID must be a transaction identifier, not '\(id)'") }
+        transactionID = number
+        locale = try arguments.value("--locale") ?? "en-US"
+        if let text = try arguments.value("--answer") {
+            guard let outcome = RetentionOfferAttempt.Outcome(rawValue: text) else {
+                throw ValidationError("--answer takes \(RetentionOfferAttempt.Outcome.allCases.map(\.rawValue).joined(separator: ", ")), not '\(text)'")
+            }
+            answer = outcome
+        }
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        let flow = CancellationFlow(store: store)
+        var attempt = try await flow.start(originalTransactionID: transactionID, locale: locale)
+        let message = if let identifier = attempt.messageIdentifier { try await store.retentionMessage(identifier)?.content } else { UploadMessageRequestBody?.none }
+        var lines = ["attempt \(attempt.id): \(attempt.source.rawValue)\(attempt.realtimeFailure.map { " (the real-time answer was not used: \($0))" } ?? "")"]
+        if let message { lines.append("  \(message.header)\n  \(message.body)") }
+        for bullet in message?.bulletPoints ?? [] { lines.append("  • \(bullet.text)") }
+        if let plan = attempt.alternateProductID { lines.append("  switch to \(plan)") }
+        if let offer = attempt.offerIdentifier { lines.append("  offer \(offer)") }
+        lines.append("answers: \(attempt.answers.map(\.rawValue).joined(separator: ", "))")
+        if let answer {
+            attempt = try await flow.answer(attempt.id, outcome: answer)
+            lines.append("answered: \(attempt.outcome?.rawValue ?? "")")
+        }
         console.print(lines.joined(separator: "\n"))
     }
 }

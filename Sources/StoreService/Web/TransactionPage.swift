@@ -14,6 +14,8 @@ struct TransactionPage {
     let renewalInfo: String?
     let notifications: [NotificationRecord]
     let timeline: SubscriptionTimeline?
+    /// The customer's visits to the subscription's cancellation page, with what each showed.
+    let cancellations: [(attempt: RetentionOfferAttempt, header: String?)]
 
     static func load(store: SimulatedAppStore, id: UInt64) async throws -> TransactionPage {
         guard let transaction = try await store.ledgerTransaction(id) else {
@@ -28,8 +30,16 @@ struct TransactionPage {
         // The timeline is drawn from the notifications and record the page has read.
         let timeline = transaction.productKind == .autoRenewable && transaction.isPurchased
             ? try await SubscriptionTimeline.load(store: store, transaction: transaction, notifications: notifications, subscription: subscription) : nil
+        var cancellations: [(attempt: RetentionOfferAttempt, header: String?)] = []
+        if subscription != nil {
+            for attempt in try await store.cancellationAttempts(originalTransactionID: transaction.originalID) {
+                let header = if let message = attempt.messageIdentifier { try await store.retentionMessage(message)?.content.header } else { String?.none }
+                cancellations.append((attempt, header))
+            }
+        }
         return TransactionPage(transaction: transaction, row: TransactionRow(transaction, subscription: subscription, now: now),
-                               signedTransaction: signed ?? "", renewalInfo: renewal, notifications: notifications, timeline: timeline)
+                               signedTransaction: signed ?? "", renewalInfo: renewal, notifications: notifications, timeline: timeline,
+                               cancellations: cancellations)
     }
 
     /// A JWS's payload as indented JSON with sorted keys, or the text itself when it is not one.
@@ -122,6 +132,26 @@ struct TransactionPage {
             html.raw("</tbody></table></div>")
         }
         html.raw("</section>")
+        if !cancellations.isEmpty {
+            html.raw(#"<section class="card" aria-labelledby="cancellations-heading"><h2 id="cancellations-heading">Cancellation attempts</h2>"#)
+            html.raw(#"<div class="table-scroll" role="region" aria-label="Cancellation attempts, scrolls sideways" tabindex="0"><table class="cards"><thead><tr><th scope="col">Date (UTC)</th><th scope="col">Shown</th><th scope="col">From</th><th scope="col">Outcome</th></tr></thead><tbody>"#)
+            for (attempt, header) in cancellations {
+                html.raw(#"<tr data-cancellation="\#(attempt.id)" data-outcome="\#(attempt.outcome?.rawValue ?? "open")"><td data-label="Date">"#)
+                html.add(TransactionRow.date(AppStoreJSON.date(fromMilliseconds: attempt.date)))
+                html.raw(#"</td><td data-label="Shown">"#)
+                var shown = header.map { "“\($0)”" } ?? "nothing"
+                if let plan = attempt.alternateProductID { shown += ", switch to \(plan)" }
+                if let offer = attempt.offerIdentifier { shown += ", offer \(offer)" }
+                html.add(shown)
+                html.raw(#"</td><td data-label="From">"#)
+                let source = ["realtime": "the real-time URL", "defaultMessage": "the default message", "none": "—"][attempt.source.rawValue] ?? attempt.source.rawValue
+                html.add(source + (attempt.realtimeFailure.map { " (real-time answer not used: \($0))" } ?? ""))
+                html.raw(#"</td><td data-label="Outcome">"#)
+                html.add(attempt.outcome?.rawValue ?? "not answered")
+                html.raw("</td></tr>")
+            }
+            html.raw("</tbody></table></div></section>")
+        }
         if let timeline {
             html.raw(#"<section class="card" aria-labelledby="timeline-title-section"><h2 id="timeline-title-section">Timeline</h2>"#)
             html.raw(timeline.picture)

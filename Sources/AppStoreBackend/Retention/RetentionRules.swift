@@ -1,0 +1,98 @@
+import AppStoreModels
+import Foundation
+
+/// A rule the developer's backend answers the App Store's Get Retention Message requests with: which
+/// subscriptions it applies to (a product, how long the customer has subscribed, whether they are in
+/// a free trial) and what to show. Rules are tried in order; the first that applies answers.
+public struct RetentionRule: Codable, Hashable, Sendable {
+    /// What a rule shows.
+    public enum Kind: String, Codable, Hashable, Sendable, CaseIterable {
+        /// A message (text, or text with an image).
+        case message
+        /// A switch-plan suggestion: a message and another plan of the group.
+        case switchPlan
+    }
+
+    public var id: String
+    public var position: Int
+    /// The product the subscription is on; any product when `nil`.
+    public var productID: String?
+    /// Whole days since the customer first subscribed, inclusive bounds; no bound when `nil`.
+    public var minimumDays: Int?
+    public var maximumDays: Int?
+    /// Only customers in a free trial (`true`), only those who are not (`false`), or anyone (`nil`).
+    public var inTrial: Bool?
+    public var kind: Kind
+    public var messageIdentifier: String
+    /// The plan a switch-plan rule suggests.
+    public var alternateProductID: String?
+
+    public init(id: String, position: Int, productID: String? = nil, minimumDays: Int? = nil, maximumDays: Int? = nil, inTrial: Bool? = nil,
+                kind: Kind, messageIdentifier: String, alternateProductID: String? = nil) {
+        self.id = id
+        self.position = position
+        self.productID = productID
+        self.minimumDays = minimumDays
+        self.maximumDays = maximumDays
+        self.inTrial = inTrial
+        self.kind = kind
+        self.messageIdentifier = messageIdentifier
+        self.alternateProductID = alternateProductID
+    }
+
+    /// What the backend knows of the subscription a request is about.
+    public struct Subscriber: Sendable {
+        public var productID: String
+        public var daysSubscribed: Int
+        public var inTrial: Bool
+    }
+
+    /// Whether the rule applies to `subscriber`.
+    public func applies(to subscriber: Subscriber) -> Bool {
+        if let productID, productID != subscriber.productID { return false }
+        if let minimumDays, subscriber.daysSubscribed < minimumDays { return false }
+        if let maximumDays, subscriber.daysSubscribed > maximumDays { return false }
+        if let inTrial, inTrial != subscriber.inTrial { return false }
+        return true
+    }
+
+    /// The App Store's answer body for this rule.
+    public var response: RealtimeResponseBody {
+        switch kind {
+        case .message: return RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: messageIdentifier))
+        case .switchPlan: return RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: messageIdentifier, productId: alternateProductID))
+        }
+    }
+
+    /// Refuses a rule that cannot answer: a switch-plan rule needs a plan, a message identifier is a UUID.
+    public func validate() throws(BackendError) {
+        guard UUID(uuidString: messageIdentifier) != nil else { throw .badRequest("a rule's message is a UUID, not '\(messageIdentifier.prefix(64))'") }
+        if kind == .switchPlan, alternateProductID?.isEmpty ?? true { throw .badRequest("a switch-plan rule names the plan to suggest") }
+        if let minimumDays, let maximumDays, minimumDays > maximumDays { throw .badRequest("a rule's minimum days (\(minimumDays)) exceed its maximum (\(maximumDays))") }
+    }
+}
+
+/// A Get Retention Message request the backend answered, and the rule that answered it.
+public struct RetentionRequestRecord: Codable, Hashable, Sendable {
+    public var requestIdentifier: String
+    public var originalTransactionID: String
+    public var productID: String
+    /// The App Store's time of the request (`signedDate`), in milliseconds.
+    public var requestedDate: Int64
+    public var ruleID: String?
+    public var messageIdentifier: String?
+}
+
+/// How often each message was shown through the backend's answers, and what customers did after.
+///
+/// An outcome is the first of these notifications about the subscription after the request:
+/// `DID_CHANGE_RENEWAL_STATUS`/`AUTO_RENEW_DISABLED` (cancelled), `OFFER_REDEEMED` (redeemed),
+/// `DID_CHANGE_RENEWAL_PREF` or an upgrade (switched); none is kept.
+public struct RetentionFigure: Codable, Hashable, Sendable {
+    public var messageIdentifier: String
+    public var shown: Int
+    public var kept: Int
+    public var switched: Int
+    public var redeemed: Int
+    public var cancelled: Int
+}

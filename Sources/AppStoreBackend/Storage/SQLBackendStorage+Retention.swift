@@ -1,0 +1,87 @@
+import AppStoreModels
+import Foundation
+import SQLDatabase
+
+extension SQLBackendStorage {
+    static let retentionSchema = """
+        CREATE TABLE IF NOT EXISTS retention_rules (rule_id TEXT PRIMARY KEY, position BIGINT NOT NULL, product_id TEXT, min_days BIGINT,
+                                                    max_days BIGINT, in_trial BIGINT, kind TEXT NOT NULL, message_id TEXT NOT NULL,
+                                                    alternate_product_id TEXT);
+        CREATE TABLE IF NOT EXISTS retention_requests (request_id TEXT PRIMARY KEY, original_transaction_id TEXT NOT NULL,
+                                                       product_id TEXT NOT NULL, requested_ms BIGINT NOT NULL, rule_id TEXT, message_id TEXT);
+        CREATE INDEX IF NOT EXISTS retention_requests_by_original ON retention_requests(original_transaction_id);
+        """
+
+    public func addRetentionRule(_ rule: RetentionRule) async throws(BackendError) {
+        try rule.validate()
+        _ = try await write { (database) throws(BackendError) in
+            try database.query("""
+                INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                """, [.text(rule.id), .integer(Int64(rule.position)), .optionalText(rule.productID), .optionalInteger(rule.minimumDays.map(Int64.init)),
+                      .optionalInteger(rule.maximumDays.map(Int64.init)), .optionalInteger(rule.inTrial.map { $0 ? 1 : 0 }), .text(rule.kind.rawValue),
+                      .text(rule.messageIdentifier.lowercased()), .optionalText(rule.alternateProductID)])
+        }
+    }
+
+    public func retentionRules() async throws(BackendError) -> [RetentionRule] {
+        try await read { (database) throws(BackendError) in
+            try database.query("""
+                SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id
+                FROM retention_rules ORDER BY position, rule_id
+                """, []).map { row in
+                RetentionRule(id: row[0] ?? "", position: Int(row[1] ?? "") ?? 0, productID: row[2], minimumDays: row[3].flatMap { Int($0) },
+                              maximumDays: row[4].flatMap { Int($0) }, inTrial: row[5].map { $0 == "1" },
+                              kind: RetentionRule.Kind(rawValue: row[6] ?? "") ?? .message, messageIdentifier: row[7] ?? "", alternateProductID: row[8])
+            }
+        }
+    }
+
+    public func removeRetentionRule(id: String) async throws(BackendError) -> Bool {
+        try await write { (database) throws(BackendError) in
+            !(try database.query("DELETE FROM retention_rules WHERE rule_id = $1 RETURNING rule_id", [.text(id)]).isEmpty)
+        }
+    }
+
+    public func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError) {
+        _ = try await write { (database) throws(BackendError) in
+            try database.query("""
+                INSERT INTO retention_requests (request_id, original_transaction_id, product_id, requested_ms, rule_id, message_id)
+                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id) DO NOTHING
+                """, [.text(record.requestIdentifier), .text(record.originalTransactionID), .text(record.productID), .integer(record.requestedDate),
+                      .optionalText(record.ruleID), .optionalText(record.messageIdentifier)])
+        }
+    }
+
+    public func retentionFigures() async throws(BackendError) -> [RetentionFigure] {
+        // Each answered request with the first notification about its subscription that followed it
+        // and says what the customer did.
+        let rows = try await read { (database) throws(BackendError) in
+            try database.readTransaction { () throws(BackendError) in
+                try database.query("""
+                    SELECT r.message_id,
+                           (SELECT n.type || '/' || COALESCE(n.subtype, '') FROM notifications n
+                            WHERE n.original_transaction_id = r.original_transaction_id AND n.signed_ms >= r.requested_ms
+                              AND ((n.type = 'DID_CHANGE_RENEWAL_STATUS' AND n.subtype = 'AUTO_RENEW_DISABLED') OR n.type = 'OFFER_REDEEMED'
+                                   OR n.type = 'DID_CHANGE_RENEWAL_PREF')
+                            ORDER BY n.signed_ms, n.uuid LIMIT 1)
+                    FROM retention_requests r WHERE r.message_id IS NOT NULL
+                    """, [])
+            }
+        }
+        var figures: [String: RetentionFigure] = [:]
+        for row in rows {
+            guard let message = row[0] else { continue }
+            var figure = figures[message] ?? RetentionFigure(messageIdentifier: message, shown: 0, kept: 0, switched: 0, redeemed: 0, cancelled: 0)
+            figure.shown += 1
+            switch row[1]?.split(separator: "/").first.map(String.init) {
+            case "DID_CHANGE_RENEWAL_STATUS"?: figure.cancelled += 1
+            case "OFFER_REDEEMED"?: figure.redeemed += 1
+            case "DID_CHANGE_RENEWAL_PREF"?: figure.switched += 1
+            default: figure.kept += 1
+            }
+            figures[message] = figure
+        }
+        return figures.values.sorted { ($0.shown, $1.messageIdentifier) > ($1.shown, $0.messageIdentifier) }
+    }
+}

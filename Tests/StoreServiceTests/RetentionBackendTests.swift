@@ -1,0 +1,72 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import HTTPClient
+import HTTPService
+import StoreService
+import Testing
+import TestSupport
+
+/// `backend serve` as the developer's Get Retention Message endpoint: the store's signed requests
+/// verified, answered from the backend's rules by product and tenure, and the figures of what each
+/// message led to, counted from the notifications that followed.
+@Suite(.timeLimit(.minutes(5)))
+struct RetentionBackendTests {
+    @Test("the backend's rules choose by product and tenure; the customers' answers reach its figures; no rule means the default")
+    func rulesAnswerTheStore() async throws {
+        let scenario = try await CancellationFlowTests.Scenario()
+        let store = scenario.store
+        let scratch = Scratch()
+        let storage = try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)
+        let backend = BackendService(storage: storage, intake: SignedDataIntake(verifier: try SignedDataVerifier(
+            rootCertificates: [store.rootCertificate], bundleId: store.identity.bundleId, environment: store.identity.environment)))
+        let server = try HTTPServer(handler: backend.router(listeningAddress: "127.0.0.1").handler)
+        defer { Task { await server.stop() } }
+        func deliver() async throws {
+            for notification in try await store.notifications() {
+                let answer = try await HTTPClient.shared.send(.json("POST", server.url.appendingPathComponent("apple/notifications"),
+                                                                    body: Data(#"{"signedPayload":"\#(notification.signedPayload)"}"#.utf8)))
+                #expect(answer.status == 200)
+            }
+        }
+
+        try await storage.addRetentionRule(RetentionRule(id: "new", position: 1, productID: ExampleShop.premiumMonthly, maximumDays: 30,
+                                                         kind: .message, messageIdentifier: scenario.textMessage))
+        try await storage.addRetentionRule(RetentionRule(id: "loyal", position: 2, productID: ExampleShop.premiumMonthly, minimumDays: 31,
+                                                         kind: .switchPlan, messageIdentifier: scenario.planMessage, alternateProductID: ExampleShop.standardMonthly))
+        try await store.configureRetentionRealtimeURL(server.url.absoluteString + "/apple/retention")
+        try await deliver()
+
+        // Alice, subscribed today: the rule for new customers. She cancels.
+        let alice = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["alice"]!)
+        #expect(alice.source == .realtime && alice.kind == .message && alice.messageIdentifier == scenario.textMessage, "\(alice)")
+        _ = try await scenario.flow.answer(alice.id, outcome: .cancelled)
+        // Forty days later Bob is a loyal customer: the cheaper plan is suggested, and he switches.
+        try await store.advanceTime(by: 40 * 86_400)
+        try await deliver()
+        let bob = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["bob"]!)
+        #expect(bob.source == .realtime && bob.kind == .switchPlan && bob.alternateProductID == ExampleShop.standardMonthly, "\(bob)")
+        _ = try await scenario.flow.answer(bob.id, outcome: .switched)
+        // Carol keeps hers.
+        let carol = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["carol"]!)
+        _ = try await scenario.flow.answer(carol.id, outcome: .kept)
+        try await deliver()
+
+        let figures = Dictionary(uniqueKeysWithValues: try await storage.retentionFigures().map { ($0.messageIdentifier, $0) })
+        #expect(figures[scenario.textMessage].map { [$0.shown, $0.cancelled, $0.kept] } == [1, 1, 0])
+        #expect(figures[scenario.planMessage].map { [$0.shown, $0.switched, $0.kept] } == [2, 1, 1])
+
+        // No rule applies: the backend answers 404 and the store shows the default message.
+        #expect(try await storage.removeRetentionRule(id: "loyal"))
+        let dave = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["dave"]!)
+        #expect(dave.source == .defaultMessage && dave.realtimeFailure == "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "\(dave)")
+
+        // A request the store did not sign is refused and recorded nowhere.
+        let forged = try await HTTPClient.shared.send(.json("POST", server.url.appendingPathComponent("apple/retention"),
+                                                            body: Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#.utf8)))
+        #expect((400..<500).contains(forged.status))
+        #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 3)
+    }
+}
