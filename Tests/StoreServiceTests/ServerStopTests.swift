@@ -15,7 +15,9 @@ struct ServerStopTests {
     /// Opens `count` long polls on `server`'s devices and waits until the store holds every one.
     static func openLongPolls(_ count: Int, on server: StoreServer, store: SimulatedAppStore, device: String) async throws -> [Task<Exchange, any Error>] {
         let polls = (0..<count).map { _ in
-            Task { try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/devices/\(device)/updates?wait=60")!) }
+            // The client waits longer than the poll itself: a poll whose 60 s run out on a loaded machine
+            // before its server stops answers 200 too, and must not be cut off by the client first.
+            Task { try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/devices/\(device)/updates?wait=60")!, timeout: .seconds(180)) }
         }
         try await eventually("\(count) long polls waiting at \(server.url)") { await store.updateWaiterCount(device: device) == count }
         return polls
