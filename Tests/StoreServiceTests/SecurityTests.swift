@@ -54,7 +54,8 @@ struct SecurityTests {
     @Test("the storefront's forms work with the page's token, and a form without it changes nothing")
     func storefrontFormToken() async throws {
         try await withServedStore { store, server in
-            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!).body,
+            // The page is about its token, not its speed: a loaded run may take long to render it.
+            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!, timeout: .seconds(180)).body,
                               as: UTF8.self)
             let token = try #require(page.range(of: #"name="form_token" value=""#).map { page[$0.upperBound...].prefix { $0 != "\"" } })
             let buy = "account=alice&device=phone&product=\(ExampleShop.pro)"
@@ -410,7 +411,8 @@ struct SecurityTests {
         let store = try await TestStores.directory(in: scratch, file: file).store
         try await store.addDevice("phone", account: "alice")
         try await StoreServer.serving(store) { server in
-            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!).body,
+            // The page is about its token, not its speed: a loaded run may take long to render it.
+            let page = String(decoding: try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=alice&device=phone")!, timeout: .seconds(180)).body,
                               as: UTF8.self)
             #expect(page.contains("Restore Purchases"))
             let lowered = page.lowercased()

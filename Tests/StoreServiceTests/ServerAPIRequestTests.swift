@@ -135,14 +135,16 @@ struct ServerAPIRequestTests {
         try await ServedServerAPI.with { api in
             _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.gems, account: "alice", device: "phone"))
             _ = try await api.store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
-            let token = try api.token()
             var generator = SplitMix64(state: 0x5EED)
             let requests = (0..<10_000).map { _ in RandomRequest.make(using: &generator) }
             let failures = try await withThrowingTaskGroup(of: [String].self) { group in
                 for worker in 0..<8 {
                     group.addTask {
                         var failures: [String] = []
-                        for request in requests[(worker * 1_250)..<((worker + 1) * 1_250)] {
+                        var token = try api.token()
+                        for (index, request) in requests[(worker * 1_250)..<((worker + 1) * 1_250)].enumerated() {
+                            // A fresh token every hundred requests: a loaded run outlives one token's life.
+                            if index % 100 == 99 { token = try api.token() }
                             // Every request gets an answer: a transport failure fails the test.
                             let answer = try await api.send(request.method, request.path, body: request.body, token: .some(token))
                             let valid = answer.status < 300 || answer.apiErrorCode != nil
