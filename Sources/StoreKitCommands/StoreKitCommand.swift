@@ -12,7 +12,7 @@ public enum StoreKitCommand {
         ApproveCommand.self, DeclineCommand.self, ReverseRefundCommand.self, DeleteCommand.self, ResolveCommand.self, AccountCommand.self, PurchaseIntentCommand.self, CustomerResponseCommand.self, SettingsCommand.self,
         NotificationsCommand.self, TestNotificationCommand.self,
         AdvanceCommand.self, NowCommand.self, StatusCommand.self, RenewalCommand.self, ExpireCommand.self, ForceRenewCommand.self,
-        PriceIncreaseCommand.self, ExtendCommand.self, TimelineCommand.self, OfferSignatureCommand.self, AvailabilityCommand.self,
+        PriceIncreaseCommand.self, ExtendCommand.self, TimelineCommand.self, OfferSignatureCommand.self, OfferKeyCommand.self, AvailabilityCommand.self,
         CatalogCommand.self, Verify.self, Decode.self, CertificateAuthorityInit.self, CertificateAuthorityExport.self, CertificateAuthorityRevoke.self,
         CertificateAuthoritySign.self, StressPurchaseCommand.self, JournalShowCommand.self, JournalConsumeCommand.self,
         BackendServeCommand.self, BackendReconcileCommand.self, BackendKeyCreateCommand.self, BackendKeyListCommand.self, BackendKeyRevokeCommand.self, BackendMetricsCommand.self,

@@ -23,6 +23,7 @@ public struct CancellationPageBody: Codable, Sendable {
 enum CancellationRoutes {
     struct StartBody: Decodable { var locale: String? }
     struct AnswerBody: Decodable { var outcome: RetentionOfferAttempt.Outcome }
+    struct ReviewBody: Decodable { var state: RetentionContentState }
 
     static func register(on router: inout Router, flow: CancellationFlow) {
         let store = flow.store
@@ -40,6 +41,12 @@ enum CancellationRoutes {
         router.on("GET", "/v1/admin/cancellations") { request, _ in
             let subscription = try request.queryValue("subscription").map { (text) throws -> UInt64 in try DeviceRoutes.transactionID(text) }
             return try APIResponse.json(["attempts": try await store.cancellationAttempts(originalTransactionID: subscription)])
+        }
+        // App Store review of an uploaded image or message: APPROVED, REJECTED or PENDING again.
+        router.on("POST", "/v1/admin/retention/{id}/review") { request, context in
+            let body = try APIResponse.decode(ReviewBody.self, from: request)
+            try await store.reviewRetentionContent(context["id"], state: body.state)
+            return try APIResponse.json(["identifier": context["id"].lowercased(), "state": body.state.rawValue])
         }
         router.on("GET", "/v1/admin/retention/images/{id}") { _, context in
             guard let png = try await store.retentionImageData(context["id"]) else { throw APIError.notFound("no image \(context["id"])") }

@@ -36,12 +36,15 @@ public final class StoreServer: Sendable {
     ///     notification delivery), behind the access token like the rest.
     ///   - logger: Where failures are logged: every `5xx` answer, once, with its request's id, and
     ///     every failed delivery attempt.
+    ///   - retentionAnswerLimit: How long the developer's Get Retention Message endpoint has to answer
+    ///     when a customer cancels (Apple's 700 ms; a test on a loaded machine may give it longer).
     /// - Throws: ``HTTPServerError`` when the port is in use or the address is not this machine's.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, host: String = "127.0.0.1",
                             port: UInt16 = 0, access: ServerAccess = ServerAccess(),
-                            delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
+                            delivery: NotificationDeliverer.Options = .init(), metrics: Bool = false, logger: Logger = .disabled,
+                            retentionAnswerLimit: Duration = CancellationFlow.appleAnswerLimit) throws(HTTPServerError) {
         try self.init(store: store, authority: authority, host: host, access: access, delivery: delivery, metrics: metrics,
-                      logger: logger) { handler throws(HTTPServerError) in
+                      logger: logger, retentionAnswerLimit: retentionAnswerLimit) { handler throws(HTTPServerError) in
             try HTTPServer(host: host, port: port, requestDeadline: access.requestDeadline, connectionLimit: access.connectionLimit,
                            connectionsPerAddress: access.connectionsPerAddress, logger: logger, handler: handler)
         }
@@ -52,16 +55,17 @@ public final class StoreServer: Sendable {
     /// responder's address in the store's certificates.
     public convenience init(store: SimulatedAppStore, authority: CertificateAuthority? = nil, listeningSocket: Int32,
                             access: ServerAccess = ServerAccess(), delivery: NotificationDeliverer.Options = .init(),
-                            metrics: Bool = false, logger: Logger = .disabled) throws(HTTPServerError) {
+                            metrics: Bool = false, logger: Logger = .disabled,
+                            retentionAnswerLimit: Duration = CancellationFlow.appleAnswerLimit) throws(HTTPServerError) {
         try self.init(store: store, authority: authority, host: "127.0.0.1", access: access, delivery: delivery, metrics: metrics,
-                      logger: logger) { handler throws(HTTPServerError) in
+                      logger: logger, retentionAnswerLimit: retentionAnswerLimit) { handler throws(HTTPServerError) in
             try HTTPServer(listeningSocket: listeningSocket, requestDeadline: access.requestDeadline, connectionLimit: access.connectionLimit,
                            connectionsPerAddress: access.connectionsPerAddress, logger: logger, handler: handler)
         }
     }
 
     private init(store: SimulatedAppStore, authority: CertificateAuthority?, host: String, access: ServerAccess,
-                 delivery deliveryOptions: NotificationDeliverer.Options, metrics: Bool, logger: Logger,
+                 delivery deliveryOptions: NotificationDeliverer.Options, metrics: Bool, logger: Logger, retentionAnswerLimit: Duration,
                  listen: (@escaping HTTPServer.Handler) throws(HTTPServerError) -> HTTPServer) throws(HTTPServerError) {
         self.store = store
         self.access = access
@@ -69,7 +73,8 @@ public final class StoreServer: Sendable {
         self.progress = progress
         let registry = metrics ? MetricsRegistry() : nil
         var router = StoreRoutes.router(store: store, authority: authority, listeningAddress: host, access: access, progress: progress,
-                                        performanceTests: RetentionPerformanceTester(store: store, logger: logger))
+                                        performanceTests: RetentionPerformanceTester(store: store, logger: logger),
+                                        cancellation: CancellationFlow(store: store, answerLimit: retentionAnswerLimit))
         router.logger = logger
         if let registry { StoreMetrics.register(on: &router, registry: registry, store: store) }
         let server = try listen(router.handler)
@@ -169,7 +174,7 @@ public struct ServerAccess: Sendable {
 /// The store's routes and the checks in front of them.
 enum StoreRoutes {
     static func router(store: SimulatedAppStore, authority: CertificateAuthority?, listeningAddress: String, access: ServerAccess,
-                       progress: RequestProgress, performanceTests: RetentionPerformanceTester) -> HTTPService.Router {
+                       progress: RequestProgress, performanceTests: RetentionPerformanceTester, cancellation: CancellationFlow) -> HTTPService.Router {
         let devices = InProcessStoreTransport(store: store)
         let formToken = ServerAccess.makeToken()
         var router = HTTPService.Router()
@@ -186,8 +191,8 @@ enum StoreRoutes {
         router.add(middleware: StoreErrorMapping())
         DeviceRoutes.register(on: &router, store: store, devices: devices, longPolls: progress.longPolls)
         AdminRoutes.register(on: &router, store: store)
-        CancellationRoutes.register(on: &router, flow: CancellationFlow(store: store))
-        WebRoutes.register(on: &router, store: store, devices: devices, formToken: formToken)
+        CancellationRoutes.register(on: &router, flow: cancellation)
+        WebRoutes.register(on: &router, store: store, devices: devices, cancellation: cancellation, formToken: formToken)
         // The App Store Server API, with Apple's error bodies and codes (docs/server-api.md).
         ServerAPIRoutes(store: store, wallClock: SystemStoreClock(), performanceTests: performanceTests).register(on: &router)
         router.on("POST", "/ocsp") { request, _ in await Self.ocsp(request.body, store: store, authority: authority) }

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSigning
 import Foundation
 
 /// A rule the developer's backend answers the App Store's Get Retention Message requests with: which
@@ -11,6 +12,9 @@ public struct RetentionRule: Codable, Hashable, Sendable {
         case message
         /// A switch-plan suggestion: a message and another plan of the group.
         case switchPlan
+        /// A promotional offer of the subscription's product, with a message, signed with the
+        /// developer's subscription offer key (`backend serve --offer-key`).
+        case promotionalOffer
     }
 
     public var id: String
@@ -26,9 +30,11 @@ public struct RetentionRule: Codable, Hashable, Sendable {
     public var messageIdentifier: String
     /// The plan a switch-plan rule suggests.
     public var alternateProductID: String?
+    /// The promotional offer a promotional-offer rule makes (an offer of the subscription's product).
+    public var offerIdentifier: String?
 
     public init(id: String, position: Int, productID: String? = nil, minimumDays: Int? = nil, maximumDays: Int? = nil, inTrial: Bool? = nil,
-                kind: Kind, messageIdentifier: String, alternateProductID: String? = nil) {
+                kind: Kind, messageIdentifier: String, alternateProductID: String? = nil, offerIdentifier: String? = nil) {
         self.id = id
         self.position = position
         self.productID = productID
@@ -38,6 +44,7 @@ public struct RetentionRule: Codable, Hashable, Sendable {
         self.kind = kind
         self.messageIdentifier = messageIdentifier
         self.alternateProductID = alternateProductID
+        self.offerIdentifier = offerIdentifier
     }
 
     /// What the backend knows of the subscription a request is about.
@@ -56,11 +63,24 @@ public struct RetentionRule: Codable, Hashable, Sendable {
         return true
     }
 
-    /// The App Store's answer body for this rule.
-    public var response: RealtimeResponseBody {
+    /// The App Store's answer body for this rule to a request about `productID`: a promotional offer
+    /// is signed with `offerSigner` (a V2 signature, as Apple's `PromotionalOfferV2SignatureCreator`
+    /// makes) at `issuedAt`, the request's own time, so it is valid in the App Store's world.
+    ///
+    /// - Throws: ``BackendError/unavailable(_:)`` for an offer rule when the backend has no offer key.
+    public func response(productID: String, offerSigner: OfferSignatureCreator?, nonce: UUID, issuedAt: Date) throws(BackendError) -> RealtimeResponseBody {
         switch kind {
         case .message: return RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: messageIdentifier))
         case .switchPlan: return RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: messageIdentifier, productId: alternateProductID))
+        case .promotionalOffer:
+            guard let offerSigner else { throw .unavailable("rule \(id) makes a promotional offer, and the backend has no offer key to sign it with (backend serve --offer-key)") }
+            let signature: String
+            do {
+                signature = try offerSigner.promotionalOfferSignature(productId: productID, offerIdentifier: offerIdentifier ?? "", nonce: nonce, issuedAt: issuedAt)
+            } catch {
+                throw .unavailable("the offer of rule \(id) could not be signed: \(error)")
+            }
+            return RealtimeResponseBody(promotionalOffer: RealtimePromotionalOffer(messageIdentifier: messageIdentifier, promotionalOfferSignatureV2: signature))
         }
     }
 
@@ -68,6 +88,7 @@ public struct RetentionRule: Codable, Hashable, Sendable {
     public func validate() throws(BackendError) {
         guard UUID(uuidString: messageIdentifier) != nil else { throw .badRequest("a rule's message is a UUID, not '\(messageIdentifier.prefix(64))'") }
         if kind == .switchPlan, alternateProductID?.isEmpty ?? true { throw .badRequest("a switch-plan rule names the plan to suggest") }
+        if kind == .promotionalOffer, offerIdentifier?.isEmpty ?? true { throw .badRequest("a promotional-offer rule names the offer to make") }
         if let minimumDays, let maximumDays, minimumDays > maximumDays { throw .badRequest("a rule's minimum days (\(minimumDays)) exceed its maximum (\(maximumDays))") }
     }
 }

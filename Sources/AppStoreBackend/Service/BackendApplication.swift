@@ -68,10 +68,13 @@ public final class BackendApplication: Sendable {
         public var commission: CommissionProgram
         /// The currency every amount is also reported in, with its rates.
         public var reporting: ReportingCurrency?
+        /// Signs the promotional offers retention rules make, with the developer's subscription offer key.
+        public var offerSigner: OfferSignatureCreator?
 
         public init(database: String, verification: Verification, host: String = "127.0.0.1", port: UInt16 = 0, allowedHosts: [String] = [],
                     metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil,
-                    commission: CommissionProgram = .standard, reporting: ReportingCurrency? = nil) {
+                    commission: CommissionProgram = .standard, reporting: ReportingCurrency? = nil, offerSigner: OfferSignatureCreator? = nil) {
+            self.offerSigner = offerSigner
             self.commission = commission
             self.reporting = reporting
             self.database = database
@@ -143,6 +146,7 @@ public final class BackendApplication: Sendable {
         var service = BackendService(storage: storage, intake: intake, clock: clock, logger: logger)
         service.commission = configuration.commission
         service.reporting = configuration.reporting
+        service.offerSigner = configuration.offerSigner
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)

@@ -1,4 +1,5 @@
 import AppStoreModels
+import AppStoreSigning
 import Foundation
 import HTTPService
 import ServiceLogging
@@ -40,6 +41,9 @@ public struct BackendService: Sendable {
     public let formToken: String
     /// Whose commission the proceeds figures take off (the API, the dashboard and its exports).
     public var commission: CommissionProgram = .standard
+    /// Signs the promotional offers of retention rules (`backend serve --offer-key`): the developer's
+    /// subscription offer key, which the App Store checks the offer's signature against.
+    public var offerSigner: OfferSignatureCreator?
     /// The currency every amount is also reported in, with its rates (`backend serve --currency --rates`):
     /// the dashboard's, and the API's when a request names no other.
     public var reporting: ReportingCurrency?
@@ -127,7 +131,10 @@ public struct BackendService: Sendable {
                 requestIdentifier: payload.requestIdentifier, originalTransactionID: payload.originalTransactionId, productID: payload.productId,
                 requestedDate: payload.signedDate, ruleID: rule?.id, messageIdentifier: rule?.messageIdentifier))
             guard let rule else { return .json(404, Data(#"{"error":"no retention rule applies"}"#.utf8)) }
-            return .json(200, (try? JSONEncoder().encode(rule.response)) ?? Data())
+            // An offer is signed at the request's own time: valid in the App Store's world, whatever its clock.
+            let answer = try rule.response(productID: payload.productId, offerSigner: service.offerSigner, nonce: UUID(),
+                                           issuedAt: AppStoreJSON.date(fromMilliseconds: payload.signedDate))
+            return .json(200, (try? JSONEncoder().encode(answer)) ?? Data())
         }
         on("POST", "/v1/transactions") { request, _ throws(BackendError) in
             try await service.authorize(request)
@@ -210,6 +217,7 @@ public struct BackendService: Sendable {
         case .unauthorized: (status, code) = (401, "unauthorized")
         case .storage, .database: (status, code) = (503, "storage")
         case .conflict: (status, code) = (409, "conflict")
+        case .unavailable: (status, code) = (503, "unavailable")
         }
         var response = Self.json(["error": ["code": code, "message": error.description]], status: status)
         if status >= 500 {

@@ -116,10 +116,13 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
     case database(DatabaseError)
     /// The request contradicts what is recorded (a purchase already linked to another customer).
     case conflict(String)
+    /// The backend lacks what the answer needs (an offer key to sign a rule's promotional offer with).
+    case unavailable(String)
 
     public var description: String {
         switch self {
-        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message), .conflict(let message):
+        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message), .conflict(let message),
+             .unavailable(let message):
             return message
         case .database(let error):
             return "the backend database failed: \(error)"

@@ -16,23 +16,24 @@ extension SQLBackendStorage {
         try rule.validate()
         _ = try await write { (database) throws(BackendError) in
             try database.query("""
-                INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """, [.text(rule.id), .integer(Int64(rule.position)), .optionalText(rule.productID), .optionalInteger(rule.minimumDays.map(Int64.init)),
                       .optionalInteger(rule.maximumDays.map(Int64.init)), .optionalInteger(rule.inTrial.map { $0 ? 1 : 0 }), .text(rule.kind.rawValue),
-                      .text(rule.messageIdentifier.lowercased()), .optionalText(rule.alternateProductID)])
+                      .text(rule.messageIdentifier.lowercased()), .optionalText(rule.alternateProductID), .optionalText(rule.offerIdentifier)])
         }
     }
 
     public func retentionRules() async throws(BackendError) -> [RetentionRule] {
         try await read { (database) throws(BackendError) in
             try database.query("""
-                SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id
+                SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id
                 FROM retention_rules ORDER BY position, rule_id
                 """, []).map { row in
                 RetentionRule(id: row[0] ?? "", position: Int(row[1] ?? "") ?? 0, productID: row[2], minimumDays: row[3].flatMap { Int($0) },
                               maximumDays: row[4].flatMap { Int($0) }, inTrial: row[5].map { $0 == "1" },
-                              kind: RetentionRule.Kind(rawValue: row[6] ?? "") ?? .message, messageIdentifier: row[7] ?? "", alternateProductID: row[8])
+                              kind: RetentionRule.Kind(rawValue: row[6] ?? "") ?? .message, messageIdentifier: row[7] ?? "", alternateProductID: row[8],
+                              offerIdentifier: row[9])
             }
         }
     }

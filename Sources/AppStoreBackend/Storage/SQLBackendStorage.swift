@@ -112,6 +112,7 @@ public final class SQLBackendStorage: BackendStorage {
             CREATE INDEX IF NOT EXISTS statuses_current ON statuses(status) WHERE status IN (1, 4);
             """),
         .sql("retention-rules", retentionSchema),
+        .sql("retention-offer-rules", "ALTER TABLE retention_rules ADD COLUMN offer_id TEXT"),
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         // A database written before the migrations were recorded: what its tables hold.
         guard try connection.hasTable("notifications") else { return [] }

@@ -169,6 +169,8 @@ struct BackendServeCommand: Command {
               + "and when the database answers again after an outage; needs --key-file"),
         ServerAPIAccess.keyFileArgument(required: false),
         ServerAPIAccess.apiURLArgument,
+        .option("--offer-key-file", "FILE", "the subscription offer key its retention rules sign promotional offers with: JSON with keyId, issuerId, "
+                + "privateKey, as storekit offer-key prints for a local store"),
         CommissionOption.argument,
     ] + ReportingCurrencyOption.arguments + LoggingOptions.arguments + BackendOptions.arguments, discussion: BackendOptions.discussion)
 
@@ -184,8 +186,10 @@ struct BackendServeCommand: Command {
     var serverAPI: ServerAPIAccess?
     var commission: CommissionProgram
     var reporting: ReportingCurrencyOption?
+    var offerKeyFile: String?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        offerKeyFile = try arguments.value("--offer-key-file")
         commission = try CommissionOption.parse(&arguments)
         reporting = try ReportingCurrencyOption.parse(&arguments)
         host = try arguments.value("--host") ?? "127.0.0.1"
@@ -208,7 +212,8 @@ struct BackendServeCommand: Command {
         let application = try await BackendApplication.start(
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
                                              allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation,
-                                             commission: commission, reporting: try await reporting?.resolved()),
+                                             commission: commission, reporting: try await reporting?.resolved(),
+                                             offerSigner: try offerKeyFile.map { try OfferKeyFile.signer(reading: $0, bundleID: options.bundleID) }),
             logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {

@@ -4,13 +4,14 @@ import Foundation
 /// `storekit backend retention-rule add`: a rule `backend serve` answers the App Store's Get
 /// Retention Message requests with (`POST /apple/retention`).
 struct BackendRetentionRuleAddCommand: Command {
-    static let declaration = CommandDeclaration("backend retention-rule add", group: .backend, abstract: "Add a rule for the backend's Get Retention Message endpoint: which subscribers, and the message or plan to show.", arguments: BackendOptions.databaseArguments + [
+    static let declaration = CommandDeclaration("backend retention-rule add", group: .backend, abstract: "Add a rule for the backend's Get Retention Message endpoint: which subscribers, and the message, plan or offer to show.", arguments: BackendOptions.databaseArguments + [
         .option("--message", "UUID", "the uploaded message to show", required: true),
         .option("--product", "PRODUCT_ID", "only subscribers of this product"),
         .option("--min-days", "N", "only customers subscribed N days or more"),
         .option("--max-days", "N", "only customers subscribed N days or fewer"),
         .option("--trial", "yes|no", "only customers in a free trial (yes) or not in one (no)"),
         .option("--switch-to", "PRODUCT_ID", "suggest this plan of the group (a switch-plan message)"),
+        .option("--offer", "OFFER_ID", "make this promotional offer of the subscriber's product (backend serve signs it with --offer-key)"),
         .option("--position", "N", "where the rule is tried (lower first; after the others by default)"),
     ])
 
@@ -27,10 +28,13 @@ struct BackendRetentionRuleAddCommand: Command {
         let maximum = try arguments.value("--max-days", expected: "a whole number of days") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
         let trial = try arguments.value("--trial", expected: "yes or no") { ["yes": true, "no": false][$0] }
         let alternate = try arguments.value("--switch-to")
+        let offer = try arguments.value("--offer")
+        if alternate != nil, offer != nil { throw ValidationError("a rule suggests a plan (--switch-to) or makes an offer (--offer), not both") }
         position = try arguments.value("--position", expected: "a whole number") { Int($0) }
         if let minimum, let maximum, minimum > maximum { throw ValidationError("--min-days (\(minimum)) is more than --max-days (\(maximum))") }
         rule = RetentionRule(id: UUID().uuidString.lowercased(), position: 0, productID: product, minimumDays: minimum, maximumDays: maximum, inTrial: trial,
-                             kind: alternate == nil ? .message : .switchPlan, messageIdentifier: message.lowercased(), alternateProductID: alternate)
+                             kind: alternate != nil ? .switchPlan : offer != nil ? .promotionalOffer : .message, messageIdentifier: message.lowercased(),
+                             alternateProductID: alternate, offerIdentifier: offer)
     }
 
     func run(console: Console) async throws {
@@ -69,7 +73,11 @@ struct BackendRetentionRuleListCommand: BackendDatabaseCommand {
             if let minimum = rule.minimumDays { conditions.append("≥ \(minimum) days") }
             if let maximum = rule.maximumDays { conditions.append("≤ \(maximum) days") }
             if let trial = rule.inTrial { conditions.append(trial ? "in a free trial" : "not in a free trial") }
-            let shows = rule.alternateProductID.map { "message \(rule.messageIdentifier), switch to \($0)" } ?? "message \(rule.messageIdentifier)"
+            let shows = switch rule.kind {
+            case .message: "message \(rule.messageIdentifier)"
+            case .switchPlan: "message \(rule.messageIdentifier), switch to \(rule.alternateProductID ?? "?")"
+            case .promotionalOffer: "message \(rule.messageIdentifier), offer \(rule.offerIdentifier ?? "?")"
+            }
             console.print("\(rule.position)  \(rule.id)  \(conditions.isEmpty ? "everyone" : conditions.joined(separator: ", ")) → \(shows)")
         }
         for figure in figures {

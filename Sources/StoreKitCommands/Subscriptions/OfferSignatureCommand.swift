@@ -78,3 +78,51 @@ struct AvailabilityCommand: Command {
         console.print("\(productID) is \(available ? "for sale" : "off sale")")
     }
 }
+
+/// A subscription offer key as a file the developer's server reads: JSON with `keyId`, `issuerId` and
+/// `privateKey` (PEM), the shape of an API key file.
+enum OfferKeyFile {
+    struct Contents: Codable {
+        var keyId: String
+        var issuerId: String
+        var privateKey: String
+    }
+
+    /// The signer of the key in `path`, for the app `bundleID`.
+    static func signer(reading path: String, bundleID: String) throws -> OfferSignatureCreator {
+        let contents: Contents
+        do { contents = try JSONDecoder().decode(Contents.self, from: Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+            throw CommandFailure("\(path) is not an offer key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
+        }
+        let key: P256PrivateKey
+        do { key = try P256PrivateKey(pemRepresentation: contents.privateKey) } catch {
+            throw CommandFailure("the private key in \(path) is not a P-256 key in PEM: \(error)")
+        }
+        return OfferSignatureCreator(signingKey: key, keyId: contents.keyId, issuerId: contents.issuerId, bundleId: bundleID)
+    }
+}
+
+/// `storekit offer-key`: the .storekit file's subscription offer key as the developer's server keeps
+/// it, for `backend serve --offer-key-file`.
+struct OfferKeyCommand: Command {
+    static let declaration = CommandDeclaration("offer-key", group: .subscriptions, abstract: "Print the .storekit file's subscription offer key as an offer key file (JSON) for backend serve --offer-key-file.", arguments: [
+        .positional("DIR", "the store's folder"),
+    ])
+
+    var directory: String
+
+    init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
+        directory = try arguments.positional("DIR")
+    }
+
+    func run(console: Console) async throws {
+        let store = try await StoreAccess.open(directory)
+        guard let pair = await store.storeKitConfiguration.subscriptionOffersKeyPair, let keyID = pair.id, let text = pair.privateKey else {
+            throw CommandFailure("the store's .storekit file has no subscription offers key")
+        }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let json = try encoder.encode(OfferKeyFile.Contents(keyId: keyID, issuerId: "local", privateKey: text))
+        console.print(String(decoding: json, as: UTF8.self))
+    }
+}

@@ -150,10 +150,10 @@ struct StorefrontPage {
 
     /// A form posting one action for this device (the page's script sends it in place).
     private func actionForm(_ html: inout HTML, action: String, fields: [(String, String)], button: String, primary: Bool = false,
-                            label: String, dataAction: String, disabled: Bool = false) {
+                            label: String, dataAction: String, disabled: Bool = false, enhanced: Bool = true) {
         html.raw(#"<form method="post" action="/store/"#)
         html.add(action)
-        html.raw(#"" data-enhanced>"#)
+        html.raw(enhanced ? #"" data-enhanced>"# : #"">"#)
         for (name, value) in [("account", account), ("device", device), (CrossSiteCheck.formTokenField, formToken)] + fields {
             html.raw(#"<input type="hidden" name=""#)
             html.add(name)
@@ -256,6 +256,13 @@ struct StorefrontPage {
                 actionForm(&html, action: "price-increase", fields: [("transaction", String(current.transactionID)), ("answer", "decline")], button: "Decline",
                            label: "Decline the new price; the subscription ends with this period", dataAction: "price-increase")
                 html.raw("</div>")
+            }
+            if current.willAutoRenew, !current.isFamilyShared,
+               [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(current.state) {
+                // The App Store's Cancel Subscription: a plain form, whose answer is the cancellation page.
+                actionForm(&html, action: "cancel", fields: [("transaction", String(current.transactionID))], button: "Cancel Subscription",
+                           label: "Cancel Subscription to \(group.plans.first { $0.id == current.productID }?.displayName ?? current.productID)",
+                           dataAction: "cancel", enhanced: false)
             }
         }
         html.raw(#"<div class="plans">"#)

@@ -8,18 +8,22 @@ import Synchronization
 /// The pages `storekit serve` shows people: the Transaction Manager at `/` (a page whose script
 /// works through the admin API), the storefront at `/store`, a purchase's page at `/transactions/{id}`,
 /// a subscription's timeline at
-/// `/timeline/{originalTransactionID}` (its picture alone at `….svg`), and their assets, which are
+/// `/timeline/{originalTransactionID}` (its picture alone at `….svg`), a subscription's cancellation
+/// page at `/store/cancellation/{attempt}` (``CancellationPage``), and their assets, which are
 /// files in `Web/Assets/` built into the binary. A page that cannot be shown answers an HTML page
 /// that says why, never JSON.
 struct WebRoutes {
     let store: SimulatedAppStore
     let devices: InProcessStoreTransport
+    /// What the storefront's Cancel Subscription asks and carries out.
+    let cancellation: CancellationFlow
     /// The token the pages' forms carry (see ``CrossSiteCheck``).
     let formToken: String
 
     /// Registers the pages and their assets.
-    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport, formToken: String) {
-        let routes = WebRoutes(store: store, devices: devices, formToken: formToken)
+    static func register(on router: inout HTTPService.Router, store: SimulatedAppStore, devices: InProcessStoreTransport,
+                         cancellation: CancellationFlow, formToken: String) {
+        let routes = WebRoutes(store: store, devices: devices, cancellation: cancellation, formToken: formToken)
         router.on("GET", "/") { _, _ in Self.page(Self.transactionManager) }
         let scripts: [(String, [UInt8])] = [
             ("manager.js", PackageResources.manager_js), ("manager-page.js", PackageResources.manager_page_js),
@@ -44,6 +48,18 @@ struct WebRoutes {
                 if wantsJSON { return try APIResponse.json(["message": message, "kind": "error"], status: status) }
                 return Self.page(HTML.problemPage(title: "That did not work", message: message), status: status)
             }
+        }
+        router.on("GET", "/store/cancellation/{attempt}") { request, context in
+            await Self.asHTML {
+                guard let account = request.queryValue("account"), let device = request.queryValue("device") else {
+                    throw APIError.badRequest("a cancellation page is /store/cancellation/{attempt}?account=A&device=D")
+                }
+                return Self.page(try await CancellationPage.load(store: store, id: context["attempt"], account: account, device: device,
+                                                                 formToken: routes.formToken).html)
+            }
+        }
+        router.on("POST", "/store/cancellation/{attempt}") { request, context in
+            await Self.asHTML { try await routes.answerCancellation(context["attempt"], form: FormBody(request.body)) }
         }
         router.on("GET", "/transactions/{id}") { _, context in
             await Self.asHTML {
@@ -181,6 +197,17 @@ struct WebRoutes {
             default:
                 throw APIError.badRequest("answer is agree or decline")
             }
+        case "cancel":
+            // Cancel Subscription on the current plan: the store asks the developer's real-time URL,
+            // and the cancellation page shows what was chosen.
+            guard let id = form["transaction"].flatMap(UInt64.init), let transaction = try await store.ledgerTransaction(id),
+                  transaction.account == account.precomposedStringWithCanonicalMapping else {
+                throw APIError.badRequest("the form names no subscription of \(account)")
+            }
+            let attempt = try await cancellation.start(originalTransactionID: id, locale: form["locale"] ?? "en-US")
+            let location = CancellationPage.path(attempt: attempt.id, account: account, device: device)
+            if answeringJSON { return try APIResponse.json(["message": "Opened the cancellation page.", "kind": "info", "location": location]) }
+            return HTTPResponse(status: 303, headers: [("Location", location)])
         case "restore":
             do {
                 try await client.sync()
@@ -226,6 +253,19 @@ struct WebRoutes {
         case .failure(let error)?: return ("\(product.displayName) was not bought: \(error)", "error")
         default: return ("\(product.displayName): the purchase ended without an answer.", "error")
         }
+    }
+
+    /// The customer's answer on a cancellation page, for the account's own attempt; back to the page,
+    /// which then says what followed.
+    private func answerCancellation(_ attemptID: String, form: FormBody) async throws -> HTTPResponse {
+        guard let account = form["account"].map(\.precomposedStringWithCanonicalMapping), let device = form["device"],
+              let outcome = form["outcome"].flatMap(RetentionOfferAttempt.Outcome.init(rawValue:)) else {
+            throw APIError.badRequest("the form names an account, a device and an outcome (kept, switched, redeemed or cancelled)")
+        }
+        // Only the account's own attempt (the page's load refuses another's).
+        let page = try await CancellationPage.load(store: store, id: attemptID, account: account, device: device, formToken: formToken)
+        _ = try await cancellation.answer(page.attempt.id, outcome: outcome)
+        return HTTPResponse(status: 303, headers: [("Location", CancellationPage.path(attempt: page.attempt.id, account: account, device: device))])
     }
 
     private static func redirect(account: String, device: String) -> HTTPResponse {

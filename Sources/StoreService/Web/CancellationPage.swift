@@ -1,0 +1,195 @@
+import AppStoreModels
+import AppStoreSimulator
+import Foundation
+import HTTPService
+import StoreKitCatalog
+
+/// The storefront's cancellation page, `/store/cancellation/{attempt}?account=A&device=D`: what the
+/// App Store's subscription page shows a customer who taps Cancel Subscription (the developer's
+/// retention message, a switch-plan suggestion or a promotional offer, chosen by the real-time URL or
+/// the default), and the customer's answers, each a form (`POST` to the same address). Once answered,
+/// it says what followed.
+struct CancellationPage {
+    let attempt: RetentionOfferAttempt
+    let message: UploadMessageRequestBody?
+    let product: CatalogProduct?
+    let alternate: CatalogProduct?
+    let offer: CatalogOffer?
+    let account: String
+    let device: String
+    let formToken: String
+
+    /// The attempt `id` of `account`'s subscription, with what it shows; 404 for another account's.
+    static func load(store: SimulatedAppStore, id: String, account: String, device: String, formToken: String) async throws -> CancellationPage {
+        guard let attempt = try await store.cancellationAttempts().first(where: { $0.id == id.lowercased() }), attempt.account == account else {
+            throw APIError.notFound("\(account) has no cancellation attempt \(id)")
+        }
+        let message = if let identifier = attempt.messageIdentifier { try await store.retentionMessage(identifier)?.content } else { UploadMessageRequestBody?.none }
+        let catalog = await store.catalog()
+        let product = catalog.product(id: attempt.productID)
+        return CancellationPage(attempt: attempt, message: message, product: product,
+                                alternate: attempt.alternateProductID.flatMap { catalog.product(id: $0) },
+                                offer: attempt.offerIdentifier.flatMap { id in product?.subscription?.promotionalOffers.first { $0.id == id } },
+                                account: account, device: device, formToken: formToken)
+    }
+
+    /// The page's own address.
+    static func path(attempt: String, account: String, device: String) -> String {
+        var components = URLComponents()
+        components.path = "/store/cancellation/\(attempt)"
+        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
+        return components.string ?? "/store"
+    }
+
+    private var productName: String { product?.displayName ?? attempt.productID }
+
+    var html: String {
+        var html = HTML()
+        html.raw(#"<section class="card cancellation" aria-labelledby="cancellation-title" data-attempt=""#)
+        html.add(attempt.id)
+        html.raw(#"" data-source=""#)
+        html.add(attempt.source.rawValue)
+        html.raw(#"" data-kind=""#)
+        html.add(attempt.kind?.rawValue ?? "")
+        html.raw(#"" data-message-id=""#)
+        html.add(attempt.messageIdentifier ?? "")
+        html.raw(#"" data-outcome=""#)
+        html.add(attempt.outcome?.rawValue ?? "")
+        html.raw(#""><h2 id="cancellation-title">Cancel "#)
+        html.add(productName)
+        html.raw("</h2>")
+        if let message { self.message(&html, message) }
+        if let alternate {
+            html.raw(#"<p class="suggestion" data-alternate-product=""#)
+            html.add(alternate.id)
+            html.raw(#"">"#)
+            html.add("Switch to \(alternate.displayName) for \(alternate.displayPrice)\(alternate.subscription.map { " per \(Self.text($0.period))" } ?? "").")
+            html.raw("</p>")
+        }
+        if let offer {
+            html.raw(#"<p class="offer" data-offer=""#)
+            html.add(offer.id ?? "")
+            html.raw(#"">"#)
+            html.add("Stay with \(productName): \(Self.text(offer)), then \(product?.displayPrice ?? "the regular price").")
+            html.raw("</p>")
+        }
+        if message == nil, attempt.kind == nil {
+            html.raw("<p>")
+            html.add("Your subscription to \(productName) renews until you cancel it.")
+            html.raw("</p>")
+        }
+        if let failure = attempt.realtimeFailure {
+            // The developer's view of a local store: why their endpoint's answer was not used.
+            html.raw(#"<p class="muted" data-realtime-failure>"#)
+            html.add("Your real-time URL's answer was not used (\(failure)); \(attempt.source == .defaultMessage ? "the default message is shown" : "nothing to show").")
+            html.raw("</p>")
+        }
+        if let outcome = attempt.outcome {
+            html.raw(#"<p class="outcome" role="status">"#)
+            html.add(Self.text(outcome, product: productName, alternate: alternate?.displayName))
+            html.raw(#"</p><p><a href=""#)
+            html.add(Self.storefront(account: account, device: device))
+            html.raw(#"">Back to the storefront</a></p>"#)
+        } else {
+            html.raw(#"<div class="controls answers">"#)
+            for answer in attempt.answers { form(&html, answer) }
+            html.raw("</div>")
+        }
+        html.raw("</section>")
+        return HTML.page(title: "Cancel \(productName) — OpenStoreKit", pageName: "Storefront", otherPage: StorefrontPage.otherPage, main: html.text,
+                         mainAttributes: ["data-account": account, "data-device": device])
+    }
+
+    /// The message as the App Store lays it out: the header above the image or above the body, the
+    /// body, and up to five bullet points with their icons.
+    private func message(_ html: inout HTML, _ message: UploadMessageRequestBody) {
+        html.raw(#"<div class="retention-message">"#)
+        let headerFirst = message.headerPosition != .aboveBody
+        if headerFirst { header(&html, message.header) }
+        if let image = message.image {
+            html.raw(#"<img class="retention-image" src="/v1/admin/retention/images/"#)
+            html.add(image.imageIdentifier)
+            html.raw(#"" alt=""#)
+            html.add(image.altText)
+            html.raw(#"">"#)
+        }
+        if !headerFirst { header(&html, message.header) }
+        html.raw(#"<p class="retention-body">"#)
+        html.add(message.body)
+        html.raw("</p>")
+        if let bullets = message.bulletPoints, !bullets.isEmpty {
+            html.raw(#"<ul class="retention-bullets">"#)
+            for bullet in bullets {
+                html.raw(#"<li><img src="/v1/admin/retention/images/"#)
+                html.add(bullet.imageIdentifier)
+                html.raw(#"" alt=""#)
+                html.add(bullet.altText)
+                html.raw(#"" width="24" height="24"> "#)
+                html.add(bullet.text)
+                html.raw("</li>")
+            }
+            html.raw("</ul>")
+        }
+        html.raw("</div>")
+    }
+
+    private func header(_ html: inout HTML, _ text: String) {
+        html.raw(#"<h3 class="retention-header">"#)
+        html.add(text)
+        html.raw("</h3>")
+    }
+
+    private func form(_ html: inout HTML, _ answer: RetentionOfferAttempt.Outcome) {
+        html.raw(#"<form method="post" action=""#)
+        html.add("/store/cancellation/\(attempt.id)")
+        html.raw(#"">"#)
+        for (name, value) in [("account", account), ("device", device), ("outcome", answer.rawValue), (CrossSiteCheck.formTokenField, formToken)] {
+            html.raw(#"<input type="hidden" name=""#)
+            html.add(name)
+            html.raw(#"" value=""#)
+            html.add(value)
+            html.raw(#"">"#)
+        }
+        let (label, primary): (String, Bool) = switch answer {
+        case .kept: ("Keep Subscription", true)
+        case .switched: ("Switch to \(alternate?.displayName ?? "the other plan")", true)
+        case .redeemed: ("Redeem Offer", true)
+        case .cancelled: ("Confirm Cancellation", false)
+        }
+        html.raw(primary ? #"<button type="submit" class="primary" data-answer=""# : #"<button type="submit" data-answer=""#)
+        html.add(answer.rawValue)
+        html.raw(#"">"#)
+        html.add(label)
+        html.raw("</button></form>")
+    }
+
+    static func storefront(account: String, device: String) -> String {
+        var components = URLComponents()
+        components.path = "/store"
+        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
+        return components.string ?? "/store"
+    }
+
+    static func text(_ outcome: RetentionOfferAttempt.Outcome, product: String, alternate: String?) -> String {
+        switch outcome {
+        case .kept: return "You kept \(product): nothing changed."
+        case .switched: return "You switched to \(alternate ?? "the other plan"), as the plan-change rules say (at once for an upgrade, at renewal otherwise)."
+        case .redeemed: return "You redeemed the offer: the next renewal of \(product) is at the offer's price."
+        case .cancelled: return "Cancelled: \(product) does not renew and ends when this period does."
+        }
+    }
+
+    static func text(_ period: SubscriptionPeriod) -> String {
+        period.value == 1 ? period.unit.rawValue : "\(period.value) \(period.unit.rawValue)s"
+    }
+
+    static func text(_ offer: CatalogOffer) -> String {
+        let (period, count) = offer.totalDuration
+        let whole = SubscriptionPeriod(value: period.value * count, unit: period.unit)
+        switch offer.paymentMode {
+        case .freeTrial: return "free for \(text(whole))"
+        case .payAsYouGo: return "\(offer.displayPrice) per \(text(period)) for \(text(whole))"
+        case .payUpFront: return "\(offer.displayPrice) for \(text(whole))"
+        }
+    }
+}

@@ -1,0 +1,174 @@
+import AppStoreBackend
+import AppStoreModels
+import AppStoreSigning
+import AppStoreSimulator
+import Foundation
+import StoreKitCatalog
+import StoreService
+import Testing
+import TestSupport
+
+/// Retention Messaging from end to end: the developer sets up messages with Apple's Python client,
+/// `storekit backend serve` answers the store's real-time requests from its rules, and four customers
+/// cancel on the storefront in Chromium, each answering differently; the notifications, the
+/// Transaction Manager and the backend's figures must all tell the same story.
+@Suite(.timeLimit(.minutes(10)))
+struct RetentionFlowBrowserTests {
+    /// Who cancels, on what, and how they answer.
+    struct Customer {
+        var account: String
+        var productID: String
+        var answer: RetentionOfferAttempt.Outcome
+        var device: String { "\(account)-phone" }
+    }
+
+    /// In the order they subscribe: Bob and Carol on day 0, Alice and Dave on day 92.
+    static let customers = [
+        // A yearly subscriber since day 0: the rule for the yearly plan suggests the monthly one.
+        Customer(account: "bob", productID: ExampleShop.premiumYearly, answer: .switched),
+        // A monthly subscriber since day 0: the rule for loyal customers makes a promotional offer.
+        Customer(account: "carol", productID: ExampleShop.premiumMonthly, answer: .redeemed),
+        // Subscribed on day 92, the day they cancel: the rule for new customers shows the message with the image.
+        Customer(account: "alice", productID: ExampleShop.premiumMonthly, answer: .cancelled),
+        Customer(account: "dave", productID: ExampleShop.premiumMonthly, answer: .kept),
+    ]
+
+    @Test("upload, approve, default and real-time URL with Apple's client; backend serve's rules choose; in Chromium one customer keeps, one redeems the offer (a discounted renewal follows), one switches, one cancels; notifications, Transaction Manager and the backend's figures agree",
+          .enabled(if: BrowserPagesTests.available && Built.available, BrowserPagesTests.skipReason))
+    func wholeFlowOnTheStorefront() async throws {
+        let python = try await AppleLibraryOracle.prepare().get()
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch)
+        // The developer's endpoint gets as long as it needs: a loaded two-core machine may miss Apple's
+        // 700 ms (CancellationFlowTests checks the limit itself).
+        let server = try StoreServer(store: store, retentionAnswerLimit: .seconds(60))
+        let root = scratch.url.appendingPathComponent("root.pem")
+        try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
+        let offerKey = scratch.url.appendingPathComponent("offer-key.json")
+        let printed = try await ChildProcess.run(Built.storekit, ["offer-key", directory.path])
+        #expect(printed.status == 0, "\(printed.standardError)")
+        try Data(printed.standardOutput.utf8).write(to: offerKey)
+        let databasePath = scratch.url.appendingPathComponent("backend.sqlite").path
+        let database = "sqlite:" + databasePath
+        let backend = try await ServeProcess.start(command: ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop",
+                                                            "--environment", "Xcode", "--root", root.path, "--offer-key-file", offerKey.path,
+                                                            "--port", "0"])
+        try await store.updateSettings { $0.notificationURL = backend.url.absoluteString + "/apple/notifications" }
+
+        var subscriptions: [String: UInt64] = [:]
+        for customer in Self.customers {
+            try await store.addDevice(customer.device, account: customer.account)
+            if customer.account == "alice" { try await store.advanceTime(by: 92 * 86_400) }
+            guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: customer.productID, account: customer.account,
+                                                                                       device: customer.device)) else {
+                throw TestFailure("expected \(customer.account)'s subscription")
+            }
+            subscriptions[customer.account] = signed.transaction.originalID
+        }
+        let storage = try await SQLBackendStorage.sqlite(path: databasePath)
+        try await eventually("the backend has every notification", within: .seconds(120)) {
+            try await storage.notificationCount() >= store.notifications().count
+        }
+
+        // The backend's rules, added as a developer would, from the command line.
+        let text = UUID().uuidString.lowercased(), plan = UUID().uuidString.lowercased(), offer = UUID().uuidString.lowercased()
+        for rule in [["--product", ExampleShop.premiumYearly, "--message", plan, "--switch-to", ExampleShop.premiumMonthly],
+                     ["--product", ExampleShop.premiumMonthly, "--min-days", "31", "--message", offer, "--offer", "premium.monthly.firstmonth"],
+                     ["--product", ExampleShop.premiumMonthly, "--max-days", "30", "--message", text]] {
+            let added = try await ChildProcess.run(Built.storekit, ["backend", "retention-rule", "add", "--database", database] + rule)
+            #expect(added.status == 0, "\(added.standardError)")
+        }
+
+        let keyFile = scratch.url.appendingPathComponent("api-key.json")
+        try await store.writeNewAPIKeyFile(to: keyFile)
+        let key = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: keyFile)) as? [String: String])
+        let scenario = scratch.url.appendingPathComponent("scenario.json")
+        try JSONSerialization.data(withJSONObject: [
+            "store": server.url.absoluteString, "key": key, "bundleId": "com.example.shop",
+            // The client's environment only picks Apple's address, which the script replaces; the store
+            // is an Xcode one, whose uploads wait for review (a Sandbox store approves them at once).
+            "environment": "Sandbox", "productId": ExampleShop.premiumMonthly, "image": UUID().uuidString.lowercased(),
+            "messages": ["text": text, "plan": plan, "offer": offer], "realtimeURL": backend.url.absoluteString + "/apple/retention",
+            "customers": Self.customers.map { ["account": $0.account, "device": $0.device, "answer": $0.answer.rawValue,
+                                              "subscription": String(subscriptions[$0.account]!)] },
+        ] as [String: Any]).write(to: scenario)
+        let axe = if case .success(let script) = await AxeCore.script() { script.path } else { "" }
+        let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/cancel_on_storefront.py").path,
+                                                      scenario.path, BrowserPagesTests.chromium.path, BrowserPagesTests.chromedriver.path, axe])
+        let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
+        let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                                  "exit \(run.status): \(run.standardOutput)\n\(run.standardError)")
+        #expect(report["ok"] as? Bool == true, "\(report)")
+
+        // Review: pending until approved, as App Store review would.
+        #expect(report["statesBeforeReview"] as? [String] == Array(repeating: "PENDING", count: 4), "\(report)")
+        #expect(report["statesAfterReview"] as? [String] == Array(repeating: "APPROVED", count: 4), "\(report)")
+        // Each customer saw the rule's choice, came from the real-time URL, and answered.
+        let expected: [String: (kind: String, message: String, header: String)] = [
+            "alice": ("message", text, "Before you go"), "bob": ("switchPlan", plan, "A plan that fits"),
+            "carol": ("promotionalOffer", offer, "Stay for less"), "dave": ("message", text, "Before you go"),
+        ]
+        for customer in Self.customers {
+            let seen = try #require(report[customer.account] as? [String: Any], "\(customer.account): \(report)")
+            let want = expected[customer.account]!
+            #expect(seen["source"] as? String == "realtime", "\(customer.account): \(seen)")
+            #expect(seen["kind"] as? String == want.kind, "\(customer.account): \(seen)")
+            #expect(seen["message"] as? String == want.message, "\(customer.account): \(seen)")
+            #expect(seen["header"] as? String == want.header, "\(customer.account): \(seen)")
+            #expect((seen["answers"] as? [String])?.contains(customer.answer.rawValue) == true, "\(customer.account): \(seen)")
+            #expect((seen["outcome"] as? String)?.isEmpty == false, "\(customer.account): \(seen)")
+            if let violations = seen["axe"] as? [[String: Any]] { #expect(violations.isEmpty, "axe on \(customer.account)'s cancellation page: \(violations)") }
+            // Only a confirmed cancellation takes Cancel Subscription away.
+            #expect(seen["cancelOfferedAfter"] as? Bool == (customer.answer != .cancelled), "\(customer.account): \(seen)")
+        }
+        let alice = try #require(report["alice"] as? [String: Any])
+        let image = try #require(alice["image"] as? [String: Any], "the text message shows its image: \(alice)")
+        #expect(image["loaded"] as? Bool == true && image["alt"] as? String == "Plans on a phone and a laptop", "\(image)")
+        #expect((report["bob"] as? [String: Any])?["suggestion"] as? String != nil)
+        #expect(((report["carol"] as? [String: Any])?["offer"] as? String)?.contains("Stay with") == true)
+        // The Transaction Manager's page of each purchase lists its attempt with the outcome.
+        let manager = try #require(report["transactionManager"] as? [String: [[String: Any]]], "\(report)")
+        for customer in Self.customers {
+            #expect(manager[customer.account]?.map { $0["outcome"] as? String } == [customer.answer.rawValue], "\(customer.account): \(manager)")
+        }
+
+        // The store's notifications say what each customer did.
+        func notifications(of account: String) async throws -> [(type: String, transaction: JWSTransactionDecodedPayload)] {
+            try await store.notifications().compactMap { stored in
+                guard let payload = try? CompactJWS(stored.signedPayload).payload(as: ResponseBodyV2DecodedPayload.self),
+                      let transaction = payload.data?.signedTransactionInfo.flatMap({ try? CompactJWS($0).payload(as: JWSTransactionDecodedPayload.self) }),
+                      transaction.originalTransactionId == String(subscriptions[account]!) else { return nil }
+                return ([payload.notificationType?.rawValue, payload.subtype?.rawValue].compactMap { $0 }.joined(separator: "/"), transaction)
+            }
+        }
+        let answerTypes: Set = ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "DID_CHANGE_RENEWAL_PREF/DOWNGRADE", "DID_CHANGE_RENEWAL_PREF",
+                                "OFFER_REDEEMED", "OFFER_REDEEMED/UPGRADE", "OFFER_REDEEMED/DOWNGRADE"]
+        func answers(of account: String) async throws -> [String] { try await notifications(of: account).map(\.type).filter(answerTypes.contains) }
+        #expect(try await answers(of: "alice") == ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED"])
+        let bobs = try await answers(of: "bob"), carols = try await answers(of: "carol")
+        #expect(bobs.first?.hasPrefix("DID_CHANGE_RENEWAL_PREF") == true, "\(bobs)")
+        #expect(carols.first?.hasPrefix("OFFER_REDEEMED") == true, "\(carols)")
+        #expect(try await answers(of: "dave").isEmpty)
+
+        // Carol's next renewal is at the offer's price.
+        let regular = try #require(await store.catalog().product(id: ExampleShop.premiumMonthly)?.priceInMilliunits)
+        try await store.advanceTime(by: 31 * 86_400)
+        let renewal = try #require(try await notifications(of: "carol").last { $0.type == "DID_RENEW" }?.transaction)
+        #expect(renewal.offerType == .promotionalOffer && renewal.offerIdentifier == "premium.monthly.firstmonth", "\(renewal)")
+        #expect((renewal.price ?? .max) < regular, "the renewal after the offer: \(renewal.price ?? -1) against \(regular)")
+
+        // The backend's figures, from the notifications it was sent.
+        try await eventually("the backend has every notification", within: .seconds(120)) {
+            try await storage.notificationCount() >= store.notifications().count
+        }
+        let figures = Dictionary(uniqueKeysWithValues: try await storage.retentionFigures().map { ($0.messageIdentifier, $0) })
+        #expect(figures[text].map { [$0.shown, $0.kept, $0.cancelled] } == [2, 1, 1], "\(figures)")
+        #expect(figures[plan].map { [$0.shown, $0.switched] } == [1, 1], "\(figures)")
+        #expect(figures[offer].map { [$0.shown, $0.redeemed] } == [1, 1], "\(figures)")
+        let listed = try await ChildProcess.run(Built.storekit, ["backend", "retention-rule", "list", "--database", database])
+        #expect(listed.standardOutput.contains("message \(offer): shown 1, kept 0, switched 0, redeemed 1, cancelled 0"), "\(listed.standardOutput)")
+
+        await backend.stop()
+        await server.stop()
+    }
+}
