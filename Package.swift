@@ -66,7 +66,7 @@ let package = Package(
         .target(name: "OpenStoreKit", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "BlockingWork", "HTTPClient"]),
         // How clients reach the local App Store: StoreKit's transport to a store in this process, and the
         // admin API's bodies (shared by its server and the test kit's client of it).
-        .target(name: "SimulatorConnection", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog"]),
+        .target(name: "SimulatorConnection", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
         // The test kit: the `SKTestSession` surface with a clock that stands still or runs, on a store in
         // this process or a served one.
         .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "SimulatorConnection", "AppStoreSimulator", "AppStoreSimulatorSQLite",
@@ -85,7 +85,7 @@ let package = Package(
         // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
-                                                      "BlockingWork", "ServiceLogging"]),
+                                                      "BlockingWork", "ServiceLogging", "SimulatorConnection"]),
         // `storekit bench …`: the benchmarks, reaching engine internals through `package` access.
         .target(name: "StoreKitBenchmarks", dependencies: ["StoreKitCommands", "AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator",
                                                         "AppStoreSimulatorSQLite", "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend",
@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "HTTPService", "ServiceLogging", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
-                                                           "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
+                                                           "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "SimulatorConnection", "TestSupport"]),
         .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase", "SQLDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "SQLDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",

@@ -2,21 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import HTTPService
-
-/// What a cancellation page shows, as the admin API answers it: the attempt, the message's content,
-/// and the answers the customer can give.
-public struct CancellationPageBody: Codable, Sendable {
-    public var attempt: RetentionOfferAttempt
-    /// The shown message's header, body, image and bullet points, if a message is shown.
-    public var message: UploadMessageRequestBody?
-    /// `kept`, `cancelled`, and `switched` or `redeemed` when the message offers them.
-    public var answers: [RetentionOfferAttempt.Outcome]
-
-    static func make(_ attempt: RetentionOfferAttempt, store: SimulatedAppStore) async throws -> CancellationPageBody {
-        let message = if let identifier = attempt.messageIdentifier { try await store.retentionMessage(identifier)?.content } else { UploadMessageRequestBody?.none }
-        return CancellationPageBody(attempt: attempt, message: message, answers: attempt.outcome == nil ? attempt.answers : [])
-    }
-}
+import SimulatorConnection
 
 /// The admin API's cancellation flow (docs/admin-api.md): a customer opens a subscription's
 /// cancellation page, then answers it; the Transaction Manager lists the attempts.

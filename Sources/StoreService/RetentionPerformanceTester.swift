@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import HTTPClient
+import SimulatorConnection
 import ServiceLogging
 
 /// Runs Initiate Performance Test's test: posts signed real-time requests to the developer's Get
@@ -73,57 +74,5 @@ final class RetentionPerformanceTester: Sendable {
         let asked = await RealtimeRequest.ask(url, store: store, originalTransactionId: test.originalTransactionId, productID: productID,
                                               userLocale: "en-US", limit: limit)
         return Attempt(milliseconds: asked.milliseconds, failure: asked.failure)
-    }
-}
-
-/// A real-time request as the App Store posts it: `{"signedPayload": JWS}`, a fresh request
-/// identifier each time.
-struct RealtimeRequest: Sendable {
-    let requestIdentifier: String
-    let body: Data
-
-    static func make(store: SimulatedAppStore, originalTransactionId: String, productID: String, userLocale: String) async throws -> RealtimeRequest {
-        let now = try await store.currentTime()
-        let signed = try store.signedRealtimeRequest(originalTransactionId: originalTransactionId, productId: productID, userLocale: userLocale, at: now)
-        return RealtimeRequest(requestIdentifier: signed.requestIdentifier,
-                               body: try JSONEncoder().encode(RealtimeRequestBody(signedPayload: signed.signedPayload)))
-    }
-}
-
-extension RealtimeRequest {
-    /// What a developer's Get Retention Message endpoint answered: its `RealtimeResponseBody`, or the
-    /// `sendAttemptResult` name of why there is none, and how long it took. An answer later than
-    /// `limit` is not waited for (`TIMED_OUT`), so the customer's page never waits longer.
-    static func ask(_ url: URL, store: SimulatedAppStore, originalTransactionId: String, productID: String, userLocale: String,
-                    limit: Duration) async -> (answer: RealtimeResponseBody?, failure: String?, milliseconds: Int64) {
-        let started = ContinuousClock.now
-        func elapsed() -> Int64 { Int64((ContinuousClock.now - started) / .milliseconds(1)) }
-        let outcome = await withTaskGroup(of: (RealtimeResponseBody?, String?).self) { group in
-            group.addTask {
-                do {
-                    let request = try await make(store: store, originalTransactionId: originalTransactionId, productID: productID, userLocale: userLocale)
-                    // Foundation's client on Linux keeps whole seconds of a timeout; the race below keeps the limit.
-                    let answer = try await HTTPClient.shared.send(.json("POST", url, body: request.body, timeout: max(limit, .seconds(1))))
-                    guard answer.status == 200 else { return (nil, "UNSUCCESSFUL_HTTP_RESPONSE_CODE") }
-                    guard let body = try? JSONDecoder().decode(RealtimeResponseBody.self, from: answer.body) else { return (nil, "INVALID_RESPONSE") }
-                    return (body, nil)
-                } catch HTTPClient.Failure.timedOut {
-                    return (nil, "TIMED_OUT")
-                } catch HTTPClient.Failure.unreachable {
-                    return (nil, "NO_RESPONSE")
-                } catch {
-                    return (nil, Task.isCancelled ? "TIMED_OUT" : "OTHER")
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: limit)
-                return (nil, "TIMED_OUT")
-            }
-            let first = await group.next() ?? (nil, "OTHER")
-            group.cancelAll()
-            return first
-        }
-        guard elapsed() <= Int64(limit / .milliseconds(1)) || outcome.1 != nil else { return (nil, "TIMED_OUT", elapsed()) }
-        return (outcome.0, outcome.1, elapsed())
     }
 }

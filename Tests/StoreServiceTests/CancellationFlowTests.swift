@@ -4,7 +4,10 @@ import AppStoreSimulator
 import Foundation
 import HTTPClient
 import HTTPService
+import OpenStoreKit
+import OpenStoreKitTesting
 import StoreKitCatalog
+import SimulatorConnection
 import StoreService
 import Synchronization
 import Testing
@@ -211,5 +214,42 @@ struct CancellationFlowTests {
         // No default for the locale: nothing is shown, and the customer can still cancel.
         let french = try await scenario.flow.start(originalTransactionID: alice, locale: "fr-FR")
         #expect(french.source == RetentionOfferAttempt.Source.none && french.messageIdentifier == nil && french.answers == [.kept, .cancelled])
+    }
+
+    @Test("TestSession opens and answers cancellation pages: in this process the default message, on a served store the endpoint's offer")
+    func testSessionCancellation() async throws {
+        // In this process: no real-time URL, so the default message; confirming turns renewal off.
+        let local = try TestSession(contentsOf: ExampleShop.file, bundleID: "com.example.shop", startDate: TestStores.start)
+        let store = try #require(local.store)
+        let message = UUID().uuidString.lowercased()
+        try await store.uploadRetentionMessage(message, UploadMessageRequestBody(header: "Before you go", body: "Your plans sync everywhere."))
+        try await store.reviewRetentionContent(message, state: .approved)
+        try await store.configureDefaultRetentionMessage(productID: ExampleShop.premiumMonthly, locale: "en-US", messageIdentifier: message)
+        let bought = try await local.buyProduct(identifier: ExampleShop.premiumMonthly)
+        let page = try await local.openCancellationPage(forTransaction: bought.id)
+        #expect(page.source == .defaultMessage && page.messageIdentifier == message && page.answers == [.kept, .cancelled], "\(page)")
+        let answered = try await local.answerCancellationPage(page, with: .cancelled)
+        #expect(answered.outcome == .cancelled)
+        #expect(try await store.subscriptionRecord(originalTransactionID: bought.originalID)?.autoRenewEnabled == false)
+        await #expect(throws: SKTestError.self) { try await local.answerCancellationPage(page, with: .kept) }
+
+        // A served store: the developer's endpoint makes an offer, which the customer redeems.
+        let endpoint = try Endpoint()
+        let scenario = try await Scenario()
+        let server = try StoreServer(store: scenario.store, retentionAnswerLimit: .seconds(60))
+        let remote = try await TestSession(server: server.url, namespace: "")
+        let carol = try #require(scenario.subscriptions["carol"])
+        endpoint.state.answers.withLock {
+            $0[String(carol)] = RealtimeResponseBody(promotionalOffer: RealtimePromotionalOffer(messageIdentifier: scenario.offerMessage,
+                                                                                                promotionalOfferSignatureV2: try! scenario.offerSignature()))
+        }
+        try await scenario.store.configureRetentionRealtimeURL(endpoint.url)
+        try await scenario.store.advanceTime(by: 92 * 86_400)
+        let offer = try await remote.openCancellationPage(forTransaction: carol)
+        #expect(offer.source == .realtime && offer.kind == .promotionalOffer && offer.offerIdentifier == "premium.monthly.firstmonth", "\(offer)")
+        #expect(try await remote.answerCancellationPage(offer, with: .redeemed).outcome == .redeemed)
+        #expect(try await scenario.notifications(of: "carol").contains("OFFER_REDEEMED"))
+        await server.stop()
+        await endpoint.server.stop()
     }
 }

@@ -5,6 +5,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPClient
 import HTTPService
+import SimulatorConnection
 import StoreService
 import Testing
 import TestSupport

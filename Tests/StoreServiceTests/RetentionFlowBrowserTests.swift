@@ -4,6 +4,7 @@ import AppStoreSigning
 import AppStoreSimulator
 import Foundation
 import StoreKitCatalog
+import SimulatorConnection
 import StoreService
 import Testing
 import TestSupport

@@ -208,6 +208,16 @@ public struct RemoteStoreControls: StoreControls {
     public func consentToPriceIncrease(transactionID: UInt64) async throws(AppStoreError) { try await priceIncrease(transactionID, "accept") }
     public func declinePriceIncrease(transactionID: UInt64) async throws(AppStoreError) { try await priceIncrease(transactionID, "decline") }
 
+    /// The served store asks the developer's real-time URL within its own limit (Apple's 700 ms unless
+    /// the server was given another).
+    public func openCancellationPage(originalTransactionID: UInt64, locale: String) async throws(AppStoreError) -> RetentionOfferAttempt {
+        try await call("POST", "/v1/admin/subscriptions/\(originalTransactionID)/cancellation", body: ["locale": locale], as: CancellationPageBody.self).attempt
+    }
+
+    public func answerCancellationPage(_ attemptID: String, outcome: RetentionOfferAttempt.Outcome) async throws(AppStoreError) -> RetentionOfferAttempt {
+        try await call("POST", "/v1/admin/cancellations/\(attemptID)", body: ["outcome": outcome.rawValue], as: CancellationPageBody.self).attempt
+    }
+
     public func notifications(after sequence: Int64, limit: Int) async throws(AppStoreError) -> [StoredNotification] {
         var all: [StoredNotification] = []
         var cursor = sequence

@@ -35,9 +35,33 @@ public protocol StoreControls: Sendable {
     func setPurchasesAllowed(_ allowed: Bool, account: String) async throws(AppStoreError)
     func sendPurchaseIntent(productID: String, offerID: String?, device: String) async throws(AppStoreError)
     func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError)
+    /// A customer taps Cancel Subscription: what the page shows (see ``CancellationFlow``).
+    func openCancellationPage(originalTransactionID: UInt64, locale: String) async throws(AppStoreError) -> RetentionOfferAttempt
+    /// The customer's answer to a cancellation page.
+    func answerCancellationPage(_ attemptID: String, outcome: RetentionOfferAttempt.Outcome) async throws(AppStoreError) -> RetentionOfferAttempt
 }
 
-extension SimulatedAppStore: StoreControls {}
+extension SimulatedAppStore: StoreControls {
+    /// Asks the developer's real-time URL within Apple's 700 ms, as the App Store does.
+    public func openCancellationPage(originalTransactionID: UInt64, locale: String) async throws(AppStoreError) -> RetentionOfferAttempt {
+        do { return try await CancellationFlow(store: self).start(originalTransactionID: originalTransactionID, locale: locale) } catch {
+            throw AppStoreError(describing: error)
+        }
+    }
+
+    public func answerCancellationPage(_ attemptID: String, outcome: RetentionOfferAttempt.Outcome) async throws(AppStoreError) -> RetentionOfferAttempt {
+        do { return try await CancellationFlow(store: self).answer(attemptID, outcome: outcome) } catch {
+            throw AppStoreError(describing: error)
+        }
+    }
+}
+
+extension AppStoreError {
+    /// `error` itself when it is the store's, else a storage failure naming it.
+    init(describing error: any Error) {
+        self = (error as? AppStoreError) ?? .storage("\(error)")
+    }
+}
 
 /// A ``StoreTransport`` that runs a step before every call (a test session applies its pending
 /// property changes there).

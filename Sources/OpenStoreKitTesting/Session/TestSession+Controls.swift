@@ -93,6 +93,24 @@ extension TestSession {
 
     // MARK: Subscriptions
 
+    /// The customer taps Cancel Subscription on the App Store's page of the subscription of a
+    /// transaction: the store asks the developer's Get Retention Message endpoint (Retention Messaging
+    /// API) within Apple's 700 ms, falls back to the default message for the product and `locale`, and
+    /// returns what the page shows. Nothing changes until ``answerCancellationPage(_:with:)``.
+    /// (`SKTestSession` has no such control; Apple's cancellation page exists only in production.)
+    public func openCancellationPage(forTransaction identifier: some BinaryInteger, locale: String = "en-US") async throws -> RetentionOfferAttempt {
+        try await control { () throws(AppStoreError) in
+            try await controls.openCancellationPage(originalTransactionID: UInt64(identifier), locale: locale)
+        }
+    }
+
+    /// The customer's answer to a cancellation page: keep the subscription, switch to the suggested
+    /// plan, redeem the promotional offer, or confirm the cancellation (automatic renewal off); each
+    /// with the App Store's notifications.
+    public func answerCancellationPage(_ page: RetentionOfferAttempt, with outcome: RetentionOfferAttempt.Outcome) async throws -> RetentionOfferAttempt {
+        try await control { () throws(AppStoreError) in try await controls.answerCancellationPage(page.id, outcome: outcome) }
+    }
+
     /// Turns automatic renewal off and ends the current period now.
     public func expireSubscription(productIdentifier: String, account: String = "default") async throws {
         try await control { () throws(AppStoreError) in try await controls.expireSubscription(productID: productIdentifier, account: stored(account)) }

@@ -2,6 +2,7 @@ import StoreService
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
+import SimulatorConnection
 
 /// `storekit retention review`: approves or rejects an uploaded image or message, as App Store
 /// review would (uploads to a Sandbox store are approved at once, as in Apple's sandbox).
