@@ -4,19 +4,21 @@ The developer, with Apple's own AppStoreServerAPIClient (PyPI app-store-server-l
 URL pointed at the store): uploads an image and three messages, has App Store review approve them
 (the store's admin API), sets the default message and registers the real-time URL. Then each customer
 opens the storefront in headless Chromium, taps Cancel Subscription, reads what the page shows and
-gives their answer; the Transaction Manager's page of each purchase is read last.
+gives their answer; the Transaction Manager's page of each purchase is read, and last the backend's
+dashboard, once the notifications of the customers' answers have reached it.
 
 usage: cancel_on_storefront.py SCENARIO_JSON CHROMIUM CHROMEDRIVER [AXE_JS]
 
 SCENARIO_JSON: {"store", "key": {"keyId", "issuerId", "privateKey"}, "bundleId", "environment",
 "productId", "image", "messages": {"text", "plan", "offer"}, "realtimeURL",
-"customers": [{"account", "device", "answer", "subscription"}]}.
+"customers": [{"account", "device", "answer", "subscription"}], "backend", "backendKey", "acted"}.
 
 Prints one JSON line: {"ok": true, ...what was seen} or the failing step.
 """
 import json
 import os
 import sys
+import time
 import urllib.parse
 import uuid
 
@@ -30,6 +32,7 @@ from appstoreserverlibrary.models.UploadMessageImage import UploadMessageImage
 from appstoreserverlibrary.models.UploadMessageRequestBody import UploadMessageRequestBody
 
 from retention_messaging_with_apple_library import png
+from dashboard_checks import sign_in
 from store_pages import Browser, admin, run_and_report
 
 
@@ -106,6 +109,29 @@ def transaction_manager(browser, scenario, customer, run):
         "return Array.from(document.querySelectorAll('tr[data-cancellation]')).map(r => ({outcome: r.dataset.outcome, text: r.textContent}));")
 
 
+def backend_dashboard(browser, scenario, run, axe):
+    """The backend's dashboard: a row per message with what it led to, once `acted` answers are in."""
+    run.at("the backend's dashboard: sign in")
+    browser.open(f"{scenario['backend']}/dashboard")
+    browser.wait_for("#key", run.step)
+    sign_in(browser, scenario["backendKey"])
+    run.at("the backend's dashboard: the retention messages")
+    browser.wait_for("#retention-title", run.step)
+    read = ("return Array.from(document.querySelectorAll('table.retention tr[data-message]'))"
+            ".map(r => [r.dataset.message, ...Array.from(r.querySelectorAll('td')).map(c => c.textContent)]);")
+    deadline = time.time() + 120
+    rows = browser.script(read)
+    # Cells: shown, kept, switched, redeemed, cancelled, saved.
+    while sum(int(row[3]) + int(row[4]) + int(row[5]) for row in rows) < scenario["acted"] and time.time() < deadline:
+        time.sleep(0.5)
+        browser.open(f"{scenario['backend']}/dashboard")
+        browser.wait_for("#retention-title", run.step)
+        rows = browser.script(read)
+    run.seen["dashboard"] = {row[0]: row[1:] for row in rows}
+    if axe:
+        run.seen["dashboardAxe"] = browser.axe(axe)
+
+
 def main():
     scenario_path, chromium, chromedriver = sys.argv[1:4]
     axe_path = sys.argv[4] if len(sys.argv) > 4 and sys.argv[4] else None
@@ -120,6 +146,7 @@ def main():
             cancel(browser, scenario, customer, run, axe)
         run.seen["transactionManager"] = {customer["account"]: transaction_manager(browser, scenario, customer, run)
                                           for customer in scenario["customers"]}
+        backend_dashboard(browser, scenario, run, axe)
 
     return run_and_report(browser, work)
 

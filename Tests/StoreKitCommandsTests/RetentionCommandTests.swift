@@ -50,6 +50,9 @@ import TestSupport
         #expect(refusedDays.status != 0 && refusedDays.standardError.contains("--min-days (40) is more than --max-days (30)"))
         let refusedTrial = await CommandRun.run(["backend", "retention-rule", "add", "--database", database, "--message", message, "--trial", "maybe"])
         #expect(refusedTrial.status != 0 && refusedTrial.standardError.contains("--trial must be yes or no"))
+        let refusedBoth = await CommandRun.run(["backend", "retention-rule", "add", "--database", database, "--message", message,
+                                                "--switch-to", ExampleShop.standardMonthly, "--offer", "premium.monthly.firstmonth"])
+        #expect(refusedBoth.status != 0 && refusedBoth.standardError.contains("not both"), "\(refusedBoth.standardError)")
 
         let added = await CommandRun.run(["backend", "retention-rule", "add", "--database", database, "--message", message,
                                           "--product", ExampleShop.premiumMonthly, "--min-days", "31", "--trial", "no", "--switch-to", ExampleShop.standardMonthly])
@@ -60,6 +63,10 @@ import TestSupport
         #expect(listed.standardOutput.contains("product \(ExampleShop.premiumMonthly), ≥ 31 days, not in a free trial → message \(message), switch to \(ExampleShop.standardMonthly)"),
                 "\(listed.standardOutput)")
         #expect(listed.standardOutput.contains("everyone → message \(message)"))
+        let offer = await CommandRun.run(["backend", "retention-rule", "add", "--database", database, "--message", message, "--offer", "premium.monthly.firstmonth"])
+        #expect(offer.status == 0, "\(offer.standardError)")
+        #expect(await CommandRun.run(["backend", "retention-rule", "list", "--database", database]).standardOutput
+                    .contains("everyone → message \(message), offer premium.monthly.firstmonth"))
         let id = try #require(added.standardOutput.split(separator: " ").dropFirst(2).first.map(String.init))
         #expect(await CommandRun.run(["backend", "retention-rule", "remove", "--database", database, id]).status == 0)
         let missing = await CommandRun.run(["backend", "retention-rule", "remove", "--database", database, id])

@@ -69,5 +69,13 @@ struct RetentionBackendTests {
                                                             body: Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#.utf8)))
         #expect((400..<500).contains(forged.status))
         #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 3)
+
+        // An offer rule on a backend without the developer's offer key cannot answer (503): the store
+        // shows the default, and the backend does not count the offer as shown.
+        try await storage.addRetentionRule(RetentionRule(id: "offer", position: 0, kind: .promotionalOffer, messageIdentifier: scenario.offerMessage,
+                                                         offerIdentifier: "premium.monthly.firstmonth"))
+        let unsigned = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["dave"]!)
+        #expect(unsigned.source == .defaultMessage && unsigned.realtimeFailure == "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "\(unsigned)")
+        #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 3)
     }
 }

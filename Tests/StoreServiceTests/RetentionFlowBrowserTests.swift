@@ -80,6 +80,8 @@ struct RetentionFlowBrowserTests {
             #expect(added.status == 0, "\(added.standardError)")
         }
 
+        let backendKey = try await ChildProcess.run(Built.storekit, ["backend", "key", "create", "--database", database])
+        #expect(backendKey.status == 0, "\(backendKey.standardError)")
         let keyFile = scratch.url.appendingPathComponent("api-key.json")
         try await store.writeNewAPIKeyFile(to: keyFile)
         let key = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: keyFile)) as? [String: String])
@@ -92,6 +94,8 @@ struct RetentionFlowBrowserTests {
             "messages": ["text": text, "plan": plan, "offer": offer], "realtimeURL": backend.url.absoluteString + "/apple/retention",
             "customers": Self.customers.map { ["account": $0.account, "device": $0.device, "answer": $0.answer.rawValue,
                                               "subscription": String(subscriptions[$0.account]!)] },
+            "backend": backend.url.absoluteString, "backendKey": backendKey.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines),
+            "acted": Self.customers.filter { $0.answer != .kept }.count,
         ] as [String: Any]).write(to: scenario)
         let axe = if case .success(let script) = await AxeCore.script() { script.path } else { "" }
         let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/cancel_on_storefront.py").path,
@@ -133,6 +137,13 @@ struct RetentionFlowBrowserTests {
             #expect(manager[customer.account]?.map { $0["outcome"] as? String } == [customer.answer.rawValue], "\(customer.account): \(manager)")
         }
 
+        // The backend's dashboard shows what each message led to: shown, kept, switched, redeemed, cancelled, saved.
+        let dashboard = try #require(report["dashboard"] as? [String: [String]], "\(report)")
+        #expect(dashboard[text] == ["2", "1", "0", "0", "1", "50.0%"], "\(dashboard)")
+        #expect(dashboard[plan] == ["1", "0", "1", "0", "0", "100.0%"], "\(dashboard)")
+        #expect(dashboard[offer] == ["1", "0", "0", "1", "0", "100.0%"], "\(dashboard)")
+        if let violations = report["dashboardAxe"] as? [[String: Any]] { #expect(violations.isEmpty, "axe on the dashboard: \(violations)") }
+
         // The store's notifications say what each customer did.
         func notifications(of account: String) async throws -> [(type: String, transaction: JWSTransactionDecodedPayload)] {
             try await store.notifications().compactMap { stored in
@@ -166,6 +177,10 @@ struct RetentionFlowBrowserTests {
         #expect(figures[text].map { [$0.shown, $0.kept, $0.cancelled] } == [2, 1, 1], "\(figures)")
         #expect(figures[plan].map { [$0.shown, $0.switched] } == [1, 1], "\(figures)")
         #expect(figures[offer].map { [$0.shown, $0.redeemed] } == [1, 1], "\(figures)")
+        let api = try await Exchange.send("GET", backend.url.appendingPathComponent("v1/metrics/retention"),
+                                          headers: [("Authorization", "Bearer \(backendKey.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))")])
+        let messages = try #require(api.json?["messages"] as? [[String: Any]], "\(api.status): \(String(decoding: api.body, as: UTF8.self))")
+        #expect(messages.first { $0["messageIdentifier"] as? String == offer }?["redeemed"] as? Int == 1, "\(messages)")
         let listed = try await ChildProcess.run(Built.storekit, ["backend", "retention-rule", "list", "--database", database])
         #expect(listed.standardOutput.contains("message \(offer): shown 1, kept 0, switched 0, redeemed 1, cancelled 0"), "\(listed.standardOutput)")
 

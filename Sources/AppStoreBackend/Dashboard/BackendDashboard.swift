@@ -150,6 +150,7 @@ struct BackendDashboard: Sendable {
     func overviewPage(_ request: HTTPRequest) async -> HTTPResponse {
         let metrics: MetricsReport
         let cohorts: CohortReport
+        let retention: [RetentionFigure]
         let range: (from: CalendarDay, to: CalendarDay, problem: String?)
         let latest: CalendarDay
         let grouping = Grouping(rawValue: request.queryValue("group") ?? "auto") ?? .auto
@@ -158,6 +159,7 @@ struct BackendDashboard: Sendable {
             latest = try await latestDay()
             metrics = try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to))
             cohorts = try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to)
+            retention = try await service.storage.retentionFigures()
         } catch {
             return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "main": Self.problemMarkup("\(error)")]), status: 503)
         }
@@ -182,6 +184,7 @@ struct BackendDashboard: Sendable {
                 : "15%, the Small Business Program's",
             "charts": Self.charts(metrics, grouping: chosen, commission: service.commission),
             "cohorts": Self.cohortTable(cohorts),
+            "retention": Self.retentionTable(retention),
             "time-zone": HTML.escape(metrics.timeZone),
             "daily-csv": "/dashboard/export/daily.csv?\(query)",
             "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
@@ -518,6 +521,30 @@ struct BackendDashboard: Sendable {
                 html.raw(#"<td class="heat" style="--share: \#(Self.shareText(share))" data-retained="\#(cohort.retained[index])">\#(cohort.retentionPercent[index])%</td>"#)
             }
             html.raw("</tr>")
+        }
+        html.raw("</tbody></table></div>")
+        return html.text
+    }
+
+    /// What each retention message the backend chose led to (``RetentionFigure``), the most shown first;
+    /// "saved" is the share of customers who did not cancel.
+    static func retentionTable(_ figures: [RetentionFigure]) -> String {
+        guard !figures.isEmpty else {
+            return #"<p>No cancellation has asked the backend yet. Rules: <code>storekit backend retention-rule add</code>; the store's real-time URL: <code>/apple/retention</code>.</p>"#
+        }
+        var html = HTML()
+        html.raw(#"<div class="scroll" role="region" aria-label="Retention messages, scroll sideways" tabindex="0"><table class="retention"><thead><tr><th scope="col">Message</th>"#)
+        for column in ["Shown", "Kept", "Switched", "Redeemed", "Cancelled", "Saved"] { html.raw(#"<th scope="col">\#(column)</th>"#) }
+        html.raw("</tr></thead><tbody>")
+        for figure in figures {
+            let saved = figure.shown == 0 ? 0 : Double(figure.shown - figure.cancelled) / Double(figure.shown)
+            html.raw(#"<tr data-message=""#)
+            html.add(figure.messageIdentifier)
+            html.raw(#""><th scope="row"><code>"#)
+            html.add(figure.messageIdentifier)
+            html.raw("</code></th>")
+            for value in [figure.shown, figure.kept, figure.switched, figure.redeemed, figure.cancelled] { html.raw("<td>\(value)</td>") }
+            html.raw("<td>\(Self.shareText(saved))</td></tr>")
         }
         html.raw("</tbody></table></div>")
         return html.text

@@ -127,13 +127,16 @@ public struct BackendService: Sendable {
             let payload = try service.intake.realtimeRequest(body: request.body)
             let subscriber = try await service.retentionSubscriber(payload)
             let rule = try await service.storage.retentionRules().first { $0.applies(to: subscriber) }
+            // An offer is signed at the request's own time: valid in the App Store's world, whatever its
+            // clock. An answer that cannot be made is not recorded as shown.
+            let answer = try rule.map { (rule) throws(BackendError) in
+                try rule.response(productID: payload.productId, offerSigner: service.offerSigner, nonce: UUID(),
+                                  issuedAt: AppStoreJSON.date(fromMilliseconds: payload.signedDate))
+            }
             try await service.storage.recordRetentionRequest(RetentionRequestRecord(
                 requestIdentifier: payload.requestIdentifier, originalTransactionID: payload.originalTransactionId, productID: payload.productId,
                 requestedDate: payload.signedDate, ruleID: rule?.id, messageIdentifier: rule?.messageIdentifier))
-            guard let rule else { return .json(404, Data(#"{"error":"no retention rule applies"}"#.utf8)) }
-            // An offer is signed at the request's own time: valid in the App Store's world, whatever its clock.
-            let answer = try rule.response(productID: payload.productId, offerSigner: service.offerSigner, nonce: UUID(),
-                                           issuedAt: AppStoreJSON.date(fromMilliseconds: payload.signedDate))
+            guard let answer else { return .json(404, Data(#"{"error":"no retention rule applies"}"#.utf8)) }
             return .json(200, (try? JSONEncoder().encode(answer)) ?? Data())
         }
         on("POST", "/v1/transactions") { request, _ throws(BackendError) in
@@ -174,6 +177,10 @@ public struct BackendService: Sendable {
             let query = MetricsQuery(from: from, to: to, productID: request.queryValue("product_id"), groupID: request.queryValue("group"))
             let reporting = try service.reportingCurrency(asked: request)
             return try await Self.encodedJSON { try await service.storage.metrics(query).json(commission: service.commission, reporting: reporting) }
+        }
+        on("GET", "/v1/metrics/retention") { request, _ throws(BackendError) in
+            try await service.authorize(request)
+            return try Self.encoded(["messages": try await service.storage.retentionFigures()])
         }
         on("GET", "/v1/metrics/cohorts") { request, _ throws(BackendError) in
             try await service.authorize(request)

@@ -127,6 +127,8 @@ public final class SQLBackendStorage: BackendStorage {
            try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {
             applied.append("metric-rollups-\(metricsLayout)")
         }
+        if try connection.hasTable("retention_rules") { applied.append("retention-rules") }
+        if try connection.hasTable("retention_rules"), try connection.hasColumn("offer_id", in: "retention_rules") { applied.append("retention-offer-rules") }
         return applied
     })
 

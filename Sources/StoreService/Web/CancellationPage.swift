@@ -185,11 +185,12 @@ struct CancellationPage {
 
     static func text(_ offer: CatalogOffer) -> String {
         let (period, count) = offer.totalDuration
-        let whole = SubscriptionPeriod(value: period.value * count, unit: period.unit)
+        let whole = period.value * count
+        let duration = "\(whole) \(period.unit.rawValue)\(whole == 1 ? "" : "s")"
         switch offer.paymentMode {
-        case .freeTrial: return "free for \(text(whole))"
-        case .payAsYouGo: return "\(offer.displayPrice) per \(text(period)) for \(text(whole))"
-        case .payUpFront: return "\(offer.displayPrice) for \(text(whole))"
+        case .freeTrial: return "free for \(duration)"
+        case .payAsYouGo: return "\(offer.displayPrice) per \(text(period)) for \(duration)"
+        case .payUpFront: return "\(offer.displayPrice) for \(duration)"
         }
     }
 }
