@@ -11,7 +11,8 @@ usage: cancel_on_storefront.py SCENARIO_JSON CHROMIUM CHROMEDRIVER [AXE_JS]
 
 SCENARIO_JSON: {"store", "key": {"keyId", "issuerId", "privateKey"}, "bundleId", "environment",
 "productId", "image", "messages": {"text", "plan", "offer"}, "realtimeURL",
-"customers": [{"account", "device", "answer", "subscription"}], "backend", "backendKey", "acted"}.
+"customers": [{"account", "device", "answer", "subscription"}], "backend", "backendKey", "acted",
+"screenshots": a folder for the pictures docs/retention-messaging.md shows, or null}.
 
 Prints one JSON line: {"ok": true, ...what was seen} or the failing step.
 """
@@ -87,6 +88,8 @@ def cancel(browser, scenario, customer, run, axe):
         " image: img ? {alt: img.alt, loaded: img.complete && img.naturalWidth > 0, width: img.naturalWidth} : null,"
         " answers: Array.from(s.querySelectorAll('button[data-answer]')).map(b => b.dataset.answer)};")
     run.seen[account] = shown
+    if scenario.get("screenshots") and shown.get("image"):
+        browser.screenshot(os.path.join(scenario["screenshots"], "cancellation-page.png"))
     if axe:
         shown["axe"] = browser.axe(axe)
     run.at(f"{account}: answer {answer}")

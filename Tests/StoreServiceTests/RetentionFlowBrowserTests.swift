@@ -96,6 +96,7 @@ struct RetentionFlowBrowserTests {
                                               "subscription": String(subscriptions[$0.account]!)] },
             "backend": backend.url.absoluteString, "backendKey": backendKey.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines),
             "acted": Self.customers.filter { $0.answer != .kept }.count,
+            "screenshots": SharedTestData.packageRoot.appendingPathComponent("docs/screenshots").path,
         ] as [String: Any]).write(to: scenario)
         let axe = if case .success(let script) = await AxeCore.script() { script.path } else { "" }
         let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/cancel_on_storefront.py").path,

@@ -119,8 +119,10 @@ struct SecurityTests {
         let der = Data([0x30, 0x03, 0xFF, 0xFF, 0xFF])
         let encoded = der.base64EncodedString()
         #expect(encoded.contains("/"))
+        let started = ContinuousClock.now
         let answer = await RawHTTP.exchange(port: port.port, "GET /ocsp/\(encoded.replacingOccurrences(of: "/", with: "%2F")) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
-        #expect(answer.status == 200 && answer.text.lowercased().contains("application/ocsp-response"))
+        #expect(answer.status == 200 && answer.text.lowercased().contains("application/ocsp-response"),
+                "after \(ContinuousClock.now - started): \(answer.text.prefix(300))")
         await server.stop()
     }
 
@@ -320,11 +322,8 @@ struct SecurityTests {
         #expect(server.requestsCutOff == 1)
         trickler.close()
         // A handler's own time does not count: a 4 s long poll over a 2 s deadline is answered.
-        // The client waits long: a loaded run (the whole suite on two cores) once took over 30 s to
-        // answer, and this checks that the poll is answered, not how fast.
         let started = ContinuousClock.now
-        let poll = await RawHTTP.exchange(port: server.port, "GET /poll HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
-                                          limit: .seconds(180))
+        let poll = await RawHTTP.exchange(port: server.port, "GET /poll HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
         #expect(poll.status == 200, "after \(ContinuousClock.now - started), cut off \(server.requestsCutOff): \(poll.text.prefix(200))")
         #expect(server.requestsCutOff == 1)
         await server.stop()

@@ -111,8 +111,9 @@ struct Exchange {
 
     /// Sends a request as a program does (with the `X-OpenStoreKit-Request` header, which a web page
     /// cannot make a browser send); `asProgram: false` sends only `headers`, as a browser's form would.
+    /// The timeout is long for the same reason as `RawHTTP`'s: tests check answers, not speed.
     static func send(_ method: String, _ url: URL, body: Data? = nil, headers: [(name: String, value: String)] = [],
-                     asProgram: Bool = true, timeout: Duration = .seconds(60)) async throws -> Exchange {
+                     asProgram: Bool = true, timeout: Duration = .seconds(180)) async throws -> Exchange {
         let marked = asProgram ? [(name: "X-OpenStoreKit-Request", value: "1")] + headers : headers
         let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: marked, body: body, timeout: timeout))
         return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"))
