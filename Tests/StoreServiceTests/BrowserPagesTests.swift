@@ -114,9 +114,12 @@ struct BrowserPagesTests {
     }
 
     /// Runs a script of `Tests/Browser` and returns its last line's JSON report.
-    static func runBrowserScript(_ name: String, _ arguments: [String]) async throws -> [String: Any] {
+    /// Runs a `Tests/Browser` script (with `python`, such as the one Apple's library is installed in,
+    /// or the system's) and answers the JSON object of its last line.
+    static func runBrowserScript(_ name: String, _ arguments: [String], python: URL? = nil) async throws -> [String: Any] {
         let script = SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/\(name)")
-        let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-u", script.path] + arguments)
+        let run = try await ChildProcess.run(python ?? URL(fileURLWithPath: "/usr/bin/env"),
+                                             (python == nil ? ["python3"] : []) + ["-u", script.path] + arguments)
         let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
         let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
         return try #require(parsed, "\(name) (exit \(run.status)) said: \(run.standardOutput)\n\(run.standardError)")

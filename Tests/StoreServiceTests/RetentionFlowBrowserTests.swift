@@ -99,11 +99,8 @@ struct RetentionFlowBrowserTests {
             "screenshots": SharedTestData.packageRoot.appendingPathComponent("docs/screenshots").path,
         ] as [String: Any]).write(to: scenario)
         let axe = if case .success(let script) = await AxeCore.script() { script.path } else { "" }
-        let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Browser/cancel_on_storefront.py").path,
-                                                      scenario.path, BrowserPagesTests.chromium.path, BrowserPagesTests.chromedriver.path, axe])
-        let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
-        let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                                  "exit \(run.status): \(run.standardOutput)\n\(run.standardError)")
+        let report = try await BrowserPagesTests.runBrowserScript("cancel_on_storefront.py", [scenario.path, BrowserPagesTests.chromium.path,
+                                                                                              BrowserPagesTests.chromedriver.path, axe], python: python)
         #expect(report["ok"] as? Bool == true, "\(report)")
 
         // Review: pending until approved, as App Store review would.

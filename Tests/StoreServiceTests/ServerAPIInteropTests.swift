@@ -31,6 +31,21 @@ struct ServerAPIInteropTests {
             server = try StoreServer(store: store, authority: try StoreDirectory.authority(at: directory), listeningSocket: try port.listeningSocket())
         }
 
+        /// Runs one of the `Tests/Interop` scripts of Apple's library against the served store, with
+        /// the scenario's key and `scenarioFile`: its report and the outcome of each call, its own
+        /// failures expected to be none.
+        func runAppleLibraryScript(_ name: String, root: URL, scenarioFile: URL) async throws -> (report: [String: Any], calls: [String: Any]) {
+            let python = try await AppleLibraryOracle.prepare().get()
+            let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/\(name)").path,
+                                                         server.url.absoluteString, try writeKey().path, root.path, "com.example.shop",
+                                                         "Sandbox", scenarioFile.path])
+            let line = run.standardOutput.split(separator: "\n").last ?? ""
+            let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
+                                      "\(run.standardOutput)\n\(run.standardError)")
+            #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+            return (report, try #require(report["calls"] as? [String: Any]))
+        }
+
         /// Runs `body` with the scenario's store served; the server is stopped when `body` returns or throws.
         static func with(_ body: (Scenario) async throws -> Void) async throws {
             let scenario = try await Scenario(port: try ReservedPort())
@@ -85,15 +100,7 @@ struct ServerAPIInteropTests {
                 "orderId": monthly.transaction.orderID, "consumableId": gems[12], "historyStart": now - 179 * 86_400_000, "historyEnd": now + 86_400_000,
             ]).write(to: scenarioFile)
 
-            let python = try await AppleLibraryOracle.prepare().get()
-            let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/server_api_with_apple_library.py").path,
-                                                         scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
-                                                         "Sandbox", scenarioFile.path])
-            let line = run.standardOutput.split(separator: "\n").last ?? ""
-            let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                                      "\(run.standardOutput)\n\(run.standardError)")
-            let calls = try #require(report["calls"] as? [String: Any])
-            #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+            let (report, calls) = try await scenario.runAppleLibraryScript("server_api_with_apple_library.py", root: root, scenarioFile: scenarioFile)
             #expect((report["verified"] as? Int ?? 0) > 120, "each signed item verified offline and with online checks")
 
             #expect(calls["getTransactionInfo"] as? String == ExampleShop.gems)
@@ -149,15 +156,7 @@ struct ServerAPIInteropTests {
                 "subscriptionProductId": ExampleShop.standardMonthly, "consumableProductId": ExampleShop.gems,
             ]).write(to: scenarioFile)
 
-            let python = try await AppleLibraryOracle.prepare().get()
-            let run = try await ChildProcess.run(python, [SharedTestData.packageRoot.appendingPathComponent("Tests/Interop/retention_messaging_with_apple_library.py").path,
-                                                         scenario.server.url.absoluteString, try scenario.writeKey().path, root.path, "com.example.shop",
-                                                         "Sandbox", scenarioFile.path])
-            let line = run.standardOutput.split(separator: "\n").last ?? ""
-            let report = try #require((try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any],
-                                      "\(run.standardOutput)\n\(run.standardError)")
-            let calls = try #require(report["calls"] as? [String: Any])
-            #expect((report["failures"] as? [String])?.isEmpty == true, "\(report["failures"] ?? "")")
+            let (report, calls) = try await scenario.runAppleLibraryScript("retention_messaging_with_apple_library.py", root: root, scenarioFile: scenarioFile)
             func refusal(_ name: String) -> [Int] {
                 guard let answer = calls[name] as? [String: Any] else { return [] }
                 return [answer["status"] as? Int ?? 0, answer["errorCode"] as? Int ?? 0]
