@@ -50,7 +50,7 @@ extension BackendReconnectionTests {
             #expect(started.value == 0, "the backend must wait for the database, not give up")
             try await cluster.startAgain()
             let application = try await starting.value
-            let health = try await HTTPClient.shared.send(.init("GET", application.server.url.appendingPathComponent("/health")))
+            let health = try await HTTPClient.shared.send(.init("GET", application.server.url.appendingPathComponent("/health"), timeout: .seconds(180)))
             #expect(health.status == 200)
             await application.stop()
         }

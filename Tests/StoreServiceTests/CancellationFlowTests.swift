@@ -165,7 +165,8 @@ struct CancellationFlowTests {
 
         // The Transaction Manager's page of the purchase lists its attempts.
         let server = try StoreServer(store: store)
-        let page = try await HTTPClient.shared.send(HTTPClient.Request("GET", server.url.appendingPathComponent("transactions/\(ids["dave"]!)")))
+        let page = try await HTTPClient.shared.send(HTTPClient.Request("GET", server.url.appendingPathComponent("transactions/\(ids["dave"]!)"),
+                                                                      timeout: .seconds(180)))
         await server.stop()
         let html = String(decoding: page.body, as: UTF8.self)
         #expect(html.contains("Cancellation attempts") && html.contains(#"data-outcome="cancelled""#) && html.contains("“Before you go”"), "\(html.suffix(3000))")

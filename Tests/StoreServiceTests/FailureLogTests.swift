@@ -62,7 +62,8 @@ struct FailureLogTests {
         let server = try StoreServer(store: store, logger: Logger(label: "store", handler: records))
         func put(_ account: String) async throws -> HTTPClient.Response {
             try await HTTPClient.shared.send(HTTPClient.Request("PUT", server.url.appendingPathComponent("v1/admin/accounts/\(account)"),
-                                                               headers: [("X-OpenStoreKit-Request", "1")], body: Data("{}".utf8)))
+                                                               headers: [("X-OpenStoreKit-Request", "1")], body: Data("{}".utf8),
+                                                               timeout: .seconds(180)))
         }
         #expect(try await put("alice").status == 200)
         storage.failNextCommits(1)

@@ -28,7 +28,7 @@ struct RetentionBackendTests {
         func deliver() async throws {
             for notification in try await store.notifications() {
                 let answer = try await HTTPClient.shared.send(.json("POST", server.url.appendingPathComponent("apple/notifications"),
-                                                                    body: Data(#"{"signedPayload":"\#(notification.signedPayload)"}"#.utf8)))
+                                                                    body: Data(#"{"signedPayload":"\#(notification.signedPayload)"}"#.utf8), timeout: .seconds(180)))
                 #expect(answer.status == 200)
             }
         }
@@ -66,7 +66,7 @@ struct RetentionBackendTests {
 
         // A request the store did not sign is refused and recorded nowhere.
         let forged = try await HTTPClient.shared.send(.json("POST", server.url.appendingPathComponent("apple/retention"),
-                                                            body: Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#.utf8)))
+                                                            body: Data(#"{"signedPayload":"eyJhbGciOiJFUzI1NiJ9.e30.AAAA"}"#.utf8), timeout: .seconds(180)))
         #expect((400..<500).contains(forged.status))
         #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 3)
 
