@@ -30,9 +30,7 @@ struct OfferSignatureCommand: Command {
 
     func run(console: Console) async throws {
         let store = try await StoreAccess.open(directory)
-        guard let pair = await store.storeKitConfiguration.subscriptionOffersKeyPair, let keyID = pair.id, let text = pair.privateKey else {
-            throw CommandFailure("the store's .storekit file has no subscription offers key")
-        }
+        let (keyID, text) = try await OfferKeyFile.configuredKey(of: store)
         let key: P256PrivateKey
         do { key = try P256PrivateKey(pemRepresentation: text) } catch { throw CommandFailure("the subscription offers key is unusable: \(error)") }
         // The developer's server makes a fresh nonce and signs at the time of the store's world (on a
@@ -88,6 +86,14 @@ enum OfferKeyFile {
         var privateKey: String
     }
 
+    /// The store's `.storekit` subscription offer key: its identifier and its private key (PEM).
+    static func configuredKey(of store: SimulatedAppStore) async throws -> (keyID: String, privateKey: String) {
+        guard let pair = await store.storeKitConfiguration.subscriptionOffersKeyPair, let keyID = pair.id, let text = pair.privateKey else {
+            throw CommandFailure("the store's .storekit file has no subscription offers key")
+        }
+        return (keyID, text)
+    }
+
     /// The signer of the key in `path`, for the app `bundleID`.
     static func signer(reading path: String, bundleID: String) throws -> OfferSignatureCreator {
         let contents: Contents
@@ -116,10 +122,7 @@ struct OfferKeyCommand: Command {
     }
 
     func run(console: Console) async throws {
-        let store = try await StoreAccess.open(directory)
-        guard let pair = await store.storeKitConfiguration.subscriptionOffersKeyPair, let keyID = pair.id, let text = pair.privateKey else {
-            throw CommandFailure("the store's .storekit file has no subscription offers key")
-        }
+        let (keyID, text) = try await OfferKeyFile.configuredKey(of: StoreAccess.open(directory))
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let json = try encoder.encode(OfferKeyFile.Contents(keyId: keyID, issuerId: "local", privateKey: text))

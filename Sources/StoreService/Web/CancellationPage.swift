@@ -35,10 +35,7 @@ struct CancellationPage {
 
     /// The page's own address.
     static func path(attempt: String, account: String, device: String) -> String {
-        var components = URLComponents()
-        components.path = "/store/cancellation/\(attempt)"
-        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
-        return components.string ?? "/store"
+        StorefrontPage.address(account: account, device: device, path: "/store/cancellation/\(attempt)")
     }
 
     private var productName: String { product?.displayName ?? attempt.productID }
@@ -88,7 +85,7 @@ struct CancellationPage {
             html.raw(#"<p class="outcome" role="status">"#)
             html.add(Self.text(outcome, product: productName, alternate: alternate?.displayName))
             html.raw(#"</p><p><a href=""#)
-            html.add(Self.storefront(account: account, device: device))
+            html.add(StorefrontPage.address(account: account, device: device))
             html.raw(#"">Back to the storefront</a></p>"#)
         } else {
             html.raw(#"<div class="controls answers">"#)
@@ -163,12 +160,6 @@ struct CancellationPage {
         html.raw("</button></form>")
     }
 
-    static func storefront(account: String, device: String) -> String {
-        var components = URLComponents()
-        components.path = "/store"
-        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
-        return components.string ?? "/store"
-    }
 
     static func text(_ outcome: RetentionOfferAttempt.Outcome, product: String, alternate: String?) -> String {
         switch outcome {

@@ -134,6 +134,14 @@ struct StorefrontPage {
         html.raw(#"</select></label> <button type="submit">Show</button></form>"#)
     }
 
+    /// The address of a storefront page (`path`) for a device of an account.
+    static func address(account: String, device: String, path: String = "/store") -> String {
+        var components = URLComponents()
+        components.path = path
+        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
+        return components.string ?? "/store"
+    }
+
     /// The picker's value for a device: both names percent-encoded, joined by `/`.
     static func pickValue(account: String, device: String) -> String {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))

@@ -269,9 +269,6 @@ struct WebRoutes {
     }
 
     private static func redirect(account: String, device: String) -> HTTPResponse {
-        var components = URLComponents()
-        components.path = "/store"
-        components.queryItems = [URLQueryItem(name: "account", value: account), URLQueryItem(name: "device", value: device)]
-        return HTTPResponse(status: 303, headers: [("Location", components.string ?? "/store")])
+        HTTPResponse(status: 303, headers: [("Location", StorefrontPage.address(account: account, device: device))])
     }
 }
