@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "AppStoreServerAPI", targets: ["AppStoreServerAPI"]),
         .library(name: "OpenStoreKit", targets: ["OpenStoreKit"]),
         .library(name: "SimulatorConnection", targets: ["SimulatorConnection"]),
+        .library(name: "LocalAppStore", targets: ["LocalAppStore"]),
         .library(name: "OpenStoreKitTesting", targets: ["OpenStoreKitTesting"]),
         .library(name: "SQLDatabase", targets: ["SQLDatabase"]),
         .library(name: "AppStoreBackend", targets: ["AppStoreBackend"]),
@@ -67,10 +68,12 @@ let package = Package(
         // How clients reach the local App Store: StoreKit's transport to a store in this process, and the
         // admin API's bodies (shared by its server and the test kit's client of it).
         .target(name: "SimulatorConnection", dependencies: ["OpenStoreKit", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
-        // The test kit: the `SKTestSession` surface with a clock that stands still or runs, on a store in
-        // this process or a served one.
-        .target(name: "OpenStoreKitTesting", dependencies: ["OpenStoreKit", "SimulatorConnection", "AppStoreSimulator", "AppStoreSimulatorSQLite",
-                                                           "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
+        // A local App Store an app talks to (`LocalStore`): in this process or served, clients per device, and
+        // the `SKTestSession` controls with a clock that stands still or runs. The examples run on it.
+        .target(name: "LocalAppStore", dependencies: ["OpenStoreKit", "SimulatorConnection", "AppStoreSimulator",
+                                                     "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "HTTPClient"]),
+        // The test kit, for test targets only: `LocalStore` as `TestSession`, and recording an observable object's changes.
+        .target(name: "OpenStoreKitTesting", dependencies: ["LocalAppStore", "OpenStoreKit", "SimulatorConnection", "AppStoreSimulator"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
@@ -103,17 +106,17 @@ let package = Package(
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "BlockingWork",
                                                            "StoreKitCatalog", "TestSupport", "ExitWhileVerifying", "MainThreadApp"]),
         // An app that exits while its listeners verify (OpenStoreKitTests runs it many times; it must never crash).
-        .executableTarget(name: "ExitWhileVerifying", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Tests/Fixtures/ExitWhileVerifying"),
+        .executableTarget(name: "ExitWhileVerifying", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Tests/Fixtures/ExitWhileVerifying"),
         // An app whose main-actor code expects the main thread (MainThreadTests runs it both ways).
-        .executableTarget(name: "MainThreadApp", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Tests/Fixtures/MainThreadApp"),
+        .executableTarget(name: "MainThreadApp", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Tests/Fixtures/MainThreadApp"),
         // The example apps: each a scripted session with `swift run <Name>`, each covered by ExamplesTests.
-        .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/PotionShop"),
-        .executableTarget(name: "GemStore", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/GemStore"),
-        .executableTarget(name: "Recipes", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/Recipes",
+        .executableTarget(name: "PotionShop", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Examples/PotionShop"),
+        .executableTarget(name: "GemStore", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Examples/GemStore"),
+        .executableTarget(name: "Recipes", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Examples/Recipes",
                           exclude: ["Recipes.storekit"]),
-        .executableTarget(name: "LegacyShop", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/LegacyShop"),
-        .executableTarget(name: "SubscriptionPlans", dependencies: ["OpenStoreKit", "OpenStoreKitTesting"], path: "Examples/SubscriptionPlans"),
-        .executableTarget(name: "Productivity", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSigning", "AppStoreModels", "AppStoreBackend",
+        .executableTarget(name: "LegacyShop", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Examples/LegacyShop"),
+        .executableTarget(name: "SubscriptionPlans", dependencies: ["OpenStoreKit", "LocalAppStore"], path: "Examples/SubscriptionPlans"),
+        .executableTarget(name: "Productivity", dependencies: ["OpenStoreKit", "LocalAppStore", "AppStoreSigning", "AppStoreModels", "AppStoreBackend",
                                                               "HTTPService"],
                           path: "Examples/Productivity",
                           exclude: ["Productivity.storekit"]),
@@ -148,7 +151,7 @@ package.products.append(.library(name: "StoreKitTest", targets: ["StoreKitTest"]
 package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit", "Combine"]))
 package.targets.append(.target(name: "Combine"))
 package.targets.append(.target(name: "SwiftUI", dependencies: ["Combine", "OpenStoreKit"]))
-package.targets.append(.target(name: "StoreKitTest", dependencies: ["StoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "StoreKitCatalog", "BlockingWork"]))
+package.targets.append(.target(name: "StoreKitTest", dependencies: ["StoreKit", "LocalAppStore", "AppStoreSimulator", "StoreKitCatalog", "BlockingWork"]))
 package.targets.first { $0.name == "OpenStoreKitTesting" }?.dependencies.append("Combine")
 package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: ["StoreKit", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))

@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A scripted visit to the gem store, against the local App Store.
 enum GemStoreSession {
@@ -16,7 +16,7 @@ enum GemStoreSession {
     /// Runs the visit; `say` receives the narration.
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
-        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
+        let session = try await LocalStore.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         return try await session.withDefaultClient(device: "phone", launchingFirst: { GemStore() }) { _, store in
             let shelf = await store.gemShelf()
             say("Gem shelf: " + shelf.products.map { "\($0.displayName) [\($0.buttonLabel)]" }.joined(separator: ", "))

@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct GemStoreMain {
@@ -7,7 +7,7 @@ struct GemStoreMain {
     static func main() {
         print("Gem store — buying through the store views, counting in Transaction.updates (Examples/Shop.storekit)\n")
         do {
-            let summary = try MainThread.run { try await GemStoreSession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
+            let summary = try MainThread.run { try await GemStoreSession.run(store: try LocalStore.storeArgument()) { print("• \($0)") } }
             print("\nDone: \(summary.gems) gems, plan \(summary.currentPlan ?? "none").")
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))

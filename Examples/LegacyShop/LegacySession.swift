@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A scripted session with the legacy shop: buy on the old phone, restore on a new one.
 enum LegacySession {
@@ -19,7 +19,7 @@ enum LegacySession {
 
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
-        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
+        let session = try await LocalStore.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("legacy-shop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

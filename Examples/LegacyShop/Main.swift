@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct LegacyShopMain {
@@ -7,7 +7,7 @@ struct LegacyShopMain {
     static func main() {
         print("Legacy shop — the original StoreKit API against the local App Store (Examples/Shop.storekit)\n")
         do {
-            _ = try MainThread.run { try await LegacySession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
+            _ = try MainThread.run { try await LegacySession.run(store: try LocalStore.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct PotionShopMain {
@@ -7,7 +7,7 @@ struct PotionShopMain {
     static func main() {
         print("Potion shop — a scripted session against the local App Store (Examples/Shop.storekit)\n")
         do {
-            let summary = try MainThread.run { try await PotionShopSession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
+            let summary = try MainThread.run { try await PotionShopSession.run(store: try LocalStore.storeArgument()) { print("• \($0)") } }
             print("\nDone: \(summary.potions) potions, \(summary.gems) gem chest(s), wizard \(summary.hasWizard ? "unlocked" : "locked").")
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))

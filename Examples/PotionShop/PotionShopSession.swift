@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A scripted afternoon in the potion shop, against the local App Store.
 enum PotionShopSession {
@@ -19,7 +19,7 @@ enum PotionShopSession {
     /// Runs the session; `say` receives the narration.
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
-        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
+        let session = try await LocalStore.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("potion-shop-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct ProductivityMain {
@@ -7,7 +7,7 @@ struct ProductivityMain {
     static func main() {
         print("Productivity — a lifetime premium unlock through the test session's controls (Examples/Productivity/Productivity.storekit)\n")
         do {
-            _ = try MainThread.run { try await ProductivitySession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
+            _ = try MainThread.run { try await ProductivitySession.run(store: try LocalStore.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

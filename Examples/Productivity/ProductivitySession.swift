@@ -1,7 +1,7 @@
 import AppStoreSigning
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// The lifetime premium unlock driven through the test session's controls.
 enum ProductivitySession {
@@ -25,7 +25,7 @@ enum ProductivitySession {
 
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Steps {
-        let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.productivity", server: server)
+        let session = try await LocalStore.open(contentsOf: file, bundleID: "com.example.productivity", server: server)
         let laptop = try await session.client(device: "laptop")
         let server = try await PremiumServer(trusting: laptop.verificationContext)
         return try await laptop.withCurrent {
@@ -96,7 +96,7 @@ enum ProductivitySession {
     }
 
     /// The purchase waiting for a parent.
-    static func pendingID(_ session: TestSession) async throws -> UInt64 {
+    static func pendingID(_ session: LocalStore) async throws -> UInt64 {
         guard let pending = await session.allTransactions().last(where: \.pendingAskToBuyConfirmation) else {
             throw ProductivityError(message: "no purchase waits for approval")
         }

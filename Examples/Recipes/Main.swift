@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct RecipesMain {
@@ -7,7 +7,7 @@ struct RecipesMain {
     static func main() {
         print("Recipes — a scripted session against the local App Store (Examples/Recipes/Recipes.storekit)\n")
         do {
-            _ = try MainThread.run { try await RecipesSession.run(store: try TestSession.storeArgument()) { print("• \($0)") } }
+            _ = try MainThread.run { try await RecipesSession.run(store: try LocalStore.storeArgument()) { print("• \($0)") } }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             exit(1)

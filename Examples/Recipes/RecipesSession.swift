@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A scripted week with the recipes app: an early adopter, a child whose purchases a parent
 /// approves, and a membership that is refunded.
@@ -19,8 +19,8 @@ enum RecipesSession {
     @MainActor
     static func run(store server: URL? = nil, say: (String) -> Void) async throws -> Summary {
         // A fixed first day, so the dates it prints are the same every run.
-        let session = try await TestSession.open(contentsOf: file, bundleID: "com.example.recipes", server: server,
-                                                 startDate: TestSession.referenceStartDate)
+        let session = try await LocalStore.open(contentsOf: file, bundleID: "com.example.recipes", server: server,
+                                                startDate: LocalStore.referenceStartDate)
         let cutoff = session.now.addingTimeInterval(86_400)
 
         // The early adopter got the app on day one.

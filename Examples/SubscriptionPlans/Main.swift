@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 @main
 struct SubscriptionPlansMain {
@@ -23,7 +23,7 @@ struct SubscriptionPlansMain {
             // With --wait-for-refund the app stays open at the end until a refund made outside it arrives.
             let waitsForRefund = arguments.contains("--wait-for-refund")
             _ = try MainThread.run {
-                try await PlansSession.run(store: try TestSession.storeArgument(), readFlagInExtension: runExtension, say: { show("• \($0)") },
+                try await PlansSession.run(store: try LocalStore.storeArgument(), readFlagInExtension: runExtension, say: { show("• \($0)") },
                                            finally: !waitsForRefund ? nil : { phone in
                                                try await phone.withCurrent { try await PlansSession.awaitRefund(seconds: 120) { show("• \($0)") } }
                                            })

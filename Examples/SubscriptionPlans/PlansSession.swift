@@ -1,6 +1,6 @@
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A scripted year with the subscriptions app: subscribe, renew, restore on a second device,
 /// cancel, and a billing issue that is fixed.
@@ -25,8 +25,8 @@ enum PlansSession {
     static func run(store server: URL? = nil, readFlagInExtension: (URL) async throws -> String, say: (String) -> Void,
                     finally lastStep: ((StoreClient) async throws -> Void)? = nil) async throws -> Summary {
         // The demo's year starts on a fixed day, so what it prints is the same every run.
-        let session = try await TestSession.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server,
-                                                 startDate: TestSession.referenceStartDate)
+        let session = try await LocalStore.open(contentsOf: shopFile, bundleID: "com.example.shop", server: server,
+                                                startDate: LocalStore.referenceStartDate)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("plans-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }

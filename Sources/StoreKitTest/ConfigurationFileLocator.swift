@@ -1,5 +1,5 @@
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// Finds a `.storekit` file by name in the test's resources, as `SKTestSession(configurationFileNamed:)`
 /// finds it in the test bundle on Apple platforms.

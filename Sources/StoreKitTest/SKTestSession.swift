@@ -1,6 +1,6 @@
 import BlockingWork
 import Foundation
-import OpenStoreKitTesting
+import LocalAppStore
 import StoreKit
 import StoreKitCatalog
 
@@ -37,9 +37,9 @@ public final class SKTestSession: Sendable {
     /// How fast subscription time passes (Xcode's `SKTestSession.TimeRate`).
     public typealias TimeRate = StoreKitCatalog.TimeRate
 
-    /// The session underneath, for what Xcode has no control for: more devices and accounts, moving
+    /// The local store underneath, for what Xcode has no control for: more devices and accounts, moving
     /// time ahead (`advance(by:)`), the notifications the store sent.
-    public let testSession: TestSession
+    public let localStore: LocalStore
     /// The app's connection to the store, the process's default while this is the newest session.
     private let client: StoreClient
 
@@ -76,15 +76,15 @@ public final class SKTestSession: Sendable {
         guard FileManager.default.fileExists(atPath: fileURL.path) else {
             throw SKTestError(code: .fileNotFound, message: "no configuration file at \(fileURL.path)")
         }
-        let session: TestSession
+        let session: LocalStore
         do {
-            session = try TestSession(contentsOf: fileURL, bundleID: bundleID, time: .running)
+            session = try LocalStore(contentsOf: fileURL, bundleID: bundleID, time: .running)
         } catch let error as SKTestError {
             throw error
         } catch {
             throw SKTestError(code: .invalidAction, message: "\(fileURL.path) cannot be used: \(error)")
         }
-        testSession = session
+        localStore = session
         client = try BlockingWork.synchronously { try await session.connectDefault(device: "device", account: "default") }
     }
 
@@ -92,64 +92,64 @@ public final class SKTestSession: Sendable {
 
     /// Every purchase waits for a parent's approval (``approveAskToBuyTransaction(identifier:)``).
     public var askToBuyEnabled: Bool {
-        get { testSession.askToBuyEnabled }
-        set { testSession.askToBuyEnabled = newValue }
+        get { localStore.askToBuyEnabled }
+        set { localStore.askToBuyEnabled = newValue }
     }
 
     /// No purchase confirmation sheets: there are none here, so this changes nothing.
     public var disableDialogs: Bool {
-        get { testSession.disableDialogs }
-        set { testSession.disableDialogs = newValue }
+        get { localStore.disableDialogs }
+        set { localStore.disableDialogs = newValue }
     }
 
     /// Every purchase is interrupted until resolved with ``resolveIssueForTransaction(identifier:)``.
     public var interruptedPurchasesEnabled: Bool {
-        get { testSession.interruptedPurchasesEnabled }
-        set { testSession.interruptedPurchasesEnabled = newValue }
+        get { localStore.interruptedPurchasesEnabled }
+        set { localStore.interruptedPurchasesEnabled = newValue }
     }
 
     /// Every purchase fails with ``failureError`` (Apple deprecated it in iOS 17 for
     /// ``setSimulatedError(_:forAPI:)``).
     public var failTransactionsEnabled: Bool {
-        get { testSession.failTransactionsEnabled }
-        set { testSession.failTransactionsEnabled = newValue }
+        get { localStore.failTransactionsEnabled }
+        set { localStore.failTransactionsEnabled = newValue }
     }
 
     /// The error purchases fail with while ``failTransactionsEnabled`` is on.
     public var failureError: SKError.Code {
-        get { testSession.failureError }
-        set { testSession.failureError = newValue }
+        get { localStore.failureError }
+        set { localStore.failureError = newValue }
     }
 
     /// Every renewal fails and enters billing retry.
     public var shouldEnterBillingRetryOnRenewal: Bool {
-        get { testSession.shouldEnterBillingRetryOnRenewal }
-        set { testSession.shouldEnterBillingRetryOnRenewal = newValue }
+        get { localStore.shouldEnterBillingRetryOnRenewal }
+        set { localStore.shouldEnterBillingRetryOnRenewal = newValue }
     }
 
     /// Failed renewals get a billing grace period first (only while renewals fail).
     public var billingGracePeriodIsEnabled: Bool {
-        get { testSession.billingGracePeriodIsEnabled }
-        set { testSession.billingGracePeriodIsEnabled = newValue }
+        get { localStore.billingGracePeriodIsEnabled }
+        set { localStore.billingGracePeriodIsEnabled = newValue }
     }
 
     /// The storefront (ISO 3166-1 alpha-3), `"USA"` unless the file says otherwise.
     public var storefront: String {
-        get { testSession.storefront }
-        set { testSession.storefront = newValue }
+        get { localStore.storefront }
+        set { localStore.storefront = newValue }
     }
 
     /// The locale product metadata is presented in.
     public var locale: Locale {
-        get { testSession.locale }
-        set { testSession.locale = newValue }
+        get { localStore.locale }
+        set { localStore.locale = newValue }
     }
 
     /// How fast subscription time passes: `.oneRenewalEveryTwoSeconds` renews every two seconds.
     /// Set it before buying; a period that started keeps its length.
     public var timeRate: TimeRate {
-        get { testSession.timeRate }
-        set { testSession.timeRate = newValue }
+        get { localStore.timeRate }
+        set { localStore.timeRate = newValue }
     }
 
     /// Drops every property change: back to the configuration file's settings.
@@ -161,7 +161,7 @@ public final class SKTestSession: Sendable {
 
     /// Every transaction in the store.
     public func allTransactions() -> [SKTestTransaction] {
-        (try? BlockingWork.synchronously { [testSession] in await testSession.allTransactions() }) ?? []
+        (try? BlockingWork.synchronously { [localStore] in await localStore.allTransactions() }) ?? []
     }
 
     /// Deletes every transaction.
@@ -186,7 +186,7 @@ public final class SKTestSession: Sendable {
     /// returns the transaction; it also reaches the app through `Transaction.updates`.
     @discardableResult
     public func buyProduct(identifier: Product.ID, options: Set<Product.PurchaseOption> = []) async throws -> Transaction {
-        try await testSession.buyProduct(identifier: identifier, options: options)
+        try await localStore.buyProduct(identifier: identifier, options: options)
     }
 
     /// Refunds a transaction outside the app; the revoked transaction reaches the app through `Transaction.updates`.
@@ -251,23 +251,23 @@ public final class SKTestSession: Sendable {
 
     /// Makes one StoreKit API throw `error` until cleared with `nil`.
     public func setSimulatedError<API: FailableStoreKitAPI>(_ error: API.Failure?, forAPI api: API) async throws {
-        try await testSession.setSimulatedError(error?._errorCode.failure, forAPI: api.simulatedAPI)
+        try await localStore.setSimulatedError(error?._errorCode.failure, forAPI: api.simulatedAPI)
     }
 
     /// The failure an API is made to throw, if any.
     public func simulatedError<API: FailableStoreKitAPI>(forAPI api: API) async -> API.Failure? {
-        testSession.simulatedError(forAPI: api.simulatedAPI).flatMap { API.Failure(_fromErrorCode: _SKTestFailureCode(failure: $0)) }
+        localStore.simulatedError(forAPI: api.simulatedAPI).flatMap { API.Failure(_fromErrorCode: _SKTestFailureCode(failure: $0)) }
     }
 
     // MARK: Running controls
 
     /// Runs a control of the test session and waits for it.
-    private func control(_ body: @escaping @Sendable (TestSession) async throws -> Void) throws {
-        try BlockingWork.synchronously { [testSession] in try await body(testSession) }
+    private func control(_ body: @escaping @Sendable (LocalStore) async throws -> Void) throws {
+        try BlockingWork.synchronously { [localStore] in try await body(localStore) }
     }
 
     /// Runs a control that cannot throw in Xcode's API, saying on standard error when it fails.
-    private func report(_ name: String, _ body: @escaping @Sendable (TestSession) async throws -> Void) {
+    private func report(_ name: String, _ body: @escaping @Sendable (LocalStore) async throws -> Void) {
         do {
             try control(body)
         } catch {
@@ -276,7 +276,7 @@ public final class SKTestSession: Sendable {
     }
 
     /// Runs a control on a transaction, named by an identifier that is never negative in the store.
-    private func control(transaction identifier: Int, _ body: @escaping @Sendable (TestSession, UInt64) async throws -> Void) throws {
+    private func control(transaction identifier: Int, _ body: @escaping @Sendable (LocalStore, UInt64) async throws -> Void) throws {
         guard let id = UInt64(exactly: identifier) else {
             throw SKTestError(code: .noTransactionFound, message: "no transaction \(identifier)")
         }

@@ -4,14 +4,14 @@
 // App Store, and StoreKit itself, so a test written for Xcode compiles and runs with no change.
 // On Apple platforms this module is not built and Apple's is used.
 @_exported import StoreKit
-@_exported import struct OpenStoreKitTesting.SKTestError
-@_exported import let OpenStoreKitTesting.SKTestErrorDomain
-@_exported import struct OpenStoreKitTesting.SKTestTransaction
+@_exported import struct LocalAppStore.SKTestError
+@_exported import let LocalAppStore.SKTestErrorDomain
+@_exported import struct LocalAppStore.SKTestTransaction
 
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// Matches an error against a code, so `catch SKTestError.noTransactionFound` works as with Xcode's.
-/// (OpenStoreKitTesting's own matcher is a member of the code type, which a scoped re-export does not
+/// (LocalAppStore's own matcher is a member of the code type, which a scoped re-export does not
 /// carry; this one is generic, so where both are visible the member wins and neither is ambiguous.)
 public func ~= <Failure: Error>(code: SKTestError.Code, error: Failure) -> Bool {
     (error as? SKTestError)?.code == code

@@ -145,10 +145,10 @@ struct DocumentationTests {
 
     // MARK: Sources
 
-    @Test("no module under Sources/ but the test kits imports OpenStoreKitTesting")
+    @Test("no module under Sources/ but the test kit itself imports OpenStoreKitTesting")
     func shippedModulesDoNotImportTheTestKit() throws {
         let sources = SharedTestData.packageRoot.appendingPathComponent("Sources")
-        let allowed = ["OpenStoreKitTesting/", "StoreKitTest/"]
+        let allowed = ["OpenStoreKitTesting/"]
         let files = try #require(FileManager.default.subpaths(atPath: sources.path), "cannot list \(sources.path)")
         var checked = 0
         for file in files.sorted() where file.hasSuffix(".swift") && !allowed.contains(where: { file.hasPrefix($0) }) {
@@ -163,6 +163,31 @@ struct DocumentationTests {
             }
         }
         #expect(checked > 0, "found no Swift file under \(sources.path)")
+    }
+
+    @Test("only test targets depend on OpenStoreKitTesting: no library, executable, example app or fixture does, directly or through another target")
+    func onlyTestTargetsDependOnTheTestKit() throws {
+        let manifest = try PackageManifest.load()
+        let byName = Dictionary(manifest.targets.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        #expect(byName["OpenStoreKitTesting"] != nil, "Package.swift declares no OpenStoreKitTesting target; this test reads its target calls")
+        for target in manifest.targets where target.kind != "testTarget" && target.name != "OpenStoreKitTesting" && target.path != "Tests/TestSupport" {
+            // Walk the dependencies breadth first, keeping the path that reached each target, to name it.
+            var reached: [String: [String]] = [target.name: [target.name]]
+            var queue = [target.name]
+            while !queue.isEmpty {
+                let name = queue.removeFirst()
+                for dependency in byName[name]?.dependencies ?? [] where reached[dependency] == nil {
+                    reached[dependency] = reached[name]! + [dependency]
+                    queue.append(dependency)
+                }
+            }
+            if let path = reached["OpenStoreKitTesting"] {
+                Issue.record("""
+                    \(target.name) links the test kit (\(path.joined(separator: " → "))): depend on LocalAppStore, which holds \
+                    the local store and its controls, and keep OpenStoreKitTesting for test targets
+                    """)
+            }
+        }
     }
 
     /// The module an `import` line imports (`import OpenStoreKitTesting`, `@_exported import

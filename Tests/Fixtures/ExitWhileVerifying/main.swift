@@ -12,7 +12,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 let arguments = CommandLine.arguments
 guard arguments.count >= 3, let delay = Int(arguments[2]) else {
@@ -23,7 +23,7 @@ if arguments.contains("--network-first") {
     // Nothing listens on port 9 (discard) here: the request fails at once, after libcurl started.
     _ = try? await URLSession(configuration: .ephemeral).data(from: URL(string: "http://127.0.0.1:9/")!)
 }
-let session = try TestSession(contentsOf: URL(fileURLWithPath: arguments[1]), bundleID: "com.example.shop")
+let session = try LocalStore(contentsOf: URL(fileURLWithPath: arguments[1]), bundleID: "com.example.shop")
 let phone = try await session.client(device: "phone")
 for product in try await phone.products(for: ["com.example.shop.pro", "com.example.shop.gems.small", "com.example.shop.plus.premium.monthly"]) {
     _ = try await product.purchase()

@@ -8,7 +8,7 @@
 //     MainThreadApp SHOP.storekit [--async-main]
 import Foundation
 import OpenStoreKit
-import OpenStoreKitTesting
+import LocalAppStore
 
 /// A purchase observer that keeps the queue it was made on, to call back on it.
 final class QueueBoundObserver {
@@ -21,7 +21,7 @@ final class QueueBoundObserver {
 
 @MainActor
 func runApp(shop: URL) async throws -> String {
-    let session = try TestSession(contentsOf: shop, bundleID: "com.example.shop")
+    let session = try LocalStore(contentsOf: shop, bundleID: "com.example.shop")
     try await session.connectDefault(device: "phone")
     let products = try await Product.products(for: ["com.example.shop.pro"])
     guard let current = OperationQueue.current else {

@@ -14,7 +14,7 @@ import Synchronization
 /// struct ShopApp {
 ///     static func main() throws {                  // not async
 ///         try MainThread.run {
-///             let session = try TestSession(contentsOf: shopFile)
+///             let session = try LocalStore(contentsOf: shopFile)
 ///             try await ShopSession.run(session)   // main-actor code, on the main thread throughout
 ///         }
 ///     }

@@ -8,7 +8,7 @@ import SimulatorConnection
 /// The controls of a store served by `storekit serve`, through its admin API (`docs/admin-api.md`).
 ///
 /// Answers decode into the engine's own types (ledger records are the App Store JSON of their
-/// types), and error bodies into ``AppStoreError`` with the store's codes, so a ``TestSession`` drives
+/// types), and error bodies into ``AppStoreError`` with the store's codes, so a ``LocalStore`` drives
 /// a served store exactly as it drives one in this process.
 public struct RemoteStoreControls: StoreControls {
     /// The server, such as `http://127.0.0.1:8080`.

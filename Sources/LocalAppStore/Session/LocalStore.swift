@@ -7,25 +7,31 @@ import SimulatorConnection
 import StoreKitCatalog
 import Synchronization
 
-/// A local App Store for tests, with the controls of Xcode's `SKTestSession` and a manual clock.
+/// A local App Store an app talks to, and the App Store's side of the story: a store in this process
+/// selling a `.storekit` file, or one served by `storekit serve`; StoreKit clients for each device;
+/// and the controls Xcode's `SKTestSession` and the Transaction Manager offer (time, refunds, Ask to
+/// Buy, interrupted purchases, simulated errors, settings).
 ///
 /// ```swift
-/// let session = try TestSession(contentsOf: shopFile)
-/// let phone = try await session.client(device: "phone")
+/// let store = try LocalStore(contentsOf: shopFile)
+/// let phone = try await store.client(device: "phone")
 /// let monthly = try await phone.products(for: ["com.example.monthly"]).first!
 /// _ = try await monthly.purchase()
-/// try await session.advance(byMonths: 1)            // the subscription renews
-/// try await session.refundTransaction(identifier: 1)
+/// try await store.advance(byMonths: 1)              // the subscription renews
+/// try await store.refundTransaction(identifier: 1)
 /// ```
 ///
-/// A session owns a fresh store: in memory unless given storage, on a manual clock that stands at
+/// The example apps script a customer's sessions with it; the test kit (`OpenStoreKitTesting`) calls
+/// it `TestSession`, and `StoreKitTest`'s `SKTestSession` runs on it.
+///
+/// A local store in this process is a fresh store: in memory unless given storage, on a manual clock that stands at
 /// the session's start until advanced, with sequential identifiers. It starts at the real time, as
 /// Xcode's StoreKit testing does, so code that compares expiry dates with `Date()` sees live
 /// subscriptions as live; give a `startDate` (``referenceStartDate``, say) for runs whose dates must
 /// be the same every time. Properties mirror `SKTestSession`'s; a change takes effect at the next
 /// call to the store (from a client or a control), in order. Controls are `async` because the store is
 /// an actor.
-public final class TestSession: Sendable {
+public final class LocalStore: Sendable {
     /// The store the session drives: in this process, or served over HTTP (``init(server:namespace:)``).
     public let controls: any StoreControls
     /// The local App Store behind the session, when it runs in this process.
@@ -119,7 +125,7 @@ public final class TestSession: Sendable {
         let running = time == .running ? RunningTime(store: store, clock: clock, start: start, settings: state) : nil
         self.running = running
         self.transport = InProcessStoreTransport(store: store, prepare: {
-            try await TestSession.flush(state, to: store)
+            try await LocalStore.flush(state, to: store)
             try await running?.catchUp()
         })
         running?.keepTime(for: self)
@@ -149,7 +155,7 @@ public final class TestSession: Sendable {
         self.time = .manual
         self.running = nil
         self.transport = PreparedTransport(base: HTTPStoreTransport(server: server, cacheDirectory: cacheDirectory, token: token),
-                                           prepare: { try await TestSession.flush(state, to: controls) })
+                                           prepare: { try await LocalStore.flush(state, to: controls) })
     }
 
     /// A device or account name as the store knows it.
@@ -359,13 +365,13 @@ public final class TestSession: Sendable {
     }
 }
 
-extension TestSession {
+extension LocalStore {
     /// A session for an example or a test that runs either on its own store in this process, selling
     /// `file` from `startDate` (the real time now when `nil`), or on a store served at `server`
     /// (`storekit serve`), whose file must be the same and whose clock is its own.
-    public static func open(contentsOf file: URL, bundleID: String, server: URL?, startDate: Date? = nil) async throws -> TestSession {
-        if let server { return try await TestSession(server: server) }
-        return try TestSession(contentsOf: file, bundleID: bundleID, startDate: startDate)
+    public static func open(contentsOf file: URL, bundleID: String, server: URL?, startDate: Date? = nil) async throws -> LocalStore {
+        if let server { return try await LocalStore(server: server) }
+        return try LocalStore(contentsOf: file, bundleID: bundleID, startDate: startDate)
     }
 
     /// The URL after `--store` in command-line arguments, if any (`swift run PotionShop --store http://127.0.0.1:8080`).

@@ -4,23 +4,23 @@ import Foundation
 import OpenStoreKit
 import Synchronization
 
-extension TestSession {
+extension LocalStore {
     /// How a session's time moves.
     public enum Time: Sendable, Hashable {
-        /// Time stands still until ``TestSession/advance(by:)`` moves it, and subscription periods have
+        /// Time stands still until ``LocalStore/advance(by:)`` moves it, and subscription periods have
         /// their calendar lengths: every run plays the same events at the same dates.
         case manual
         /// Time runs with the real time from the session's start, as in Xcode's StoreKit testing:
         /// renewals, grace periods and expiries happen by themselves, at the pace of
-        /// ``TestSession/timeRate`` (`.oneRenewalEveryTwoSeconds`, say), and reach listening apps
-        /// through their updates. ``TestSession/advance(by:)`` still moves it ahead, and it runs on
+        /// ``LocalStore/timeRate`` (`.oneRenewalEveryTwoSeconds`, say), and reach listening apps
+        /// through their updates. ``LocalStore/advance(by:)`` still moves it ahead, and it runs on
         /// from there. Only for a store in this process.
         case running
     }
 }
 
 /// The real time a running session keeps its store's clock up with: the session's start plus the
-/// real time since (measured on a monotonic clock), plus whatever ``TestSession/advance(by:)`` added.
+/// real time since (measured on a monotonic clock), plus whatever ``LocalStore/advance(by:)`` added.
 ///
 /// Before every store call the store is brought up to that time, so purchases carry the time they
 /// happen at and renewals that fell due are played first; between calls a task does the same a few
@@ -28,7 +28,7 @@ extension TestSession {
 final class RunningTime: Sendable {
     private let store: SimulatedAppStore
     private let clock: ManualStoreClock
-    private let settings: TestSession.PendingSettings
+    private let settings: LocalStore.PendingSettings
     private let start: Date
     private let began = ContinuousClock.now
     /// How far advances have moved the session's time ahead of the real time since its start.
@@ -37,7 +37,7 @@ final class RunningTime: Sendable {
     /// How often the background task looks for events falling due.
     static let tick = Duration.milliseconds(100)
 
-    init(store: SimulatedAppStore, clock: ManualStoreClock, start: Date, settings: TestSession.PendingSettings) {
+    init(store: SimulatedAppStore, clock: ManualStoreClock, start: Date, settings: LocalStore.PendingSettings) {
         self.store = store
         self.clock = clock
         self.start = start
@@ -71,7 +71,7 @@ final class RunningTime: Sendable {
     /// Plays what falls due as time passes, for as long as `session` lives (the clients it made may
     /// live longer; they still bring the store up to date whenever they call it). Pending property
     /// changes are applied first, as a change made between store calls applies at once in Xcode.
-    func keepTime(for session: TestSession) {
+    func keepTime(for session: LocalStore) {
         Task { [weak session, self] in
             while session != nil, !Task.isCancelled {
                 guard await playDueEvents() else { return }
@@ -83,7 +83,7 @@ final class RunningTime: Sendable {
     /// One look for due events; `false` once the store cannot be read.
     private func playDueEvents() async -> Bool {
         do {
-            try await TestSession.flush(settings, to: store)
+            try await LocalStore.flush(settings, to: store)
             if try await store.hasLifecycleEvent(dueBy: target()) { try await catchUp() }
             return true
         } catch {

@@ -2,8 +2,9 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import OpenStoreKit
+import SimulatorConnection
 
-/// A transaction as ``TestSession/allTransactions()`` describes it, as Xcode's `SKTestTransaction`:
+/// A transaction as ``LocalStore/allTransactions()`` describes it, as Xcode's `SKTestTransaction`:
 /// the identifiers are `Int`s, equal to StoreKit's `Transaction.id` and `originalID`.
 public struct SKTestTransaction: Hashable, Sendable {
     public let identifier: Int
@@ -15,7 +16,7 @@ public struct SKTestTransaction: Hashable, Sendable {
     public let cancelDate: Date?
     public let expirationDate: Date?
     public let autoRenewingEnabled: Bool
-    /// An interrupted purchase waiting for ``TestSession/resolveIssueForTransaction(identifier:)``.
+    /// An interrupted purchase waiting for ``LocalStore/resolveIssueForTransaction(identifier:)``.
     public let hasPurchaseIssue: Bool
     public let isPendingPriceIncreaseConsent: Bool
     public let pendingAskToBuyConfirmation: Bool
@@ -25,7 +26,7 @@ public struct SKTestTransaction: Hashable, Sendable {
     public let account: String
 }
 
-extension TestSession {
+extension LocalStore {
     // MARK: Transactions
 
     /// Buys a product outside the app, as the transaction manager does: it reaches the account's

@@ -2,9 +2,10 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import OpenStoreKit
+import SimulatorConnection
 import StoreKitCatalog
 
-/// What a ``TestSession`` drives: the `SKTestSession` controls of a local App Store, either in this
+/// What a ``LocalStore`` drives: the `SKTestSession` controls of a local App Store, either in this
 /// process (``SimulatedAppStore``) or served over HTTP (``RemoteStoreControls``, the admin API of
 /// `storekit serve`). Failures are the store's own ``AppStoreError``s in both cases.
 public protocol StoreControls: Sendable {

@@ -1,7 +1,7 @@
 import Foundation
 import OpenStoreKit
 
-extension TestSession {
+extension LocalStore {
     /// Runs `body` with the app on `device` as the process-wide ``StoreClient/default``, one such
     /// body at a time in the process.
     ///
