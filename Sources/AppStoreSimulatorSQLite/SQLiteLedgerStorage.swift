@@ -64,9 +64,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             } else {
                 // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
                 // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
-                // writes of the same pages.
+                // writes of the same pages. Temporary data stays in memory (temp_store=MEMORY): each row
+                // written inside a group commit gets a statement journal, and with layout 8's indexes it grew
+                // past SQLite's 64 KiB and spilled to a temporary file; a year of renewals then made 4.5 times
+                // the writes and played about a third slower (docs/benchmarks.md). A statement journal only
+                // undoes a failed statement, so nothing in it needs to survive a crash.
                 database = try SQLiteDatabaseConnection(path: path, mode: create ? .create(ownerOnly: false) : .readWrite,
-                                                        pragmas: "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000;")
+                                                        pragmas: "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000; PRAGMA temp_store=MEMORY;")
             }
         } catch {
             throw .storage("\(path) is not a store database: \(error.message)")
@@ -301,10 +305,9 @@ extension SQLiteLedgerStorage {
 
     /// The product and expiration-date indexes carry the state columns after their order, so a state
     /// filter along them is checked without reading rows. Each index costs every renewal and purchase
-    /// an entry: a year of renewals plays about a fifth slower than with layout 7 (docs/benchmarks.md),
-    /// so there is no purchase-date index (the identifier order is the order of purchase, imports
-    /// aside; date filters read along the order, filtered), and the account index, whose entries land
-    /// all over it, is not widened (another tenth).
+    /// an entry, so there is no purchase-date index (the identifier order is the order of purchase,
+    /// imports aside; date filters read along the order, filtered), and the account index, whose
+    /// entries land all over it, is not widened (a tenth of a year of renewals, docs/benchmarks.md).
     private static let layoutEightIndexes = """
         CREATE INDEX IF NOT EXISTS transactions_by_listed_state ON transactions(listed_state, id, expires_ms);
         CREATE INDEX IF NOT EXISTS transactions_by_product ON transactions(product_id, id, listed_state, expires_ms);
@@ -522,7 +525,13 @@ extension SQLiteLedgerStorage {
             try connection.query("DELETE FROM updates WHERE transaction_id = ?1 AND delivered = 0", [.integer(Int64(id))])
         }
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
-            try connection.query(Columns.transactionInsert, Columns.transactionValues(transaction) + [.text(try encode(transaction))])
+            // A plain INSERT of a new row, not INSERT OR REPLACE: a statement that may replace rows needs
+            // a statement journal of every page it changes, one per index, and an update in place
+            // rewrites only the index entries whose columns changed.
+            let values = Columns.transactionValues(transaction) + [.text(try encode(transaction))]
+            if try connection.query(Columns.transactionChangeInPlace, values) == 0 {
+                try connection.query(Columns.transactionInsert, values)
+            }
         }
         for id in changes.deletedSubscriptions.sorted() {
             try connection.query("DELETE FROM subscriptions WHERE original_id = ?1", [.integer(Int64(id))])
@@ -576,9 +585,14 @@ extension SQLiteLedgerStorage {
     /// The indexed columns of the transaction and subscription tables.
     enum Columns {
         static let transactionInsert = """
-            INSERT OR REPLACE INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
+            INSERT INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
                                                  unfinished, history, listed_state, purchase_ms, expires_ms, record)
             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            """
+        static let transactionChangeInPlace = """
+            UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
+                                    family_source_id = ?7, unfinished = ?8, history = ?9, listed_state = ?10, purchase_ms = ?11,
+                                    expires_ms = ?12, record = ?13 WHERE id = ?1 RETURNING id
             """
         static let transactionUpdate = """
             UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
