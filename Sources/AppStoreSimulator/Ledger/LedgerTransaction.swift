@@ -98,7 +98,20 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     /// For a transaction imported from data the App Store signed (``SimulatedAppStore/importSignedHistory(_:options:)``):
     /// the newest payload imported. It keeps Apple's identifiers and every field as Apple signed it, also
     /// those this record does not model; `nil` for the store's own transactions.
-    public var imported: JWSTransactionDecodedPayload?
+    public var imported: JWSTransactionDecodedPayload? {
+        get { importedPayload?.payload }
+        set { importedPayload = newValue.map(ImportedPayload.init) }
+    }
+    /// Where ``imported`` is kept: behind a reference (see ``ImportedPayload``).
+    var importedPayload: ImportedPayload<JWSTransactionDecodedPayload>?
+
+    /// The JSON keys: the properties' names, the imported payload's included.
+    enum CodingKeys: String, CodingKey {
+        case id, originalID, account, device, productID, productKind, subscriptionGroupID, purchaseDate, originalPurchaseDate
+        case expirationDate, quantity, ownership, familySourceID, webOrderLineItemID, appAccountToken, appTransactionID
+        case storefront, storefrontID, currency, price, reason, offer, revocation, isUpgraded, state, finishedDate
+        case importedPayload = "imported"
+    }
 
     /// Whether the transaction came from imported signed data rather than from this store.
     public var isImported: Bool { imported != nil }

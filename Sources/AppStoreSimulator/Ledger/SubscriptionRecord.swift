@@ -88,7 +88,21 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
     /// For a subscription imported from data the App Store signed: its newest renewal info, as Apple
     /// signed it. The store hands it out (signed anew) until its own rules change the subscription
     /// (a renewal, an expiry, a control); from then on the renewal info is the store's own.
-    public var importedRenewalInfo: JWSRenewalInfoDecodedPayload?
+    public var importedRenewalInfo: JWSRenewalInfoDecodedPayload? {
+        get { importedRenewalInfoPayload?.payload }
+        set { importedRenewalInfoPayload = newValue.map(ImportedPayload.init) }
+    }
+    /// Where ``importedRenewalInfo`` is kept: behind a reference (see ``ImportedPayload``).
+    var importedRenewalInfoPayload: ImportedPayload<JWSRenewalInfoDecodedPayload>?
+
+    /// The JSON keys: the properties' names, the imported renewal info's included.
+    enum CodingKeys: String, CodingKey {
+        case originalTransactionID, account, groupID, productID, autoRenewProductID, autoRenewEnabled, state, latestTransactionID
+        case expirationDate, anchorDate, anchorPeriod, periodsSinceAnchor, gracePeriodExpirationDate, billingRetryEndDate
+        case expirationIntent, priceIncrease, currentOffer, queuedOffer, recentSubscriptionStartDate, renewalExtensions
+        case appAccountToken, familySourceID
+        case importedRenewalInfoPayload = "importedRenewalInfo"
+    }
 
     public var id: UInt64 { originalTransactionID }
 
