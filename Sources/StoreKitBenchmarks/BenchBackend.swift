@@ -68,6 +68,9 @@ struct BenchBackend: Command {
     }
 
     static let inFlight = 8
+    /// How many times each customer's entitlements are read: one round of a few thousand reads
+    /// lasted a tenth of a second, too short for a steady rate.
+    static let readRounds = 10
     static let postgresRounds = 3
 
     func run(console: Console) async throws {
@@ -101,7 +104,8 @@ struct BenchBackend: Command {
         let ingestRate = try await Self.rate(bodies) { body in try await Self.ingest(body, into: service) }
         guard try await storage.notificationCount() == bodies.count else { throw CommandFailure("the backend did not record every notification once") }
         let customerIDs = (0..<customers).map { String(format: "00000000-0000-4000-8000-%012x", $0) }
-        let readRate = try await Self.rate(customerIDs) { id in _ = try await service.ledger.entitlements(customer: id) }
+        let reads = Array(repeating: customerIDs, count: Self.readRounds).flatMap { $0 }
+        let readRate = try await Self.rate(reads) { id in _ = try await service.ledger.entitlements(customer: id) }
 
         var postgresStorage: SQLBackendStorage?
 
