@@ -524,12 +524,18 @@ extension SQLiteLedgerStorage {
             try connection.query("DELETE FROM transactions WHERE id = ?1", [.integer(Int64(id))])
             try connection.query("DELETE FROM updates WHERE transaction_id = ?1 AND delivered = 0", [.integer(Int64(id))])
         }
+        // Identifiers above the newest stored one are new rows (most of a commit's, renewals all), so
+        // only the others are first tried as changes in place.
+        var newestStored: Int64 = .max
+        if !changes.transactions.isEmpty {
+            try connection.query("SELECT ifnull(max(id), -1) FROM transactions") { newestStored = $0.integer(0) }
+        }
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
             // A plain INSERT of a new row, not INSERT OR REPLACE: a statement that may replace rows needs
             // a statement journal of every page it changes, one per index, and an update in place
             // rewrites only the index entries whose columns changed.
             let values = Columns.transactionValues(transaction) + [.text(try encode(transaction))]
-            if try connection.query(Columns.transactionChangeInPlace, values) == 0 {
+            if try Int64(transaction.id) > newestStored || connection.query(Columns.transactionChangeInPlace, values) == 0 {
                 try connection.query(Columns.transactionInsert, values)
             }
         }
