@@ -9,32 +9,58 @@ import StoreKitCatalog
 /// process (``SimulatedAppStore``) or served over HTTP (``RemoteStoreControls``, the admin API of
 /// `storekit serve`). Failures are the store's own ``AppStoreError``s in both cases.
 public protocol StoreControls: Sendable {
+    /// Adds a device signed in to `account`, creating the account on first use.
     func addDevice(_ name: String, account: String) async throws(AppStoreError)
+    /// Changes an account's storefront, Ask to Buy and app account token (`nil`: leave as is; `.some(nil)`: clear).
     func configureAccount(_ name: String, storefront: String??, askToBuy: Bool?, appAccountToken: UUID??) async throws(AppStoreError)
+    /// Puts an account in a family group (`nil`: takes it out).
     func setFamilyGroup(_ group: String?, for account: String) async throws(AppStoreError)
+    /// The store's clock now.
     func currentTime() async throws(AppStoreError) -> Date
+    /// Moves the store's clock to `date`, playing every lifecycle event that falls due; returns how many.
     func advanceTime(to date: Date) async throws(AppStoreError) -> Int
+    /// Replaces the store's `SKTestSession` settings that differ from its configuration file.
     func replaceSettingsOverrides(_ overrides: SettingsOverrides) async throws(AppStoreError)
+    /// Buys a product outside the app (as the Transaction Manager does): no Ask to Buy; returns the ledger's record.
     func buyProduct(_ productID: String, account: String, quantity: Int, appAccountToken: UUID?, offer: PurchaseOffer?, purchaseDate: Date?,
                     renewalBehavior: RenewalBehavior) async throws(AppStoreError) -> LedgerTransaction
+    /// A transaction as a device gets it, signed.
     func transaction(_ id: UInt64, device: String?) async throws(AppStoreError) -> SignedTransaction
+    /// The ledger's record of a transaction, if there is one.
     func ledgerTransaction(_ id: UInt64) async throws(AppStoreError) -> LedgerTransaction?
+    /// Transactions as `SKTestSession.allTransactions()` describes them, a page after `after`.
     func allTestTransactions(account: String?, after: UInt64?, limit: Int) async throws(AppStoreError) -> [TestTransaction]
+    /// Deletes a transaction, as if it never happened.
     func deleteTransaction(_ id: UInt64) async throws(AppStoreError)
+    /// Deletes every transaction.
     func clearTransactions() async throws(AppStoreError)
+    /// Refunds a transaction: its entitlement is revoked and `REFUND` is sent.
     func refundTransaction(_ id: UInt64, reason: RevocationReason) async throws(AppStoreError)
+    /// A parent approves a purchase waiting for Ask to Buy.
     func approveAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError)
+    /// A parent declines a purchase waiting for Ask to Buy.
     func declineAskToBuyTransaction(_ id: UInt64) async throws(AppStoreError)
+    /// Completes an interrupted purchase.
     func resolveIssueForTransaction(_ id: UInt64) async throws(AppStoreError)
+    /// Ends an account's subscription to a product now.
     func expireSubscription(productID: String, account: String) async throws(AppStoreError)
+    /// Renews an account's subscription to a product now.
     func forceRenewalOfSubscription(productID: String, account: String) async throws(AppStoreError)
+    /// Turns a subscription's auto-renewal on or off, as the customer does in Settings.
     func setAutoRenew(originalTransactionID: UInt64, enabled: Bool) async throws(AppStoreError)
+    /// Asks the customer to consent to a price increase at the next renewal.
     func requestPriceIncreaseConsent(transactionID: UInt64) async throws(AppStoreError)
+    /// The customer consents to the pending price increase.
     func consentToPriceIncrease(transactionID: UInt64) async throws(AppStoreError)
+    /// The customer declines the pending price increase: the subscription ends at its period's end.
     func declinePriceIncrease(transactionID: UInt64) async throws(AppStoreError)
+    /// App Store Server Notifications the store sent, a page after `sequence`.
     func notifications(after sequence: Int64, limit: Int) async throws(AppStoreError) -> [StoredNotification]
+    /// Allows or forbids purchases on an account (`AppStore.canMakePayments`).
     func setPurchasesAllowed(_ allowed: Bool, account: String) async throws(AppStoreError)
+    /// Sends a device a purchase intent, as a promoted purchase in the App Store does.
     func sendPurchaseIntent(productID: String, offerID: String?, device: String) async throws(AppStoreError)
+    /// What the customer answers the next time a device shows `sheet`.
     func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError)
     /// A customer taps Cancel Subscription: what the page shows (see ``CancellationFlow``).
     func openCancellationPage(originalTransactionID: UInt64, locale: String) async throws(AppStoreError) -> RetentionOfferAttempt
