@@ -64,11 +64,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             } else {
                 // Every commit is fsync'd (synchronous=FULL). Checkpoints run every 10,000 WAL pages rather
                 // than SQLite's 1,000: a purchase writes several pages, and rarer checkpoints fold repeated
-                // writes of the same pages. Temporary data stays in memory (temp_store=MEMORY): each row
-                // written inside a group commit gets a statement journal, and with layout 8's indexes it grew
-                // past SQLite's 64 KiB and spilled to a temporary file; a year of renewals then made 4.5 times
-                // the writes and played about a third slower (docs/benchmarks.md). A statement journal only
-                // undoes a failed statement, so nothing in it needs to survive a crash.
+                // writes of the same pages. Temporary data stays in memory (temp_store=MEMORY): a statement
+                // that may replace rows keeps a statement journal inside the commit's transaction, and the
+                // transactions' INSERT OR REPLACE, with layout 8's indexes, grew it past SQLite's 64 KiB into
+                // a temporary file: a year of renewals made 4.5 times the writes and played a third slower
+                // (docs/benchmarks.md). New rows are plain INSERTs now; the statements that still replace
+                // (meta, accounts, devices) keep theirs in memory. A statement journal only undoes a failed
+                // statement, so nothing in it needs to survive a crash.
                 database = try SQLiteDatabaseConnection(path: path, mode: create ? .create(ownerOnly: false) : .readWrite,
                                                         pragmas: "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000; PRAGMA temp_store=MEMORY;")
             }
