@@ -24,8 +24,8 @@ import Synchronization
 /// The example apps script a customer's sessions with it; the test kit (`OpenStoreKitTesting`) calls
 /// it `TestSession`, and `StoreKitTest`'s `SKTestSession` runs on it.
 ///
-/// A local store in this process is a fresh store: in memory unless given storage, on a manual clock that stands at
-/// the session's start until advanced, with sequential identifiers. It starts at the real time, as
+/// A local store in this process is a fresh store: in memory unless given storage, on a manual
+/// clock that stands at its start until advanced, with sequential identifiers. It starts at the real time, as
 /// Xcode's StoreKit testing does, so code that compares expiry dates with `Date()` sees live
 /// subscriptions as live; give a `startDate` (``referenceStartDate``, say) for runs whose dates must
 /// be the same every time. Properties mirror `SKTestSession`'s; a change takes effect at the next
