@@ -151,6 +151,20 @@ package.products.append(.library(name: "StoreKitTest", targets: ["StoreKitTest"]
 package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit", "Combine"]))
 package.targets.append(.target(name: "Combine"))
 package.targets.append(.target(name: "SwiftUI", dependencies: ["Combine", "OpenStoreKit"]))
+// The unified log's API (`import os`, `import os.log`, `import OSLog`): `Logger`, `os_log`, signposts
+// and `OSAllocatedUnfairLock`, written through ServiceLogging to standard error in Apple's format.
+// `UnifiedLoggingHeaders` is the clang module `os` with its submodules, which the Swift module `os`
+// overlays (`-import-underlying-module`), as Apple's overlay does, so `import os.log` finds both.
+package.products.append(.library(name: "os", targets: ["os"]))
+package.products.append(.library(name: "OSLog", targets: ["OSLog"]))
+package.targets.append(.systemLibrary(name: "UnifiedLoggingHeaders"))
+// CoreFoundation's main-bundle functions (inside libFoundation): `Bundle.main.bundleIdentifier` is the
+// store's for an app with no Info.plist; imported by OpenStoreKit alone.
+package.targets.append(.systemLibrary(name: "CMainBundle"))
+package.targets.first { $0.name == "OpenStoreKit" }?.dependencies.append("CMainBundle")
+package.targets.append(.target(name: "os", dependencies: ["UnifiedLoggingHeaders", "ServiceLogging"],
+                               swiftSettings: [.unsafeFlags(["-import-underlying-module"])]))
+package.targets.append(.target(name: "OSLog", dependencies: ["os"]))
 package.targets.append(.target(name: "StoreKitTest", dependencies: ["StoreKit", "LocalAppStore", "AppStoreSimulator", "StoreKitCatalog", "BlockingWork"]))
 package.targets.first { $0.name == "OpenStoreKitTesting" }?.dependencies.append("Combine")
 package.targets.append(.testTarget(name: "StoreKitTutorialTests", dependencies: ["StoreKit", "OpenStoreKitTesting", "TestSupport"],

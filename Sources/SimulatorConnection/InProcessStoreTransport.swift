@@ -96,11 +96,13 @@ public struct InProcessStoreTransport: StoreTransport {
     public func purchase(_ request: TransportPurchaseRequest) async throws -> TransportPurchaseOutcome {
         try await call { () throws(AppStoreError) in
             let account = try await account(of: request.device)
-            let outcome = try await store.purchase(PurchaseRequest(
+            var purchase = PurchaseRequest(
                 productID: request.productID, account: account, device: request.device, quantity: request.quantity,
                 appAccountToken: request.appAccountToken, offer: request.offer.map(PurchaseOffer.init), purchaseDate: request.purchaseDate,
                 renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow,
-                simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox, deliversThroughUpdates: request.deliversThroughUpdates))
+                simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox, deliversThroughUpdates: request.deliversThroughUpdates)
+            purchase.customOptions = request.customOptions
+            let outcome = try await store.purchase(purchase)
             switch outcome {
             case .success(let signed): return .success(item(signed))
             case .pending: return .pending
@@ -222,6 +224,13 @@ public struct InProcessStoreTransport: StoreTransport {
         try await call { () throws(AppStoreError) in
             _ = try await account(of: device)
             return try await store.canMakePayments(device: device)
+        }
+    }
+
+    public func requestReview(device: String) async throws -> Bool {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            return try await store.requestReview(device: device).shown
         }
     }
 }

@@ -171,7 +171,7 @@ public final class SKTestSession: Sendable {
 
     /// Deletes a transaction as if it never happened (with its renewals and family copies), so a
     /// one-time purchase can be bought again and an introductory offer is offered again.
-    public func deleteTransaction(identifier: Int) throws {
+    public func deleteTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.deleteTransaction(identifier: $1) }
     }
 
@@ -190,23 +190,23 @@ public final class SKTestSession: Sendable {
     }
 
     /// Refunds a transaction outside the app; the revoked transaction reaches the app through `Transaction.updates`.
-    public func refundTransaction(identifier: Int) throws {
+    public func refundTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.refundTransaction(identifier: $1) }
     }
 
     /// Approves a purchase waiting for a parent; the transaction reaches the app through `Transaction.updates`.
-    public func approveAskToBuyTransaction(identifier: Int) throws {
+    public func approveAskToBuyTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.approveAskToBuyTransaction(identifier: $1) }
     }
 
     /// Declines a purchase waiting for a parent; no transaction results.
-    public func declineAskToBuyTransaction(identifier: Int) throws {
+    public func declineAskToBuyTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.declineAskToBuyTransaction(identifier: $1) }
     }
 
     /// Resolves an interrupted purchase (it then reaches the app through `Transaction.updates`) or a
     /// subscription's billing issue.
-    public func resolveIssueForTransaction(identifier: Int) throws {
+    public func resolveIssueForTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.resolveIssueForTransaction(identifier: $1) }
     }
 
@@ -223,26 +223,69 @@ public final class SKTestSession: Sendable {
     }
 
     /// Turns automatic renewal on for the subscription of a transaction.
-    public func enableAutoRenewForTransaction(identifier: Int) throws {
+    public func enableAutoRenewForTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.enableAutoRenewForTransaction(identifier: $1) }
     }
 
     /// Turns automatic renewal off: the subscription expires at the end of its period.
-    public func disableAutoRenewForTransaction(identifier: Int) throws {
+    public func disableAutoRenewForTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.disableAutoRenewForTransaction(identifier: $1) }
     }
 
     /// Asks the customer to consent to a price increase; the app hears a price-increase `Message`.
-    public func requestPriceIncreaseConsentForTransaction(identifier: Int) throws {
+    public func requestPriceIncreaseConsentForTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.requestPriceIncreaseConsentForTransaction(identifier: $1) }
     }
 
     /// The customer consents to a price increase.
-    public func consentToPriceIncreaseForTransaction(identifier: Int) throws {
+    public func consentToPriceIncreaseForTransaction(identifier: UInt) throws {
         try control(transaction: identifier) { try await $0.consentToPriceIncreaseForTransaction(identifier: $1) }
     }
 
     /// The customer declines a price increase: automatic renewal turns off.
+    public func declinePriceIncreaseForTransaction(identifier: UInt) throws {
+        try control(transaction: identifier) { try await $0.declinePriceIncreaseForTransaction(identifier: $1) }
+    }
+
+
+    // MARK: The same controls, taking `Int` identifiers
+
+    public func deleteTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.deleteTransaction(identifier: $1) }
+    }
+
+    public func refundTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.refundTransaction(identifier: $1) }
+    }
+
+    public func approveAskToBuyTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.approveAskToBuyTransaction(identifier: $1) }
+    }
+
+    public func declineAskToBuyTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.declineAskToBuyTransaction(identifier: $1) }
+    }
+
+    public func resolveIssueForTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.resolveIssueForTransaction(identifier: $1) }
+    }
+
+    public func enableAutoRenewForTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.enableAutoRenewForTransaction(identifier: $1) }
+    }
+
+    public func disableAutoRenewForTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.disableAutoRenewForTransaction(identifier: $1) }
+    }
+
+    public func requestPriceIncreaseConsentForTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.requestPriceIncreaseConsentForTransaction(identifier: $1) }
+    }
+
+    public func consentToPriceIncreaseForTransaction(identifier: Int) throws {
+        try control(transaction: identifier) { try await $0.consentToPriceIncreaseForTransaction(identifier: $1) }
+    }
+
     public func declinePriceIncreaseForTransaction(identifier: Int) throws {
         try control(transaction: identifier) { try await $0.declinePriceIncreaseForTransaction(identifier: $1) }
     }
@@ -275,8 +318,10 @@ public final class SKTestSession: Sendable {
         }
     }
 
-    /// Runs a control on a transaction, named by an identifier that is never negative in the store.
-    private func control(transaction identifier: Int, _ body: @escaping @Sendable (LocalStore, UInt64) async throws -> Void) throws {
+    /// Runs a control on a transaction, named by its identifier: Xcode's controls take a `UInt`
+    /// (tests write `UInt(transaction.id)`); the `Int` forms take `SKTestTransaction.identifier` and
+    /// literals as they are.
+    private func control(transaction identifier: some BinaryInteger, _ body: @escaping @Sendable (LocalStore, UInt64) async throws -> Void) throws {
         guard let id = UInt64(exactly: identifier) else {
             throw SKTestError(code: .noTransactionFound, message: "no transaction \(identifier)")
         }

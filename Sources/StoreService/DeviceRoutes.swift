@@ -95,6 +95,9 @@ struct DeviceRoutes {
         on("GET", "/payments") { _, _, device in
             try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
         }
+        on("POST", "/review-requests") { _, _, device in
+            try APIResponse.json(DeviceAPI.ReviewRequestBody(shown: try await devices.requestReview(device: device)))
+        }
     }
 
     /// `POST /v1/devices/{device}`: signs a device in to an account.

@@ -79,6 +79,10 @@ private struct OpenURLActionKey: EnvironmentKey {
     static var defaultValue: OpenURLAction { OpenURLAction { _ in .systemAction } }
 }
 
+private struct RequestReviewActionKey: EnvironmentKey {
+    static var defaultValue: RequestReviewAction { RequestReviewAction() }
+}
+
 private struct StoreViewEnvironmentKey: EnvironmentKey {
     static var defaultValue: StoreViewEnvironment { StoreViewEnvironment() }
 }
@@ -94,6 +98,12 @@ extension EnvironmentValues {
     public var openURL: OpenURLAction {
         get { self[OpenURLActionKey.self] }
         set { self[OpenURLActionKey.self] = newValue }
+    }
+
+    /// `@Environment(\.requestReview)`: asks the customer for a review through the active store client.
+    public var requestReview: RequestReviewAction {
+        get { self[RequestReviewActionKey.self] }
+        set { self[RequestReviewActionKey.self] = newValue }
     }
 
     /// What StoreKit's views read from their environment: `.inAppPurchaseOptions`,

@@ -50,6 +50,7 @@ struct TamperingTransport: StoreTransport {
     }
     func canMakePayments(device: String) async throws -> Bool { try await base.canMakePayments(device: device) }
     func storePolicies(device: String) async throws -> StorePolicies { try await base.storePolicies(device: device) }
+    func requestReview(device: String) async throws -> Bool { try await base.requestReview(device: device) }
 }
 
 @Suite("Verification on the device side", .timeLimit(.minutes(10)))

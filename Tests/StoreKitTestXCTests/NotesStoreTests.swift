@@ -185,7 +185,7 @@ final class NotesStoreTests: XCTestCase {
         XCTAssertEqual(state, .inBillingRetryPeriod)
 
         session.shouldEnterBillingRetryOnRenewal = false
-        try session.resolveIssueForTransaction(identifier: Int(first.id))
+        try session.resolveIssueForTransaction(identifier: UInt(first.id))
         let resolved = try await status(of: plan)
         XCTAssertEqual(resolved.state, .subscribed)
     }
@@ -215,11 +215,11 @@ final class NotesStoreTests: XCTestCase {
         let plan = try await product(yearly)
         guard case .success(.verified(let transaction)) = try await plan.purchase() else { return XCTFail("expected a verified purchase") }
         XCTAssertEqual(transaction.offerType, .introductory)
-        try session.disableAutoRenewForTransaction(identifier: Int(transaction.id))
+        try session.disableAutoRenewForTransaction(identifier: UInt(transaction.id))
         let cancelled = try await status(of: plan)
         guard case .verified(let info) = cancelled.renewalInfo else { return XCTFail("unverified renewal info") }
         XCTAssertFalse(info.willAutoRenew)
-        try session.enableAutoRenewForTransaction(identifier: Int(transaction.id))
+        try session.enableAutoRenewForTransaction(identifier: UInt(transaction.id))
         let renewed = try await status(of: plan)
         guard case .verified(let renewing) = renewed.renewalInfo else { return XCTFail("unverified renewal info") }
         XCTAssertTrue(renewing.willAutoRenew)
@@ -232,7 +232,7 @@ final class NotesStoreTests: XCTestCase {
         await bought.finish()
         let boughtID = bought.id
         let refunded = try await update(where: { $0.id == boughtID && $0.revocationDate != nil }) {
-            try session.refundTransaction(identifier: Int(bought.id))
+            try session.refundTransaction(identifier: UInt(bought.id))
         }
         XCTAssertNotNil(refunded.revocationReason)
         XCTAssertNotNil(session.allTransactions().first?.cancelDate)

@@ -15,6 +15,7 @@ extension LedgerTransaction: AppStoreJSONWritable {
         writer.write("appAccountToken", appAccountToken)
         writer.write("appTransactionID", appTransactionID)
         writer.write("currency", currency)
+        writer.write("customPurchaseOptions", customPurchaseOptions.map { JSONValue.object($0.mapValues(JSONValue.string)) })
         writer.write("device", device)
         writer.write("expirationDate", expirationDate)
         writer.write("familySourceID", familySourceID)
@@ -109,6 +110,8 @@ extension SubscriptionRecord.ActiveOffer: AppStoreJSONWritable {
 
 extension LedgerTransaction: FlatJSONReadable {
     package init?(flat object: FlatJSONObject) {
+        // Custom purchase options are rare and a map: `JSONDecoder` reads them.
+        guard object.members["customPurchaseOptions"] == nil else { return nil }
         var fields = FlatJSONFields(object)
         guard let id = fields.integer("id", as: UInt64.self), let originalID = fields.integer("originalID", as: UInt64.self),
               let account = fields.string("account"), let productID = fields.string("productID"),

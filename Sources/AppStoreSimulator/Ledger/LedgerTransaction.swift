@@ -95,6 +95,11 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     public var state: State
     /// When the app finished the transaction, if it did.
     public var finishedDate: Date?
+    /// The purchase's custom options (`Product.PurchaseOption.custom(key:value:)`) as the app gave
+    /// them, each value in words (`true`, `2.5`, base64 for data). The App Store passes them on but never
+    /// signs them into the transaction; the store keeps them so tests and the Transaction Manager can
+    /// see what the app sent.
+    public var customPurchaseOptions: [String: String]?
     /// For a transaction imported from data the App Store signed (``SimulatedAppStore/importSignedHistory(_:options:)``):
     /// the newest payload imported. It keeps Apple's identifiers and every field as Apple signed it, also
     /// those this record does not model; `nil` for the store's own transactions.
@@ -110,6 +115,7 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         case id, originalID, account, device, productID, productKind, subscriptionGroupID, purchaseDate, originalPurchaseDate
         case expirationDate, quantity, ownership, familySourceID, webOrderLineItemID, appAccountToken, appTransactionID
         case storefront, storefrontID, currency, price, reason, offer, revocation, isUpgraded, state, finishedDate
+        case customPurchaseOptions
         case importedPayload = "imported"
     }
 

@@ -52,6 +52,9 @@ public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
     public var deviceVerificationID: UUID
     /// How many times the app launched on the device.
     public var launchCount: Int
+    /// The app's requests for a review on this device (`AppStore.requestReview`,
+    /// `SKStoreReviewController.requestReview()`), oldest first, the last ``ReviewRequest/kept`` of them.
+    public var reviewRequests: [ReviewRequest]?
 
     public var id: String { name }
 
@@ -60,6 +63,26 @@ public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
         self.account = account
         self.deviceVerificationID = deviceVerificationID
         self.launchCount = launchCount
+    }
+}
+
+/// The app asked the customer for a review, and whether the prompt showed.
+///
+/// As on Apple's devices, a Production app's prompt shows at most three times in 365 days (the
+/// store's clock); in the Xcode and Sandbox environments (development builds) it shows every time.
+public struct ReviewRequest: Hashable, Sendable, Codable {
+    public var date: Date
+    /// Whether the review prompt appeared.
+    public var shown: Bool
+
+    /// How many requests a device keeps.
+    public static let kept = 20
+    /// How many prompts a Production app shows in 365 days.
+    public static let promptsPerYear = 3
+
+    public init(date: Date, shown: Bool) {
+        self.date = date
+        self.shown = shown
     }
 }
 

@@ -23,6 +23,16 @@ public struct PurchaseRequest: Hashable, Sendable {
     /// Bought through a store view (or the web storefront): the purchasing device also hears the
     /// transaction through its `Transaction.updates`, as an app counting purchases in its listener expects.
     public var deliversThroughUpdates = false
+    /// The app's custom options (`Product.PurchaseOption.custom(key:value:)`), values in words. One key
+    /// the store reads: ``introductoryOfferEligibilityKey``, StoreKit's carrier of
+    /// `introductoryOfferEligibility(compactJWS:)`; all are kept on the transaction, never signed.
+    public var customOptions: [String: String] = [:]
+
+    /// The custom option StoreKit sends `Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)` as.
+    public static let introductoryOfferEligibilityKey = "introOfferEligibilityParam"
+
+    /// The custom options as a transaction keeps them: `nil` when there are none.
+    var recordedCustomOptions: [String: String]? { customOptions.isEmpty ? nil : customOptions }
 
     public init(productID: String, account: String = "default", device: String? = "default", quantity: Int = 1,
                 appAccountToken: UUID? = nil, offer: PurchaseOffer? = nil, purchaseDate: Date? = nil,

@@ -24,6 +24,9 @@ public struct TestTransaction: Hashable, Sendable, Codable {
     public let pendingAskToBuyConfirmation: Bool
     public let isFinished: Bool
     public let account: String
+    /// The purchase's custom options (`Product.PurchaseOption.custom(key:value:)`), in words; not in
+    /// the signed transaction.
+    public var customPurchaseOptions: [String: String]?
 }
 
 extension SimulatedAppStore {
@@ -365,7 +368,7 @@ extension SimulatedAppStore {
             autoRenewingEnabled: subscription?.autoRenewEnabled ?? false, hasPurchaseIssue: transaction.state == .interrupted,
             isPendingPriceIncreaseConsent: subscription?.isPendingPriceIncreaseConsent ?? false,
             pendingAskToBuyConfirmation: transaction.state == .pendingApproval, isFinished: transaction.isFinished,
-            account: transaction.account)
+            account: transaction.account, customPurchaseOptions: transaction.customPurchaseOptions)
     }
 }
 

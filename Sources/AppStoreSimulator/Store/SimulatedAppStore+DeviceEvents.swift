@@ -72,6 +72,35 @@ extension SimulatedAppStore {
         }
     }
 
+    // MARK: Reviews
+
+    /// The app on a device asks the customer for a review (`AppStore.requestReview`,
+    /// `SKStoreReviewController.requestReview()`): the request is recorded on the device with whether
+    /// the prompt showed, for the Transaction Manager and tests to see. A Production app's prompt
+    /// shows at most ``ReviewRequest/promptsPerYear`` times in 365 days; in Xcode and Sandbox it always
+    /// shows, as in development builds.
+    ///
+    /// - Throws: ``AppStoreError/control(_:_:)`` for an unknown device.
+    @discardableResult
+    public func requestReview(device: String) throws(AppStoreError) -> ReviewRequest {
+        try writing { (change) throws(AppStoreError) -> ReviewRequest in
+            guard var target = storedDevice(device, in: change) else { throw .control(.invalidAction, "no device \(device)") }
+            let now = clock.now()
+            var requests = target.reviewRequests ?? []
+            let yearAgo = now.addingTimeInterval(-365 * 86_400)
+            let shownThisYear = requests.filter { $0.shown && $0.date > yearAgo }
+            let shown = identity.environment != .production || shownThisYear.count < ReviewRequest.promptsPerYear
+            let request = ReviewRequest(date: now, shown: shown)
+            requests.append(request)
+            // The last few requests, and every prompt shown in the last year (the rule counts them).
+            var kept = Array(requests.suffix(ReviewRequest.kept))
+            kept.insert(contentsOf: shownThisYear.filter { !kept.contains($0) }, at: 0)
+            target.reviewRequests = kept
+            change.ledger.devices[target.name] = target
+            return request
+        }
+    }
+
     // MARK: Payments
 
     /// Whether the device's account may buy (`AppStore.canMakePayments`): not when its in-app

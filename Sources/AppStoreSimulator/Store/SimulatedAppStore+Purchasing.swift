@@ -117,6 +117,7 @@ extension SimulatedAppStore {
             ownership: .purchased, familySourceID: nil, webOrderLineItemID: nil, appAccountToken: request.appAccountToken,
             storefront: storefront, price: product.priceInMilliunits * Int64(request.quantity), reason: .purchase, offer: nil, state: state)
         transaction.appTransactionID = account.appTransactionID
+        transaction.customPurchaseOptions = request.recordedCustomOptions
         change.record(transaction)
         guard state == .purchased else {
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)

@@ -136,8 +136,14 @@ extension SimulatedAppStore {
 
     private func perform(_ response: CustomerResponse, account: String, about transactionID: UInt64?, change: inout Change) throws(AppStoreError) {
         func subject() throws(AppStoreError) -> UInt64 {
-            guard let transactionID else { throw .control(.invalidAction, "\"\(response)\" needs the subscription the message is about") }
-            return ownOriginal(transactionID)
+            if let transactionID { return ownOriginal(transactionID) }
+            // A sheet shown without its message (the original API's `showPriceConsentIfNeeded()`) is
+            // about the account's subscription that waits for the customer's consent.
+            if [.acceptPriceIncrease, .declinePriceIncrease].contains(response),
+               let waiting = ledger.subscriptions(SubscriptionQuery(account: account)).first(where: { $0.isPendingPriceIncreaseConsent }) {
+                return waiting.originalTransactionID
+            }
+            throw .control(.invalidAction, "\"\(response)\" needs the subscription the message is about")
         }
         switch response {
         case .dismiss: return

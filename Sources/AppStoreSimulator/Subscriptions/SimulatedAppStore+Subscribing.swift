@@ -62,7 +62,8 @@ extension SimulatedAppStore {
         }
         let previous = ownSubscription(account: account.name, group: info.groupID)
         let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
-                                               appAccountToken: request.appAccountToken)
+                                               appAccountToken: request.appAccountToken,
+                                               eligibilityOverride: request.customOptions[PurchaseRequest.introductoryOfferEligibilityKey])
         let state = initialState(inApp: inApp, account: account, request: request)
         if state == .pendingApproval, let waiting = waitingRequest(productID: product.id, account: account.name) {
             return .pending(transactionID: waiting.id, reason: .askToBuy)
@@ -75,6 +76,7 @@ extension SimulatedAppStore {
             webOrderLineItemID: nil, appAccountToken: request.appAccountToken, storefront: storefront,
             price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: state)
         transaction.appTransactionID = account.appTransactionID
+        transaction.customPurchaseOptions = request.recordedCustomOptions
         guard state == .purchased else {
             change.record(transaction)
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
@@ -175,11 +177,12 @@ extension SimulatedAppStore {
                 storefront: Storefront(code: current.storefront) ?? .unitedStates, price: offer?.price ?? product.priceInMilliunits,
                 reason: .purchase, offer: offer?.offer, state: state)
             pending.appTransactionID = current.appTransactionID
+            pending.customPurchaseOptions = request.recordedCustomOptions
             change.record(pending)
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
         }
         return try applyChange(record, to: product, offer: offer, appAccountToken: request.appAccountToken, device: device,
-                               approvedID: nil, change: &change)
+                               approvedID: nil, customOptions: request.recordedCustomOptions, change: &change)
     }
 
     /// A parent approved a plan change, or its interruption was resolved: the change happens now, as
@@ -195,7 +198,7 @@ extension SimulatedAppStore {
         let offer = try pending.offer.flatMap { (applied) throws(AppStoreError) in try activeOffer(for: applied, product: product) }
         let device = pending.device.flatMap { storedDevice($0, in: change) }
         _ = try applyChange(record, to: product, offer: offer, appAccountToken: pending.appAccountToken, device: device,
-                            approvedID: pending.id, change: &change)
+                            approvedID: pending.id, customOptions: pending.customPurchaseOptions, change: &change)
         return true
     }
 
@@ -227,7 +230,7 @@ extension SimulatedAppStore {
     /// Makes a plan change: immediate for an upgrade or a same-length crossgrade, at the next renewal
     /// otherwise. `approvedID` is the pending request an approval completes.
     private func applyChange(_ record: SubscriptionRecord, to product: CatalogProduct, offer: SubscriptionRecord.ActiveOffer?,
-                             appAccountToken: UUID?, device: StoreDevice?, approvedID: UInt64?,
+                             appAccountToken: UUID?, device: StoreDevice?, approvedID: UInt64?, customOptions: [String: String]?,
                              change: inout Change) throws(AppStoreError) -> CommittedPurchase {
         var record = record
         let now = clock.now()
@@ -254,6 +257,7 @@ extension SimulatedAppStore {
                 storefront: Storefront(code: current.storefront) ?? .unitedStates,
                 price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: .purchased)
             transaction.appTransactionID = current.appTransactionID
+            transaction.customPurchaseOptions = customOptions
             record.productID = product.id
             record.autoRenewProductID = product.id
             record.autoRenewEnabled = true
@@ -294,10 +298,16 @@ extension SimulatedAppStore {
     // MARK: Offers
 
     /// The offer a new or lapsed subscriber gets, and an offer code stacked after the introductory offer.
+    ///
+    /// `eligibilityOverride` is a compact JWS of `introductoryOfferEligibility(compactJWS:)`: signed
+    /// with the store's offer key for this product, it decides eligibility for the introductory offer
+    /// in place of the account's history (`allowIntroductoryOffer`).
     private func resolveOffer(_ requested: PurchaseOffer?, for product: CatalogProduct, account: String, lapsed: Bool, inApp: Bool,
-                              appAccountToken: UUID?) throws(AppStoreError) -> (SubscriptionRecord.ActiveOffer?, SubscriptionRecord.ActiveOffer?) {
+                              appAccountToken: UUID?,
+                              eligibilityOverride: String? = nil) throws(AppStoreError) -> (SubscriptionRecord.ActiveOffer?, SubscriptionRecord.ActiveOffer?) {
         let info = product.subscription!
-        let introEligible = introOfferEligibility(groupID: info.groupID, account: account)
+        let introEligible = try eligibilityOverride.map { (jws) throws(AppStoreError) in try introductoryOfferEligibility(jws, product: product) }
+            ?? introOfferEligibility(groupID: info.groupID, account: account)
         let intro = try info.introductoryOffer.flatMap { (offer) throws(AppStoreError) in try activeOffer(for: offer, product: product) }
         switch requested {
         case nil:
@@ -366,6 +376,27 @@ extension SimulatedAppStore {
             }
         }
         return try activeOffer(for: offer, product: product)
+    }
+
+    /// What an introductory-offer eligibility signature decides for `product`: checked as StoreKit
+    /// checks a promotional offer's JWS (the store's offer key, the app's bundle ID, its audience), then
+    /// its `allowIntroductoryOffer`.
+    private func introductoryOfferEligibility(_ jws: String, product: CatalogProduct) throws(AppStoreError) -> Bool {
+        let (key, keyID) = try offerSigningKey()
+        let claims: OfferSignatureClaims
+        do {
+            claims = try OfferSignatureVerifier(publicKey: key, keyId: keyID, bundleId: identity.bundleId)
+                .verify(jws, audience: OfferSignatureClaims.introductoryOfferEligibilityAudience)
+        } catch {
+            throw .purchase(.invalidOfferSignature, "introductory offer eligibility: \(error)")
+        }
+        guard claims.productId == product.id else {
+            throw .purchase(.invalidOfferSignature, "the eligibility signature is for \(claims.productId), not \(product.id)")
+        }
+        guard let allowed = claims.allowIntroductoryOffer else {
+            throw .purchase(.missingOfferParameters, "the eligibility signature has no allowIntroductoryOffer")
+        }
+        return allowed
     }
 
     /// The public half of the configuration's promotional-offer key, and its identifier.

@@ -24,6 +24,9 @@ public struct SKTestTransaction: Hashable, Sendable {
     public let isFinished: Bool
     /// The account it belongs to.
     public let account: String
+    /// The custom options the app bought it with (`Product.PurchaseOption.custom(key:value:)`), in
+    /// words: the App Store never signs them into the transaction, so this is where a test sees them.
+    public let customPurchaseOptions: [String: String]
 }
 
 extension LocalStore {
@@ -58,7 +61,7 @@ extension LocalStore {
                               autoRenewingEnabled: $0.autoRenewingEnabled, hasPurchaseIssue: $0.hasPurchaseIssue,
                               isPendingPriceIncreaseConsent: $0.isPendingPriceIncreaseConsent,
                               pendingAskToBuyConfirmation: $0.pendingAskToBuyConfirmation, isFinished: $0.isFinished,
-                              account: String($0.account.dropFirst(namespace.count)))
+                              account: String($0.account.dropFirst(namespace.count)), customPurchaseOptions: $0.customPurchaseOptions ?? [:])
         }
     }
 

@@ -144,4 +144,7 @@ struct PreparedTransport: StoreTransport {
     func storePolicies(device: String) async throws -> StorePolicies {
         try await prepare(); return try await base.storePolicies(device: device)
     }
+    func requestReview(device: String) async throws -> Bool {
+        try await prepare(); return try await base.requestReview(device: device)
+    }
 }

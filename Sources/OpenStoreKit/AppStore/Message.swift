@@ -9,17 +9,32 @@ import Foundation
 /// its sheet is what the test controls queued for that sheet.
 public struct Message: Hashable, Sendable {
     /// Why the App Store shows a message.
+    ///
+    /// Its raw value is an `Int`, as StoreKit's; the store's feed names reasons in words
+    /// (``name``), which ``init(name:)`` reads.
     public struct Reason: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
-        public let rawValue: String
-        public init(rawValue: String) { self.rawValue = rawValue }
-        /// A renewal could not be billed; the customer should update the payment method.
-        public static let billingIssue = Reason(rawValue: "billingIssue")
+        public let rawValue: Int
+        public init(rawValue: Int) { self.rawValue = rawValue }
+        public static let generic = Reason(rawValue: 0)
         /// A subscription's price goes up and the customer has not consented yet.
-        public static let priceIncreaseConsent = Reason(rawValue: "priceIncreaseConsent")
+        public static let priceIncreaseConsent = Reason(rawValue: 1)
+        /// A renewal could not be billed; the customer should update the payment method.
+        public static let billingIssue = Reason(rawValue: 2)
         /// An expired subscriber may come back with a win-back offer.
-        public static let winBackOffer = Reason(rawValue: "winBackOffer")
-        public static let generic = Reason(rawValue: "generic")
-        public var description: String { rawValue }
+        public static let winBackOffer = Reason(rawValue: 3)
+
+        private static let names: [(Reason, String)] = [
+            (.generic, "generic"), (.priceIncreaseConsent, "priceIncreaseConsent"), (.billingIssue, "billingIssue"), (.winBackOffer, "winBackOffer"),
+        ]
+
+        /// The reason's name as the store's feed carries it (`billingIssue`); `generic` for reasons this
+        /// version does not know.
+        public var name: String { Self.names.first { $0.0 == self }?.1 ?? "generic" }
+
+        /// The reason the store's feed names `name`; ``generic`` for names this version does not know.
+        public init(name: String) { self = Self.names.first { $0.1 == name }?.0 ?? .generic }
+
+        public var description: String { name }
     }
 
     public let reason: Reason
@@ -31,7 +46,7 @@ public struct Message: Hashable, Sendable {
     /// price increase, updating a payment method, or taking a win-back offer as queued with
     /// `TestSession.queueCustomerResponse(_:in:device:)`, or simply closing it.
     public func display() async throws {
-        try await client.presentSheet(reason.rawValue, about: subjectTransactionID)
+        try await client.presentSheet(reason.name, about: subjectTransactionID)
     }
 
     public static func == (lhs: Message, rhs: Message) -> Bool {
@@ -53,7 +68,7 @@ public struct Message: Hashable, Sendable {
     static func feed(client: StoreClient?) -> Messages {
         ClientFeed(client: client, channel: .messages) { client, updates in
             updates.compactMap { update in
-                update.messageReason.map { Message(reason: Reason(rawValue: $0), subjectTransactionID: update.subjectTransactionID, client: client) }
+                update.messageReason.map { Message(reason: Reason(name: $0), subjectTransactionID: update.subjectTransactionID, client: client) }
             }
         }
     }

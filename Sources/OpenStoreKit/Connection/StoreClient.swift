@@ -45,12 +45,14 @@ public final class StoreClient: Sendable, CustomStringConvertible {
     /// `onStorefrontChange` asks the app when the account's storefront is no longer this one.
     let observedStorefront: Mutex<Storefront?>
 
-    /// Connects to a store as the app on `device`, launching it there.
+    /// Connects to a store as the app on `device`, launching it there. A process with no Info.plist
+    /// (Linux executables) takes the store's bundle identifier as `Bundle.main.bundleIdentifier`.
     ///
     /// - Throws: StoreKit's errors when the store cannot be reached or does not know the device.
     public static func connect(to transport: any StoreTransport, device: String) async throws -> StoreClient {
         let context = try await storeKitCall { try await transport.verificationContext(device: device) }
         let client = StoreClient(transport: transport, device: device, context: context)
+        MainBundleIdentity.adopt(context.bundleId)
         try await storeKitCall { try await transport.launch(device: device) }
         await client.refreshPaymentsAllowed()
         return client
@@ -219,4 +221,5 @@ struct DisconnectedTransport: StoreTransport {
     func presentSheet(_ sheet: String, device: String, about transactionID: UInt64?) async throws { throw fail() }
     func canMakePayments(device: String) async throws -> Bool { throw fail() }
     func storePolicies(device: String) async throws -> StorePolicies { throw fail() }
+    func requestReview(device: String) async throws -> Bool { throw fail() }
 }

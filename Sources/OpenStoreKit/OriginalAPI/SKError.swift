@@ -61,15 +61,53 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
             case .overlayPresentedInBackgroundScene: return "The overlay was presented in a background scene."
             }
         }
+
+        /// What to do about it, in words.
+        var recoverySuggestion: String? {
+            switch self {
+            case .paymentCancelled: return nil
+            case .clientInvalid, .paymentNotAllowed: return "Check SKPaymentQueue.canMakePayments() before offering purchases."
+            case .storeProductNotAvailable: return "Offer only products the store returns for the customer's storefront."
+            case .invalidOfferIdentifier, .invalidSignature, .missingOfferParams, .invalidOfferPrice:
+                return "Sign the offer again on the server with the app's in-app purchase key, and pass every field."
+            case .ineligibleForOffer: return "Check eligibility before offering the offer."
+            case .cloudServiceNetworkConnectionFailed: return "Check the network connection and try again."
+            default: return "Try again later."
+            }
+        }
     }
 
     public let code: Code
     /// What went wrong, in words, beyond what the code says.
     public let message: String
+    private let info: UserInfo
 
-    public init(_ code: Code, message: String = "") {
+    /// The error's `userInfo`, which Foundation's `NSError` bridging carries (held in a box: its
+    /// values need not be `Sendable`).
+    private final class UserInfo: @unchecked Sendable {
+        let values: [String: Any]
+        init(_ values: [String: Any]) { self.values = values }
+    }
+
+    /// An error with `code` and `userInfo`, as StoreKit's `SKError(_:userInfo:)`; a
+    /// `NSLocalizedDescriptionKey` in it is the error's description.
+    public init(_ code: Code, userInfo: [String: Any] = [:]) {
+        self.code = code
+        self.message = ""
+        self.info = UserInfo(userInfo)
+    }
+
+    /// An error with `code` and words on what went wrong beyond what the code says.
+    public init(_ code: Code, message: String) {
         self.code = code
         self.message = message
+        self.info = UserInfo([:])
+    }
+
+    public static func == (lhs: SKError, rhs: SKError) -> Bool { lhs.code == rhs.code && lhs.message == rhs.message }
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(code)
+        hasher.combine(message)
     }
 
     public var description: String { "SKError.\(code)\(message.isEmpty ? "" : ": \(message)")" }
@@ -78,10 +116,21 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
 
     public static var errorDomain: String { SKErrorDomain }
     public var errorCode: Int { code.rawValue }
-    public var errorUserInfo: [String: Any] { [NSLocalizedDescriptionKey: localizedDescriptionText] }
+    /// The error's user info: what it was made with, and its description under `NSLocalizedDescriptionKey`.
+    public var userInfo: [String: Any] { errorUserInfo }
+    public var errorUserInfo: [String: Any] {
+        var values = info.values
+        if values[NSLocalizedDescriptionKey] == nil { values[NSLocalizedDescriptionKey] = localizedDescriptionText }
+        return values
+    }
     public var errorDescription: String? { localizedDescriptionText }
+    public var failureReason: String? { message.isEmpty ? code.meaning : message }
+    public var recoverySuggestion: String? { code.recoverySuggestion }
 
-    private var localizedDescriptionText: String { message.isEmpty ? code.meaning : "\(code.meaning) \(message)" }
+    private var localizedDescriptionText: String {
+        if let text = info.values[NSLocalizedDescriptionKey] as? String { return text }
+        return message.isEmpty ? code.meaning : "\(code.meaning) \(message)"
+    }
 
     // MARK: The codes, spelled as StoreKit's static members
 

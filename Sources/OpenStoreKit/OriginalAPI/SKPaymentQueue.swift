@@ -5,7 +5,8 @@ import Synchronization
 /// Hears about payment transactions, as `SKPaymentTransactionObserver`.
 ///
 /// The queue calls its observers on the main queue (the main thread), in order, as StoreKit does;
-/// the protocol itself is not tied to an actor, so a plain `NSObject` helper conforms.
+/// the protocol itself is not tied to an actor, so a plain `NSObject` helper conforms. Every method
+/// but the first is optional, as in StoreKit (a default does nothing).
 public protocol SKPaymentTransactionObserver: AnyObject {
     /// Transactions changed state: purchasing, purchased, failed, restored or deferred.
     func paymentQueue(_ queue: SKPaymentQueue, updatedTransactions transactions: [SKPaymentTransaction])
@@ -15,6 +16,14 @@ public protocol SKPaymentTransactionObserver: AnyObject {
     func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue)
     /// Restoring failed.
     func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error)
+    /// Hosted-content downloads changed: never called here (hosted content ended with iOS 18).
+    func paymentQueue(_ queue: SKPaymentQueue, updatedDownloads downloads: [SKDownload])
+    /// The customer started buying a promoted in-app purchase on the App Store (a purchase intent):
+    /// `true` adds the payment to the queue now, `false` leaves it for the app to add later. The
+    /// payment is added when any observer says `true`; by default an observer says `false`.
+    func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool
+    /// The account's storefront changed (``SKPaymentQueue/storefront`` has the new one).
+    func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue)
     /// The App Store revoked products (refunds, family sharing ending).
     func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String])
 }
@@ -23,18 +32,41 @@ extension SKPaymentTransactionObserver {
     public func paymentQueue(_ queue: SKPaymentQueue, removedTransactions transactions: [SKPaymentTransaction]) {}
     public func paymentQueueRestoreCompletedTransactionsFinished(_ queue: SKPaymentQueue) {}
     public func paymentQueue(_ queue: SKPaymentQueue, restoreCompletedTransactionsFailedWithError error: any Error) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, updatedDownloads downloads: [SKDownload]) {}
+    public func paymentQueue(_ queue: SKPaymentQueue, shouldAddStorePayment payment: SKPayment, for product: SKProduct) -> Bool { false }
+    public func paymentQueueDidChangeStorefront(_ queue: SKPaymentQueue) {}
     public func paymentQueue(_ queue: SKPaymentQueue, didRevokeEntitlementsForProductIdentifiers productIdentifiers: [String]) {}
+}
+
+/// Decides for the payment queue, as `SKPaymentQueueDelegate`; called on the main queue.
+public protocol SKPaymentQueueDelegate: AnyObject {
+    /// The account's storefront changed while `transaction` was being bought: `false` ends it with
+    /// `SKError.storeProductNotAvailable`. By default the purchase continues in the new storefront.
+    func paymentQueue(_ paymentQueue: SKPaymentQueue, shouldContinue transaction: SKPaymentTransaction, in newStorefront: SKStorefront) -> Bool
+    /// Whether ``SKPaymentQueue/showPriceConsentIfNeeded()`` shows a waiting price-increase consent
+    /// sheet now; by default it does.
+    func paymentQueueShouldShowPriceConsent(_ paymentQueue: SKPaymentQueue) -> Bool
+}
+
+extension SKPaymentQueueDelegate {
+    public func paymentQueue(_ paymentQueue: SKPaymentQueue, shouldContinue transaction: SKPaymentTransaction, in newStorefront: SKStorefront) -> Bool {
+        true
+    }
+
+    public func paymentQueueShouldShowPriceConsent(_ paymentQueue: SKPaymentQueue) -> Bool { true }
 }
 
 /// The original API's payment queue, on the same App Store as the StoreKit 2 API.
 ///
 /// Not tied to an actor, as in StoreKit: payments are added, finished and restored from any thread,
 /// and observers hear back on the main queue, in the order things happened. Adding the first observer
-/// starts listening to `Transaction.updates` of the queue's device, so unfinished transactions, Ask to
-/// Buy approvals and purchases from other devices arrive as `purchased`, and revocations through
-/// `didRevokeEntitlementsForProductIdentifiers`. Only verified transactions are ever reported as
-/// purchased or restored.
-public final class SKPaymentQueue: NSObject, @unchecked Sendable {
+/// starts listening to the queue's device: `Transaction.updates` (unfinished transactions, Ask to
+/// Buy approvals and purchases from other devices arrive as `purchased`, revocations through
+/// `didRevokeEntitlementsForProductIdentifiers`), purchase intents (promoted purchases, offered to
+/// `paymentQueue(_:shouldAddStorePayment:for:)`) and storefront changes
+/// (`paymentQueueDidChangeStorefront`). Only verified transactions are ever reported as purchased or
+/// restored.
+open class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// The queues handed out by ``default()``: one per client, and the one handed out before any
     /// client was set, which binds to the first client set.
     private struct Registry {
@@ -59,9 +91,11 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Called before any client is set (an app adds its observer in `application(_:didFinishLaunching…)`
     /// or a helper's `init`, before it connects), it returns a queue that binds to the first client
     /// set: its observer then hears that client's transactions, and later calls return the same queue.
-    public static func `default`() -> SKPaymentQueue {
+    /// A subclass (a test double) gets a new instance of itself.
+    open class func `default`() -> Self {
+        guard self == SKPaymentQueue.self else { return self.init() }
         let client = StoreClient.active
-        return registry.withLock { registry in
+        let queue = registry.withLock { registry -> SKPaymentQueue in
             guard !client.isDisconnected else {
                 if let unbound = registry.unbound { return unbound }
                 let queue = SKPaymentQueue(bound: nil)
@@ -70,10 +104,11 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
             }
             return registry.queue(for: client)
         }
+        return unsafeDowncast(queue, to: self)
     }
 
     /// Whether the customer may make payments (see ``AppStore/canMakePayments``).
-    public static func canMakePayments() -> Bool { AppStore.canMakePayments }
+    open class func canMakePayments() -> Bool { AppStore.canMakePayments }
 
     /// The client the queue buys through: the one it was made or bound for, else the active one.
     public var client: StoreClient { bound.withLock { $0 } ?? StoreClient.active }
@@ -84,7 +119,9 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
     private struct State {
         var transactions: [SKPaymentTransaction] = []
         var observers: [any SKPaymentTransactionObserver] = []
-        var listener: Task<Void, Never>?
+        weak var delegate: (any SKPaymentQueueDelegate)?
+        var storefront: SKStorefront?
+        var listeners: [Task<Void, Never>] = []
         /// Purchases, restores and finishes still running, by start order; each removes itself when done.
         var work: [Int: Task<Void, Never>] = [:]
         var nextWorkNumber = 0
@@ -96,6 +133,11 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// A queue for an explicit client.
     public init(client: StoreClient) {
         self.bound = Mutex(client)
+    }
+
+    /// A queue of the active client, found when it is used (for subclasses: test doubles).
+    public required override init() {
+        self.bound = Mutex(nil)
     }
 
     private init(bound client: StoreClient?) {
@@ -116,29 +158,43 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
     }
 
     /// The transactions not yet finished.
-    public var transactions: [SKPaymentTransaction] { withState { $0.transactions } }
+    open var transactions: [SKPaymentTransaction] { withState { $0.transactions } }
 
-    public func add(_ observer: any SKPaymentTransactionObserver) {
+    /// The observers added, in the order they were added.
+    open var transactionObservers: [any SKPaymentTransactionObserver] { withState { $0.observers } }
+
+    /// Decides whether a purchase goes on when the storefront changed, and whether to show price
+    /// consent now (held weakly, as in StoreKit).
+    open weak var delegate: (any SKPaymentQueueDelegate)? {
+        get { withState { $0.delegate } }
+        set { withState { $0.delegate = newValue } }
+    }
+
+    /// The account's storefront, as the queue last heard it: read when the first observer is added,
+    /// kept current by storefront changes; `nil` until then.
+    open var storefront: SKStorefront? { withState { $0.storefront } }
+
+    open func add(_ observer: any SKPaymentTransactionObserver) {
         let startsListening = withState { state -> Bool in
             guard !state.observers.contains(where: { $0 === observer }) else { return false }
             state.observers.append(observer)
-            return state.listener == nil
+            return state.listeners.isEmpty
         }
-        if startsListening {
-            let listener = Task { [weak self] in
-                guard let self else { return }
-                await self.listen()
-            }
-            withState { $0.listener = listener }
-        }
+        guard startsListening else { return }
+        let listeners: [Task<Void, Never>] = [
+            Task { [weak self] in await self?.listenToTransactions() },
+            Task { [weak self] in await self?.listenToPurchaseIntents() },
+            Task { [weak self] in await self?.listenToStorefronts() },
+        ]
+        withState { $0.listeners = listeners }
     }
 
-    public func remove(_ observer: any SKPaymentTransactionObserver) {
+    open func remove(_ observer: any SKPaymentTransactionObserver) {
         withState { $0.observers.removeAll { $0 === observer } }
     }
 
     /// Buys the payment's product: observers see `purchasing`, then `purchased`, `deferred` or `failed`.
-    public func add(_ payment: SKPayment) {
+    open func add(_ payment: SKPayment) {
         let fields = payment.snapshot
         let transaction = SKPaymentTransaction(payment: payment, state: .purchasing)
         withState { $0.transactions.append(transaction) }
@@ -147,7 +203,18 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
             var options: Set<Product.PurchaseOption> = [.quantity(fields.quantity)]
             if let username = fields.applicationUsername, let token = UUID(uuidString: username) { options.insert(.appAccountToken(token)) }
             if fields.simulatesAskToBuyInSandbox { options.insert(.simulatesAskToBuyInSandbox(true)) }
+            if let discount = fields.paymentDiscount {
+                guard let option = discount.purchaseOption else {
+                    self.fail(transaction, SKError(.invalidSignature, message: "the payment discount's signature is not base64"))
+                    return
+                }
+                options.insert(option)
+            }
             do {
+                guard try await self.storefrontAllows(transaction) else {
+                    self.fail(transaction, SKError(.storeProductNotAvailable, message: "the queue's delegate stopped the purchase in the new storefront"))
+                    return
+                }
                 switch try await self.client.purchase(productID: fields.productIdentifier, options: options) {
                 case .success(.verified(let verified)):
                     self.complete(transaction, with: verified, state: .purchased)
@@ -164,8 +231,24 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
         }
     }
 
+    /// Asks the delegate, on the main queue, whether a purchase goes on when the account's storefront
+    /// is no longer the one the app last saw; `true` without a delegate or a change.
+    private func storefrontAllows(_ transaction: SKPaymentTransaction) async throws -> Bool {
+        guard self.delegate != nil else { return true }
+        let client = self.client
+        let seen = client.observedStorefront.withLock { $0 }
+        guard let current = await client.storefront(), let seen, seen != current else { return true }
+        let newStorefront = SKStorefront(current)
+        withState { $0.storefront = newStorefront }
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.main.async {
+                continuation.resume(returning: self.delegate?.paymentQueue(self, shouldContinue: transaction, in: newStorefront) ?? true)
+            }
+        }
+    }
+
     /// Tells the App Store the purchase was delivered and removes the transaction from the queue.
-    public func finishTransaction(_ transaction: SKPaymentTransaction) {
+    open func finishTransaction(_ transaction: SKPaymentTransaction) {
         withState { $0.transactions.removeAll { $0 === transaction } }
         deliver { queue, observers in
             for observer in observers { observer.paymentQueue(queue, removedTransactions: [transaction]) }
@@ -176,15 +259,54 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
 
     /// Delivers every non-consumable and subscription purchase of the account again as `restored`,
     /// then reports `paymentQueueRestoreCompletedTransactionsFinished`.
-    public func restoreCompletedTransactions() {
+    open func restoreCompletedTransactions() {
         restore(applicationUsername: nil)
     }
 
     /// Restores as ``restoreCompletedTransactions()`` does, for the customer the app knows by
     /// `username`: the restored transactions' payments carry it as their `applicationUsername`.
-    public func restoreCompletedTransactions(withApplicationUsername username: String?) {
+    open func restoreCompletedTransactions(withApplicationUsername username: String?) {
         restore(applicationUsername: username)
     }
+
+    /// Shows the offer-code redemption sheet (`AppStore.presentOfferCodeRedeemSheet()`); a code the
+    /// customer redeems there arrives through the observers as a purchased transaction.
+    open func presentCodeRedemptionSheet() {
+        let client = self.client
+        track {
+            do {
+                try await client.presentSheet("offerCodeRedeem")
+            } catch {
+                StoreDiagnostics.report("the offer-code redemption sheet failed: \(error)")
+            }
+        }
+    }
+
+    /// Shows a price-increase consent sheet the customer has waiting, unless the delegate says not
+    /// now (`paymentQueueShouldShowPriceConsent`). What the customer does there is what the test
+    /// controls queued for it.
+    open func showPriceConsentIfNeeded() {
+        let client = self.client
+        track {
+            if self.delegate != nil {
+                let shows = await withCheckedContinuation { continuation in
+                    DispatchQueue.main.async { continuation.resume(returning: self.delegate?.paymentQueueShouldShowPriceConsent(self) ?? true) }
+                }
+                guard shows else { return }
+            }
+            do {
+                try await client.presentSheet(Message.Reason.priceIncreaseConsent.name)
+            } catch {
+                StoreDiagnostics.report("the price consent sheet failed: \(error)")
+            }
+        }
+    }
+
+    /// Hosted-content downloads ended with iOS 18: there are none to start, pause, resume or cancel.
+    open func start(_ downloads: [SKDownload]) {}
+    open func pause(_ downloads: [SKDownload]) {}
+    open func resume(_ downloads: [SKDownload]) {}
+    open func cancel(_ downloads: [SKDownload]) {}
 
     private func restore(applicationUsername: String?) {
         track {
@@ -236,8 +358,8 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
     /// Stops listening to the store.
     public func stop() {
         withState { state in
-            state.listener?.cancel()
-            state.listener = nil
+            for listener in state.listeners { listener.cancel() }
+            state.listeners = []
         }
     }
 
@@ -287,8 +409,10 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
         }
     }
 
+    // MARK: Listening
+
     /// Transactions arriving outside a payment: approvals, other devices, launches, renewals, revocations.
-    private func listen() async {
+    private func listenToTransactions() async {
         guard let client = await listeningClient() else { return }
         for await result in client.transactionUpdates {
             guard case .verified(let verified) = result else {
@@ -317,6 +441,37 @@ public final class SKPaymentQueue: NSObject, @unchecked Sendable {
                                                    state: .purchasing)
             withState { $0.transactions.append(transaction) }
             complete(transaction, with: verified, state: .purchased)
+        }
+    }
+
+    /// Promoted purchases: each is offered to the observers, and added to the queue when one says yes.
+    private func listenToPurchaseIntents() async {
+        guard let client = await listeningClient() else { return }
+        for await intent in client.purchaseIntents {
+            let product = SKProduct(intent.product)
+            let payment = SKPayment(product: product)
+            let accepted = await withCheckedContinuation { continuation in
+                deliver { queue, observers in
+                    var accepted = false
+                    for observer in observers where observer.paymentQueue(queue, shouldAddStorePayment: payment, for: product) { accepted = true }
+                    continuation.resume(returning: accepted)
+                }
+            }
+            if accepted { add(payment) }
+        }
+    }
+
+    /// Storefront changes: the queue's storefront follows, and the observers hear of it.
+    private func listenToStorefronts() async {
+        guard let client = await listeningClient() else { return }
+        if let current = await client.storefront() {
+            withState { $0.storefront = SKStorefront(current) }
+        }
+        for await storefront in client.storefrontUpdates {
+            withState { $0.storefront = SKStorefront(storefront) }
+            deliver { queue, observers in
+                for observer in observers { observer.paymentQueueDidChangeStorefront(queue) }
+            }
         }
     }
 }

@@ -137,7 +137,7 @@ extension Message.Reason {
         case .priceIncreaseConsent: return "Price Increase Consent"
         case .winBackOffer: return "Win-Back Offer"
         case .generic: return "Generic"
-        default: return rawValue
+        default: return name
         }
     }
 }

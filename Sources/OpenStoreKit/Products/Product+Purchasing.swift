@@ -43,7 +43,8 @@ extension Product {
             case purchaseDate(Date, SubscriptionRenewalBehavior)
             case simulatesAskToBuy(Bool)
             case onStorefrontChange(StorefrontChangeHandler)
-            case ignored(String)
+            /// A custom key and its value in words (`true`, `2.5`, base64 for data).
+            case custom(key: String, value: String)
         }
 
         /// The app's answer to a storefront change, compared by identity (a closure has no value).
@@ -70,9 +71,26 @@ extension Product {
                                                             signature: signature.base64EncodedString())))
         }
 
-        /// A promotional offer signed as a compact JWS with the app's in-app purchase key.
-        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> PurchaseOption {
-            PurchaseOption(value: .offer(.promotionalJWS(offerID: offerID, jws: compactJWS)))
+        /// A promotional offer signed as a compact JWS with the app's in-app purchase key. As in
+        /// StoreKit, it is a set of options to add to a purchase's others:
+        /// `options.formUnion(.promotionalOffer(offerID, compactJWS: jws))`.
+        public static func promotionalOffer(_ offerID: String, compactJWS: String) -> [PurchaseOption] {
+            [PurchaseOption(value: .offer(.promotionalJWS(offerID: offerID, jws: compactJWS)))]
+        }
+
+        /// A promotional offer with its signature in the form StoreKit's offer-signing API returns it.
+        public static func promotionalOffer(offerID: String, signature: SubscriptionOffer.Signature) -> PurchaseOption {
+            promotionalOffer(offerID: offerID, keyID: signature.keyID, nonce: signature.nonce, signature: signature.signature,
+                             timestamp: signature.timestamp)
+        }
+
+        /// Whether the customer may have the introductory offer, as the developer's server decided it:
+        /// a compact JWS signed with the app's in-app purchase key (audience
+        /// `introductory-offer-eligibility`, `productId`, `allowIntroductoryOffer`). It replaces the
+        /// account's own eligibility for this purchase. StoreKit sends it as the custom option
+        /// `introOfferEligibilityParam`, and so does this package.
+        public static func introductoryOfferEligibility(compactJWS: String) -> PurchaseOption {
+            custom(key: "introOfferEligibilityParam", value: compactJWS)
         }
 
         /// A win-back offer of the product.
@@ -95,11 +113,15 @@ extension Product {
             PurchaseOption(value: .onStorefrontChange(StorefrontChangeHandler(shouldContinuePurchase)))
         }
 
-        /// A custom key-value option; StoreKit passes these to the App Store, which ignores unknown keys.
-        public static func custom(key: String, value: String) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
-        public static func custom(key: String, value: Bool) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
-        public static func custom(key: String, value: Double) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
-        public static func custom(key: String, value: Data) -> PurchaseOption { PurchaseOption(value: .ignored("custom \(key)=\(value)")) }
+        /// A custom key-value option. StoreKit passes these to the App Store, which never signs them
+        /// into the transaction; the local store keeps them with the purchase, in words, for tests and
+        /// the Transaction Manager to see (`SKTestTransaction.customPurchaseOptions`).
+        public static func custom(key: String, value: String) -> PurchaseOption { PurchaseOption(value: .custom(key: key, value: value)) }
+        public static func custom(key: String, value: Bool) -> PurchaseOption { PurchaseOption(value: .custom(key: key, value: value ? "true" : "false")) }
+        public static func custom(key: String, value: Double) -> PurchaseOption { PurchaseOption(value: .custom(key: key, value: "\(value)")) }
+        public static func custom(key: String, value: Data) -> PurchaseOption {
+            PurchaseOption(value: .custom(key: key, value: value.base64EncodedString()))
+        }
 
         // Testing options, as Xcode's `SKTestSession.buyProduct(identifier:options:)` takes them.
 
@@ -200,7 +222,8 @@ extension TransportPurchaseRequest {
                 request.purchaseDate = date
                 request.cancelsAfterFirstPeriod = behavior == .cancelImmediately
             case .simulatesAskToBuy(let enabled): request.simulatesAskToBuyInSandbox = enabled
-            case .onStorefrontChange, .ignored: break
+            case .custom(let key, let value): request.customOptions[key] = value
+            case .onStorefrontChange: break
             }
         }
         if options.filter({ if case .quantity = $0.value { return true } else { return false } }).count > 1 {

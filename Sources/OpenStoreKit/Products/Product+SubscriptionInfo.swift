@@ -128,6 +128,25 @@ extension Product {
             public static let payUpFront = PaymentMode(rawValue: "payUpFront")
         }
 
+        /// A promotional offer's signature in StoreKit's original form (the developer's server signs
+        /// the joined fields with the in-app purchase key); see
+        /// `Product.PurchaseOption.promotionalOffer(offerID:signature:)`.
+        public struct Signature: Hashable, Sendable {
+            public let keyID: String
+            public let nonce: UUID
+            /// Milliseconds since 1970, as signed.
+            public let timestamp: Int
+            /// The DER signature.
+            public let signature: Data
+
+            public init(keyID: String, nonce: UUID, timestamp: Int, signature: Data) {
+                self.keyID = keyID
+                self.nonce = nonce
+                self.timestamp = timestamp
+                self.signature = signature
+            }
+        }
+
         /// The offer identifier; `nil` for introductory offers.
         public let id: String?
         public let type: OfferType

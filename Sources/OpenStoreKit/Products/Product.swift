@@ -73,8 +73,8 @@ public struct Product: Identifiable, Hashable, Sendable {
         Transaction.Transactions(client: client ?? StoreClient.active, source: .view(.currentEntitlements, productID: id))
     }
 
-    /// The current entitlement to this product.
-    @available(*, deprecated, renamed: "currentEntitlements")
+    /// The current entitlement to this product: the first of ``currentEntitlements``. Not marked
+    /// deprecated, as ``Transaction/currentEntitlement(for:)`` is not.
     public var currentEntitlement: VerificationResult<Transaction>? {
         get async {
             for await result in currentEntitlements { return result }

@@ -104,8 +104,10 @@ extension Transaction {
         Transactions(client: StoreClient.current, source: .view(.currentEntitlements, productID: productID))
     }
 
-    /// The current entitlement to one product.
-    @available(*, deprecated, renamed: "currentEntitlements(for:)")
+    /// The current entitlement to one product: the first of ``currentEntitlements(for:)``.
+    ///
+    /// Not marked deprecated: Apple deprecates it from iOS 18.4 deployment targets on, and Linux has
+    /// no deployment target, so a warning here would fail builds that treat warnings as errors.
     public static func currentEntitlement(for productID: String) async -> VerificationResult<Transaction>? {
         for await result in currentEntitlements(for: productID) { return result }
         return nil

@@ -49,6 +49,8 @@ public protocol StoreTransport: Sendable {
     func canMakePayments(device: String) async throws -> Bool
     /// The terms and privacy policy the store's `.storekit` file gives, for the device's storefront.
     func storePolicies(device: String) async throws -> StorePolicies
+    /// The app asks the customer for a review: the store records it; `true` when the prompt showed.
+    func requestReview(device: String) async throws -> Bool
 }
 
 /// What signed data from a store is checked against.
@@ -105,6 +107,9 @@ public struct TransportPurchaseRequest: Sendable, Hashable {
     public var simulatesAskToBuyInSandbox: Bool
     /// Bought through a store view: the transaction also reaches this device's `Transaction.updates`.
     public var deliversThroughUpdates = false
+    /// `Product.PurchaseOption.custom(key:value:)` options, values in words; StoreKit's
+    /// `introductoryOfferEligibility(compactJWS:)` is the key `introOfferEligibilityParam`.
+    public var customOptions: [String: String] = [:]
 
     public init(productID: String, device: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: TransportOffer? = nil,
                 purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false, simulatesAskToBuyInSandbox: Bool = false) {

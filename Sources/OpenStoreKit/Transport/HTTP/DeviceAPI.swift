@@ -80,6 +80,8 @@ public enum DeviceAPI {
         public var cancelsAfterFirstPeriod: Bool?
         public var simulatesAskToBuyInSandbox: Bool?
         public var deliversThroughUpdates: Bool?
+        /// `Product.PurchaseOption.custom(key:value:)` options, values in words.
+        public var customOptions: [String: String]?
 
         public init(_ request: TransportPurchaseRequest) {
             productID = request.productID
@@ -90,6 +92,7 @@ public enum DeviceAPI {
             cancelsAfterFirstPeriod = request.cancelsAfterFirstPeriod ? true : nil
             simulatesAskToBuyInSandbox = request.simulatesAskToBuyInSandbox ? true : nil
             deliversThroughUpdates = request.deliversThroughUpdates ? true : nil
+            customOptions = request.customOptions.isEmpty ? nil : request.customOptions
         }
 
         public func request(device: String) -> TransportPurchaseRequest? {
@@ -103,6 +106,7 @@ public enum DeviceAPI {
                                                    cancelsAfterFirstPeriod: cancelsAfterFirstPeriod ?? false,
                                                    simulatesAskToBuyInSandbox: simulatesAskToBuyInSandbox ?? false)
             request.deliversThroughUpdates = deliversThroughUpdates ?? false
+            request.customOptions = customOptions ?? [:]
             return request
         }
     }
@@ -250,6 +254,12 @@ public enum DeviceAPI {
     }
 
     /// `GET …/payments`: whether the device's account may buy.
+    /// The answer to a review request: whether the prompt showed.
+    public struct ReviewRequestBody: Codable, Sendable, Hashable {
+        public var shown: Bool
+        public init(shown: Bool) { self.shown = shown }
+    }
+
     public struct PaymentsBody: Codable, Sendable, Hashable {
         public var canMakePayments: Bool
         public init(canMakePayments: Bool) { self.canMakePayments = canMakePayments }

@@ -239,6 +239,10 @@ public final class HTTPStoreTransport: StoreTransport {
         try await request("GET", devicePath(device, "/payments"), as: DeviceAPI.PaymentsBody.self).canMakePayments
     }
 
+    public func requestReview(device: String) async throws -> Bool {
+        try await request("POST", devicePath(device, "/review-requests"), as: DeviceAPI.ReviewRequestBody.self).shown
+    }
+
     private static func segment(_ text: String) -> String {
         text.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(CharacterSet(charactersIn: "/"))) ?? text
     }

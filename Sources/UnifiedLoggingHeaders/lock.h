@@ -1,0 +1,1 @@
+// Declares nothing: `import os.lock` finds this submodule, and the Swift overlay `os` holds the API.
