@@ -162,6 +162,8 @@ package.targets.append(.systemLibrary(name: "UnifiedLoggingHeaders"))
 // store's for an app with no Info.plist; imported by OpenStoreKit alone.
 package.targets.append(.systemLibrary(name: "CMainBundle"))
 package.targets.first { $0.name == "OpenStoreKit" }?.dependencies.append("CMainBundle")
+// The subscriptions example logs through `Logger` (`import OSLog`), Apple's on Apple platforms.
+package.targets.first { $0.name == "SubscriptionPlans" }?.dependencies.append("OSLog")
 package.targets.append(.target(name: "os", dependencies: ["UnifiedLoggingHeaders", "ServiceLogging"],
                                swiftSettings: [.unsafeFlags(["-import-underlying-module"])]))
 package.targets.append(.target(name: "OSLog", dependencies: ["os"]))
@@ -175,11 +177,12 @@ package.targets.append(.testTarget(name: "CombineTests", dependencies: ["Combine
 // purchases, renewals, refunds and restore. Files in Tests/StoreKitCorpus are linked into both targets.
 // On Apple platforms `import Foundation` makes Combine's `ObservableObject` visible; here a target whose
 // files rely on that imports Combine into every file (`-import-module Combine`), as docs/storekit-surface.md says.
-package.targets.append(.testTarget(name: "StoreKitCorpusSwift5Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "OpenStoreKitTesting", "TestSupport"],
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift5Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "Combine"])]))
 // An XCTest suite written for Xcode's `SKTestSession`, with its configuration file as a resource.
 package.targets.append(.testTarget(name: "StoreKitTestXCTests", dependencies: ["StoreKitTest"], resources: [.copy("Notes.storekit")]))
-package.targets.append(.testTarget(name: "StoreKitCorpusSwift6Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "OpenStoreKitTesting", "TestSupport"]))
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift6Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "OpenStoreKitTesting", "TestSupport",
+                                                                                    "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "ServiceLogging"]))
 package.targets.append(.testTarget(name: "StoreManagerTests", dependencies: ["StoreKit", "Combine", "SwiftUI", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))
 #endif

@@ -32,6 +32,8 @@ enum PlansSession {
         defer { try? FileManager.default.removeItem(at: directory) }
         let flagFile = directory.appendingPathComponent("has-pro.json")
         let phone = try await session.client(device: "phone")
+        // An app run against a local store without an Info.plist is the store's app.
+        say("Running as \(Bundle.main.bundleIdentifier ?? "an app with no bundle identifier")")
 
         return try await phone.withCurrent {
             let store = PlansStore(flagFile: flagFile)

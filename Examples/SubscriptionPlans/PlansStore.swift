@@ -1,4 +1,5 @@
 import Foundation
+import OSLog
 import OpenStoreKit
 
 /// The subscriptions app's store: two plans of one group, the subscription state derived from
@@ -45,6 +46,8 @@ final class PlansStore {
     private(set) var renewalsSeen = 0
     private let flagFile: URL
     private var listeners: [Task<Void, Never>] = []
+    /// What the app logs, as apps do through the unified log (on Linux: standard error, in its format).
+    private let logger = Logger(subsystem: "com.example.shop", category: "Plans")
 
     init(flagFile: URL) {
         self.flagFile = flagFile
@@ -76,6 +79,7 @@ final class PlansStore {
     func subscribe(to productID: String) async throws {
         guard let plan = plans.first(where: { $0.id == productID }) else { return }
         if case .success(.verified(let transaction)) = try await plan.purchase() {
+            logger.notice("subscribed to \(productID, privacy: .public): transaction \(transaction.id)")
             await transaction.finish()
         }
         await refresh()

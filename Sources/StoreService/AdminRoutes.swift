@@ -234,6 +234,11 @@ struct AdminRoutes {
         router.on("GET", "/v1/admin/devices") { request, context in
             return try Self.json(DevicesBody(devices: try await store.allDevices(after: request.queryValue("after"), limit: 1_000)))
         }
+        router.on("GET", "/v1/admin/devices/{device}") { _, context in
+            let name = context["device"]
+            guard let device = try await store.device(named: name) else { throw APIError.notFound("no device \(name)") }
+            return try Self.json(device)
+        }
         router.on("GET", "/v1/admin/changes") { request, context in
             return try await routes.changes(request)
         }

@@ -56,7 +56,9 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
         segments.append(.value({ align.apply(to: argumentString()) }, privacy, false))
     }
 
-    /// A value described by its `description`: private unless marked otherwise.
+    /// A value described by its `description`: private unless marked otherwise. (Disfavoured, so a
+    /// number, a `Bool` or an error, which are descriptions too, take their own forms.)
+    @_disfavoredOverload
     public mutating func appendInterpolation<T: CustomStringConvertible>(_ value: @autoclosure @escaping () -> T, align: OSLogStringAlignment = .none,
                                                                          privacy: OSLogPrivacy = .auto) {
         segments.append(.value({ align.apply(to: value().description) }, privacy, false))
@@ -79,6 +81,7 @@ public struct OSLogInterpolation: StringInterpolationProtocol {
     }
 
     /// An optional value: `nil` or the value's description; private unless marked otherwise.
+    @_disfavoredOverload
     public mutating func appendInterpolation<T>(_ value: @autoclosure @escaping () -> T?, align: OSLogStringAlignment = .none,
                                                 privacy: OSLogPrivacy = .auto) {
         segments.append(.value({ align.apply(to: value().map { String(describing: $0) } ?? "nil") }, privacy, false))

@@ -106,6 +106,11 @@ struct ServedExamplesTests {
             #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))
             #expect(text.contains("Restore Purchases (AppStore.sync) → pro: true"))
             #expect(text.contains("Refund arrived through Transaction.updates: #\(id)"))
+            #expect(text.contains("Running as com.example.shop"), "Bundle.main.bundleIdentifier is the store's")
+            // The app's Logger line reaches standard error in the unified log's format; its bundle is the store's.
+            let logged = try #require(text.split(separator: "\n").first { $0.contains("[com.example.shop:Plans] subscribed to") }, "\(text)")
+            #expect(logged.wholeMatch(of: #/\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{6}[+-]\d{4} 0x[0-9a-f]+ +Default +0x0 +\d+ +0 +SubscriptionPlans: \[com\.example\.shop:Plans\] subscribed to com\.example\.shop\.plus\.premium\.(monthly|yearly): transaction \d+/#) != nil,
+                    "\(logged)")
         }
     }
 

@@ -176,6 +176,13 @@ extension LocalStore {
         }
     }
 
+    /// The app's review requests on a device (`AppStore.requestReview()`,
+    /// `SKStoreReviewController.requestReview()`, `@Environment(\.requestReview)`), oldest first, with
+    /// whether each prompt showed.
+    public func reviewRequests(device: String) async throws -> [ReviewRequest] {
+        try await control { () throws(AppStoreError) in try await controls.reviewRequests(device: stored(device)) }
+    }
+
     /// Decides what the customer on `device` does the next time the app shows `sheet` there: redeem
     /// an offer code, cancel or change a subscription, answer a price increase, update a payment
     /// method. Without a queued response the customer closes the sheet.

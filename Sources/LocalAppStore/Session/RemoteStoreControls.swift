@@ -103,6 +103,10 @@ public struct RemoteStoreControls: StoreControls {
         _ = try await call("POST", "/v1/admin/devices/\(Self.segment(device))/purchase-intents", body: body, as: Empty.self)
     }
 
+    public func reviewRequests(device: String) async throws(AppStoreError) -> [ReviewRequest] {
+        try await call("GET", "/v1/admin/devices/\(Self.segment(device))", as: StoreDevice.self).reviewRequests ?? []
+    }
+
     public func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError) {
         let encoded: Data
         do { encoded = try JSONEncoder().encode(response) } catch { throw .control(.invalidAction, "cannot encode \(response): \(error)") }

@@ -60,6 +60,8 @@ public protocol StoreControls: Sendable {
     func setPurchasesAllowed(_ allowed: Bool, account: String) async throws(AppStoreError)
     /// Sends a device a purchase intent, as a promoted purchase in the App Store does.
     func sendPurchaseIntent(productID: String, offerID: String?, device: String) async throws(AppStoreError)
+    /// The app's review requests on a device, oldest first, with whether each prompt showed.
+    func reviewRequests(device: String) async throws(AppStoreError) -> [ReviewRequest]
     /// What the customer answers the next time a device shows `sheet`.
     func queueCustomerResponse(_ response: CustomerResponse, in sheet: CustomerSheet, device: String) async throws(AppStoreError)
     /// A customer taps Cancel Subscription: what the page shows (see ``CancellationFlow``).
@@ -69,6 +71,11 @@ public protocol StoreControls: Sendable {
 }
 
 extension SimulatedAppStore: StoreControls {
+    public func reviewRequests(device name: String) async throws(AppStoreError) -> [ReviewRequest] {
+        guard let found = try device(named: name) else { throw .control(.invalidAction, "no device \(name)") }
+        return found.reviewRequests ?? []
+    }
+
     /// Asks the developer's real-time URL within Apple's 700 ms, as the App Store does.
     public func openCancellationPage(originalTransactionID: UInt64, locale: String) async throws(AppStoreError) -> RetentionOfferAttempt {
         do { return try await CancellationFlow(store: self).start(originalTransactionID: originalTransactionID, locale: locale) } catch {

@@ -232,14 +232,12 @@ open class SKPaymentQueue: NSObject, @unchecked Sendable {
     }
 
     /// Asks the delegate, on the main queue, whether a purchase goes on when the account's storefront
-    /// is no longer the one the app last saw; `true` without a delegate or a change.
+    /// is no longer the one the queue last reported (``storefront``); `true` without a delegate or a
+    /// change.
     private func storefrontAllows(_ transaction: SKPaymentTransaction) async throws -> Bool {
-        guard self.delegate != nil else { return true }
-        let client = self.client
-        let seen = client.observedStorefront.withLock { $0 }
-        guard let current = await client.storefront(), let seen, seen != current else { return true }
+        guard self.delegate != nil, let reported = storefront?.countryCode else { return true }
+        guard let current = await client.storefront(), current.countryCode != reported else { return true }
         let newStorefront = SKStorefront(current)
-        withState { $0.storefront = newStorefront }
         return await withCheckedContinuation { continuation in
             DispatchQueue.main.async {
                 continuation.resume(returning: self.delegate?.paymentQueue(self, shouldContinue: transaction, in: newStorefront) ?? true)

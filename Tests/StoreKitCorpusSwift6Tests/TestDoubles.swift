@@ -1,0 +1,1 @@
+../StoreKitCorpus/TestDoubles.swift
