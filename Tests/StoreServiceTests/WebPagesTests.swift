@@ -2,6 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 import AppStoreSimulatorSQLite
 import Foundation
+import OpenStoreKit
 import StoreService
 import Testing
 import TestSupport
@@ -232,5 +233,35 @@ struct WebPagesTests {
             let missing = try await Exchange.send("GET", server.url.appendingPathComponent("/transactions/999999"))
             #expect(missing.status == 404 && missing.contentType?.hasPrefix("text/html") == true)
         }
+    }
+
+    @Test("an app's review requests and custom purchase options reach the admin API and the purchase's page, never its signed transaction")
+    func reviewRequestsAndCustomOptions() async throws {
+        try await withServedStore { store, server in
+            var request = PurchaseRequest(productID: ExampleShop.pro, account: "alice", device: "phone")
+            request.customOptions = ["paywall": "onboarding"]
+            guard case .success(let pro) = try await store.purchase(request) else { throw TestFailure("expected a purchase") }
+            let app = try await StoreClient.connect(to: HTTPStoreTransport(server: server.url), device: "phone")
+            #expect(try await app.requestReview())
+            let device = try await Exchange.send("GET", server.url.appendingPathComponent("/v1/admin/devices/phone"))
+            #expect(device.status == 200)
+            let body = Self.text(device)
+            #expect(body.contains(#""reviewRequests""#) && body.contains(#""shown":true"#), "\(body)")
+            let page = Self.text(try await Exchange.send("GET", server.url.appendingPathComponent("/transactions/\(pro.transaction.id)")))
+            #expect(page.contains("Custom purchase options") && page.contains("paywall = onboarding"))
+            let signed = String(decoding: try Self.payload(of: pro.jws), as: UTF8.self)
+            #expect(signed.contains(ExampleShop.pro) && !signed.contains("onboarding"))
+            #expect(try await Exchange.send("GET", server.url.appendingPathComponent("/v1/admin/devices/nobody")).status == 404)
+        }
+    }
+
+    /// The payload of a compact JWS, decoded.
+    static func payload(of jws: String) throws -> Data {
+        let parts = jws.split(separator: ".")
+        guard parts.count == 3 else { throw TestFailure("not a compact JWS") }
+        var text = String(parts[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while text.count % 4 != 0 { text += "=" }
+        guard let data = Data(base64Encoded: text) else { throw TestFailure("the payload is not base64url") }
+        return data
     }
 }

@@ -79,6 +79,10 @@ struct TransactionPage {
         facts.append(("App account token", t.appAccountToken.map { $0.uuidString.lowercased() } ?? "none"))
         facts.append(("Ownership", t.ownership.rawValue))
         facts.append(("Finished by the app", t.finishedDate.map { TransactionRow.date($0) + " UTC" } ?? "not yet"))
+        if let options = t.customPurchaseOptions, !options.isEmpty {
+            // What the app passed as custom purchase options: kept by the store, never signed.
+            facts.append(("Custom purchase options", options.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }.joined(separator: "; ")))
+        }
         for detail in row.details { facts.append(("", detail.text)) }
         for (term, value) in facts {
             html.raw("<dt>")

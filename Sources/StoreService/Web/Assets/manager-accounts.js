@@ -1,6 +1,6 @@
 // The accounts table and the account form: storefront, Ask to Buy, family group, purchase
 // restriction, app account token and devices of each account.
-import { $, state, h, fill, enc, say, api, act, loadsWith } from "./manager-page.js";
+import { $, state, h, fill, enc, say, api, act, loadsWith, fmtDate } from "./manager-page.js";
 import { firstPage } from "./manager-transactions.js";
 
 async function loadAccounts() {
@@ -26,7 +26,7 @@ function renderAccounts() {
       h("td", { "data-label": "App account token" }, a.appAccountToken ? h("code", { "data-token": a.appAccountToken.toLowerCase() }, a.appAccountToken.toLowerCase()) : none("none")),
       h("td", { "data-label": "Devices" }, devices.length ? h("ul", { class: "device-links" }, devices.map(d => h("li", {},
         h("a", { href: `/store?account=${enc(a.name)}&device=${enc(d.name)}`,
-          "aria-label": `${d.name}: open the storefront as ${a.name}` }, d.name)))) : none("no devices")),
+          "aria-label": `${d.name}: open the storefront as ${a.name}` }, d.name), reviewNote(d)))) : none("no devices")),
       h("td", { "data-label": "Actions" }, h("div", { class: "actions" },
         h("button", { type: "button", "data-action": "edit-account", "aria-label": `Edit account ${a.name}` }, "Edit"),
         h("button", { type: "button", "data-action": "show-account", "aria-label": `Transactions of ${a.name}` },
@@ -38,6 +38,16 @@ function renderAccounts() {
   if (chosen && names.indexOf(chosen) < 0) names.push(chosen);
   fill(select, [h("option", { value: "" }, "All accounts")].concat(names.map(n => h("option", { value: n }, n))));
   select.value = chosen;
+}
+
+// What the app on a device asked of the customer's review (AppStore.requestReview and friends).
+function reviewNote(device) {
+  const requests = device.reviewRequests || [];
+  if (!requests.length) return null;
+  const last = requests[requests.length - 1];
+  const shown = requests.filter(r => r.shown).length;
+  return h("span", { class: "muted small", "data-review-requests": String(requests.length) },
+    ` · review asked ${requests.length}×, prompt shown ${shown}×, last ${fmtDate(last.date)}${last.shown ? "" : " (not shown: three a year)"}`);
 }
 
 $("accounts-body").addEventListener("click", ev => {
