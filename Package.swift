@@ -148,7 +148,12 @@ package.products.append(.library(name: "StoreKit", targets: ["StoreKit"]))
 package.products.append(.library(name: "Combine", targets: ["Combine"]))
 package.products.append(.library(name: "SwiftUI", targets: ["SwiftUI"]))
 package.products.append(.library(name: "StoreKitTest", targets: ["StoreKitTest"]))
-package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit", "Combine"]))
+package.targets.append(.target(name: "StoreKit", dependencies: ["OpenStoreKit", "Combine", "UIKit"]))
+// The scene types StoreKit's `in:` calls take (`UIWindowScene`, `UIViewController`), and no more.
+package.products.append(.library(name: "UIKit", targets: ["UIKit", "_Testing_UIKit"]))
+package.targets.append(.target(name: "UIKit"))
+// Swift Testing's cross-import overlay for UIKit, which a file importing both loads: empty here.
+package.targets.append(.target(name: "_Testing_UIKit", dependencies: ["UIKit"]))
 package.targets.append(.target(name: "Combine"))
 package.targets.append(.target(name: "SwiftUI", dependencies: ["Combine", "OpenStoreKit"]))
 // The unified log's API (`import os`, `import os.log`, `import OSLog`): `Logger`, `os_log`, signposts
@@ -177,11 +182,11 @@ package.targets.append(.testTarget(name: "CombineTests", dependencies: ["Combine
 // purchases, renewals, refunds and restore. Files in Tests/StoreKitCorpus are linked into both targets.
 // On Apple platforms `import Foundation` makes Combine's `ObservableObject` visible; here a target whose
 // files rely on that imports Combine into every file (`-import-module Combine`), as docs/storekit-surface.md says.
-package.targets.append(.testTarget(name: "StoreKitCorpusSwift5Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "OpenStoreKitTesting", "TestSupport"],
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift5Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "UIKit", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5), .unsafeFlags(["-Xfrontend", "-import-module", "-Xfrontend", "Combine"])]))
 // An XCTest suite written for Xcode's `SKTestSession`, with its configuration file as a resource.
 package.targets.append(.testTarget(name: "StoreKitTestXCTests", dependencies: ["StoreKitTest"], resources: [.copy("Notes.storekit")]))
-package.targets.append(.testTarget(name: "StoreKitCorpusSwift6Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "OpenStoreKitTesting", "TestSupport",
+package.targets.append(.testTarget(name: "StoreKitCorpusSwift6Tests", dependencies: ["StoreKit", "SwiftUI", "Combine", "os", "UIKit", "_Testing_UIKit", "OpenStoreKitTesting", "TestSupport",
                                                                                     "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "ServiceLogging"]))
 package.targets.append(.testTarget(name: "StoreManagerTests", dependencies: ["StoreKit", "Combine", "SwiftUI", "OpenStoreKitTesting", "TestSupport"],
                                    swiftSettings: [.swiftLanguageMode(.v5)]))

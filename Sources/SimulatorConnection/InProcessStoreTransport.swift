@@ -102,6 +102,7 @@ public struct InProcessStoreTransport: StoreTransport {
                 renewalBehavior: request.cancelsAfterFirstPeriod ? .cancelImmediately : .renewUntilNow,
                 simulatesAskToBuyInSandbox: request.simulatesAskToBuyInSandbox, deliversThroughUpdates: request.deliversThroughUpdates)
             purchase.customOptions = request.customOptions
+            purchase.billingPlanType = request.billingPlanType
             let outcome = try await store.purchase(purchase)
             switch outcome {
             case .success(let signed): return .success(item(signed))
@@ -224,6 +225,27 @@ public struct InProcessStoreTransport: StoreTransport {
         try await call { () throws(AppStoreError) in
             _ = try await account(of: device)
             return try await store.canMakePayments(device: device)
+        }
+    }
+
+    public func promotedProducts(device: String) async throws -> [TransportPromotion] {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            return try await store.promotedProducts(device: device).map { TransportPromotion(productID: $0.productID, visibility: $0.visibility.rawValue) }
+        }
+    }
+
+    public func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws {
+        try await call { () throws(AppStoreError) in
+            _ = try await account(of: device)
+            var products: [PromotedProduct] = []
+            for promotion in promotions {
+                guard let visibility = PromotedProduct.Visibility(rawValue: promotion.visibility) else {
+                    throw .control(.invalidAction, "visibility is appStoreConnectDefault, visible or hidden, not \(promotion.visibility)")
+                }
+                products.append(PromotedProduct(productID: promotion.productID, visibility: visibility))
+            }
+            try await store.updatePromotedProducts(products, device: device)
         }
     }
 

@@ -95,6 +95,14 @@ struct DeviceRoutes {
         on("GET", "/payments") { _, _, device in
             try APIResponse.json(DeviceAPI.PaymentsBody(canMakePayments: try await devices.canMakePayments(device: device)))
         }
+        on("GET", "/promotions") { _, _, device in
+            try APIResponse.json(DeviceAPI.PromotionsBody(promotions: try await devices.promotedProducts(device: device)))
+        }
+        on("PUT", "/promotions") { request, _, device in
+            let body = try APIResponse.decode(DeviceAPI.PromotionsBody.self, from: request)
+            try await devices.updatePromotedProducts(body.promotions, device: device)
+            return try APIResponse.json(DeviceAPI.PromotionsBody(promotions: try await devices.promotedProducts(device: device)))
+        }
         on("POST", "/review-requests") { _, _, device in
             try APIResponse.json(DeviceAPI.ReviewRequestBody(shown: try await devices.requestReview(device: device)))
         }

@@ -59,8 +59,8 @@ public final class UnifiedLogLineHandler: LogHandler {
         lock.withLock { _ in try? output.write(contentsOf: Data((line + "\n").utf8)) }
     }
 
-    /// One record as a line, without the line break.
-    static func line(_ record: LogRecord, time: Date, thread: UInt64, process: ProcessInfo) -> String {
+    /// One record as a line, without the line break: `thread` is the writing thread's id.
+    public static func line(_ record: LogRecord, time: Date, thread: UInt64, process: ProcessInfo) -> String {
         let type = record.metadata["type"] ?? OSLogType(level: record.level).name
         let subsystem = record.metadata["subsystem"] ?? ""
         let category = record.metadata["category"] ?? record.label

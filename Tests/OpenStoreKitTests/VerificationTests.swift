@@ -51,6 +51,10 @@ struct TamperingTransport: StoreTransport {
     func canMakePayments(device: String) async throws -> Bool { try await base.canMakePayments(device: device) }
     func storePolicies(device: String) async throws -> StorePolicies { try await base.storePolicies(device: device) }
     func requestReview(device: String) async throws -> Bool { try await base.requestReview(device: device) }
+    func promotedProducts(device: String) async throws -> [TransportPromotion] { try await base.promotedProducts(device: device) }
+    func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws {
+        try await base.updatePromotedProducts(promotions, device: device)
+    }
 }
 
 @Suite("Verification on the device side", .timeLimit(.minutes(10)))

@@ -14,6 +14,7 @@ extension LedgerTransaction: AppStoreJSONWritable {
         writer.write("account", account)
         writer.write("appAccountToken", appAccountToken)
         writer.write("appTransactionID", appTransactionID)
+        writer.write("billing", billing)
         writer.write("currency", currency)
         writer.write("customPurchaseOptions", customPurchaseOptions.map { JSONValue.object($0.mapValues(JSONValue.string)) })
         writer.write("device", device)
@@ -39,6 +40,27 @@ extension LedgerTransaction: AppStoreJSONWritable {
         writer.write("storefrontID", storefrontID)
         writer.write("subscriptionGroupID", subscriptionGroupID)
         writer.write("webOrderLineItemID", webOrderLineItemID)
+    }
+}
+
+extension LedgerTransaction.Billing: AppStoreJSONWritable {
+    public func writeJSON(to writer: inout JSONObjectWriter) {
+        writer.write("commitmentEnd", commitmentEnd)
+        writer.write("commitmentPrice", commitmentPrice)
+        writer.write("paymentNumber", paymentNumber)
+        writer.write("planType", planType)
+        writer.write("totalPayments", totalPayments)
+    }
+}
+
+extension SubscriptionRecord.Commitment: AppStoreJSONWritable {
+    public func writeJSON(to writer: inout JSONObjectWriter) {
+        writer.write("end", end)
+        writer.write("paymentNumber", paymentNumber)
+        writer.write("paymentPrice", paymentPrice)
+        writer.write("price", price)
+        writer.write("start", start)
+        writer.write("totalPayments", totalPayments)
     }
 }
 
@@ -78,6 +100,7 @@ extension SubscriptionRecord: AppStoreJSONWritable {
         writer.write("autoRenewEnabled", autoRenewEnabled)
         writer.write("autoRenewProductID", autoRenewProductID)
         writer.write("billingRetryEndDate", billingRetryEndDate)
+        writer.write("commitment", commitment)
         writer.write("currentOffer", currentOffer)
         writer.write("expirationDate", expirationDate)
         writer.write("expirationIntent", expirationIntent)
@@ -110,8 +133,8 @@ extension SubscriptionRecord.ActiveOffer: AppStoreJSONWritable {
 
 extension LedgerTransaction: FlatJSONReadable {
     package init?(flat object: FlatJSONObject) {
-        // Custom purchase options are rare and a map: `JSONDecoder` reads them.
-        guard object.members["customPurchaseOptions"] == nil else { return nil }
+        // Custom purchase options (a map) and billing commitments are rare: `JSONDecoder` reads them.
+        guard object.members["customPurchaseOptions"] == nil, object.members["billing"] == nil else { return nil }
         var fields = FlatJSONFields(object)
         guard let id = fields.integer("id", as: UInt64.self), let originalID = fields.integer("originalID", as: UInt64.self),
               let account = fields.string("account"), let productID = fields.string("productID"),
@@ -177,6 +200,8 @@ extension LedgerTransaction.Revocation: FlatJSONReadable {
 
 extension SubscriptionRecord: FlatJSONReadable {
     package init?(flat object: FlatJSONObject) {
+        // A commitment (monthly billing) is rare: `JSONDecoder` reads records that have one.
+        guard object.members["commitment"] == nil else { return nil }
         var fields = FlatJSONFields(object)
         guard let originalTransactionID = fields.integer("originalTransactionID", as: UInt64.self),
               let account = fields.string("account"), let groupID = fields.string("groupID"), let productID = fields.string("productID"),

@@ -44,6 +44,29 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         }
     }
 
+    /// How a subscription transaction was billed, for a product with billing plans: its plan, and
+    /// for monthly billing over a commitment which payment it is.
+    public struct Billing: Hashable, Sendable, Codable {
+        public var planType: BillingPlanType
+        /// The payment this transaction is, from 1 (monthly billing only).
+        public var paymentNumber: Int?
+        /// How many payments the commitment takes (monthly billing only).
+        public var totalPayments: Int?
+        /// When the commitment ends (monthly billing only).
+        public var commitmentEnd: Date?
+        /// The commitment's whole price in milliunits (monthly billing only).
+        public var commitmentPrice: Int64?
+
+        public init(planType: BillingPlanType, paymentNumber: Int? = nil, totalPayments: Int? = nil, commitmentEnd: Date? = nil,
+                    commitmentPrice: Int64? = nil) {
+            self.planType = planType
+            self.paymentNumber = paymentNumber
+            self.totalPayments = totalPayments
+            self.commitmentEnd = commitmentEnd
+            self.commitmentPrice = commitmentPrice
+        }
+    }
+
     /// The subscription offer a transaction used.
     public struct Offer: Hashable, Sendable, Codable {
         public var type: OfferType
@@ -100,15 +123,22 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
     /// signs them into the transaction; the store keeps them so tests and the Transaction Manager can
     /// see what the app sent.
     public var customPurchaseOptions: [String: String]?
+    /// How the transaction was billed, for a subscription with billing plans (`nil` otherwise).
+    public var billing: Billing? {
+        get { billingBox?.payload }
+        set { billingBox = newValue.map(RecordBox.init) }
+    }
+    /// Where ``billing`` is kept: behind a reference (see ``RecordBox``).
+    var billingBox: RecordBox<Billing>?
     /// For a transaction imported from data the App Store signed (``SimulatedAppStore/importSignedHistory(_:options:)``):
     /// the newest payload imported. It keeps Apple's identifiers and every field as Apple signed it, also
     /// those this record does not model; `nil` for the store's own transactions.
     public var imported: JWSTransactionDecodedPayload? {
         get { importedPayload?.payload }
-        set { importedPayload = newValue.map(ImportedPayload.init) }
+        set { importedPayload = newValue.map(RecordBox.init) }
     }
-    /// Where ``imported`` is kept: behind a reference (see ``ImportedPayload``).
-    var importedPayload: ImportedPayload<JWSTransactionDecodedPayload>?
+    /// Where ``imported`` is kept: behind a reference (see ``RecordBox``).
+    var importedPayload: RecordBox<JWSTransactionDecodedPayload>?
 
     /// The JSON keys: the properties' names, the imported payload's included.
     enum CodingKeys: String, CodingKey {
@@ -116,6 +146,7 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         case expirationDate, quantity, ownership, familySourceID, webOrderLineItemID, appAccountToken, appTransactionID
         case storefront, storefrontID, currency, price, reason, offer, revocation, isUpgraded, state, finishedDate
         case customPurchaseOptions
+        case billingBox = "billing"
         case importedPayload = "imported"
     }
 
@@ -205,6 +236,17 @@ public struct LedgerTransaction: Hashable, Sendable, Codable, Identifiable {
         payload.currency = currency
         payload.price = price
         payload.appTransactionId = appTransactionID
+        if let billing {
+            payload.billingPlanType = billing.planType
+            if let number = billing.paymentNumber, let total = billing.totalPayments {
+                var commitment = TransactionCommitmentInfo()
+                commitment.billingPeriodNumber = Int32(clamping: number)
+                commitment.totalBillingPeriods = Int32(clamping: total)
+                commitment.commitmentExpiresDate = billing.commitmentEnd
+                commitment.commitmentPrice = billing.commitmentPrice
+                payload.commitmentInfo = commitment
+            }
+        }
         return payload
     }
 

@@ -55,6 +55,9 @@ public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
     /// The app's requests for a review on this device (`AppStore.requestReview`,
     /// `SKStoreReviewController.requestReview()`), oldest first, the last ``ReviewRequest/kept`` of them.
     public var reviewRequests: [ReviewRequest]?
+    /// The app's order and visibility of its promoted in-app purchases on this device
+    /// (`Product.PromotionInfo`); `nil` keeps App Store Connect's (the catalog's order, every one shown).
+    public var promotedProducts: [PromotedProduct]?
 
     public var id: String { name }
 
@@ -63,6 +66,25 @@ public struct StoreDevice: Hashable, Sendable, Codable, Identifiable {
         self.account = account
         self.deviceVerificationID = deviceVerificationID
         self.launchCount = launchCount
+    }
+}
+
+/// A promoted in-app purchase as an app orders and shows it on a device (`Product.PromotionInfo`).
+public struct PromotedProduct: Hashable, Sendable, Codable {
+    /// Whether the App Store shows the promotion on this device.
+    public enum Visibility: String, Hashable, Sendable, Codable {
+        /// As App Store Connect says.
+        case appStoreConnectDefault
+        case visible
+        case hidden
+    }
+
+    public var productID: String
+    public var visibility: Visibility
+
+    public init(productID: String, visibility: Visibility) {
+        self.productID = productID
+        self.visibility = visibility
     }
 }
 

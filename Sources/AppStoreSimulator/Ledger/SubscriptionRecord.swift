@@ -37,6 +37,47 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
         case declined
     }
 
+    /// A commitment billed monthly (a yearly plan paid in twelve payments): which payment the current
+    /// period is, the commitment's dates and prices. Payments continue to its end whatever the
+    /// customer's auto-renew choice, which takes effect when the commitment ends.
+    public struct Commitment: Hashable, Sendable, Codable {
+        /// The current period's payment, from 1.
+        public var paymentNumber: Int
+        public var totalPayments: Int
+        public var start: Date
+        public var end: Date
+        /// The commitment's whole price and one payment's, in milliunits.
+        public var price: Int64
+        public var paymentPrice: Int64
+
+        public init(paymentNumber: Int, totalPayments: Int, start: Date, end: Date, price: Int64, paymentPrice: Int64) {
+            self.paymentNumber = paymentNumber
+            self.totalPayments = totalPayments
+            self.start = start
+            self.end = end
+            self.price = price
+            self.paymentPrice = paymentPrice
+        }
+
+        /// Whether payments are still due before the commitment ends.
+        public var hasPaymentsLeft: Bool { paymentNumber < totalPayments }
+
+        /// How many monthly payments a commitment of `period` takes.
+        public static func payments(in period: SubscriptionPeriod) -> Int {
+            switch period.unit {
+            case .year: return 12 * period.value
+            case .month: return period.value
+            default: return 1
+            }
+        }
+
+        /// How the period of this payment was billed.
+        public var billing: LedgerTransaction.Billing {
+            LedgerTransaction.Billing(planType: .monthly, paymentNumber: paymentNumber, totalPayments: totalPayments, commitmentEnd: end,
+                                      commitmentPrice: price)
+        }
+    }
+
     /// An offer that applies to coming periods.
     public struct ActiveOffer: Hashable, Sendable, Codable {
         public var offer: LedgerTransaction.Offer
@@ -90,10 +131,17 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
     /// (a renewal, an expiry, a control); from then on the renewal info is the store's own.
     public var importedRenewalInfo: JWSRenewalInfoDecodedPayload? {
         get { importedRenewalInfoPayload?.payload }
-        set { importedRenewalInfoPayload = newValue.map(ImportedPayload.init) }
+        set { importedRenewalInfoPayload = newValue.map(RecordBox.init) }
     }
-    /// Where ``importedRenewalInfo`` is kept: behind a reference (see ``ImportedPayload``).
-    var importedRenewalInfoPayload: ImportedPayload<JWSRenewalInfoDecodedPayload>?
+    /// Where ``importedRenewalInfo`` is kept: behind a reference (see ``RecordBox``).
+    var importedRenewalInfoPayload: RecordBox<JWSRenewalInfoDecodedPayload>?
+    /// The commitment a subscription billed monthly is in (`nil` for one billed up front).
+    public var commitment: Commitment? {
+        get { commitmentBox?.payload }
+        set { commitmentBox = newValue.map(RecordBox.init) }
+    }
+    /// Where ``commitment`` is kept: behind a reference (see ``RecordBox``).
+    var commitmentBox: RecordBox<Commitment>?
 
     /// The JSON keys: the properties' names, the imported renewal info's included.
     enum CodingKeys: String, CodingKey {
@@ -101,6 +149,7 @@ public struct SubscriptionRecord: Hashable, Sendable, Codable, Identifiable {
         case expirationDate, anchorDate, anchorPeriod, periodsSinceAnchor, gracePeriodExpirationDate, billingRetryEndDate
         case expirationIntent, priceIncrease, currentOffer, queuedOffer, recentSubscriptionStartDate, renewalExtensions
         case appAccountToken, familySourceID
+        case commitmentBox = "commitment"
         case importedRenewalInfoPayload = "importedRenewalInfo"
     }
 

@@ -31,6 +31,10 @@ public struct PurchaseRequest: Hashable, Sendable {
     /// The custom option StoreKit sends `Product.PurchaseOption.introductoryOfferEligibility(compactJWS:)` as.
     public static let introductoryOfferEligibilityKey = "introOfferEligibilityParam"
 
+    /// `Product.PurchaseOption.billingPlanType(_:)`: `MONTHLY` pays a monthly billing plan of the
+    /// subscription (a commitment paid in monthly payments), `BILLED_UPFRONT` the usual way.
+    public var billingPlanType: String?
+
     /// The custom options as a transaction keeps them: `nil` when there are none.
     var recordedCustomOptions: [String: String]? { customOptions.isEmpty ? nil : customOptions }
 

@@ -72,6 +72,38 @@ extension SimulatedAppStore {
         }
     }
 
+    // MARK: Promoted purchases
+
+    /// The device's promoted in-app purchases in the order the App Store shows them, with their
+    /// visibility: the app's order once it set one, else App Store Connect's (here, every product of
+    /// the catalog in the file's order, as configured).
+    ///
+    /// - Throws: ``AppStoreError/control(_:_:)`` for an unknown device.
+    public func promotedProducts(device: String) throws(AppStoreError) -> [PromotedProduct] {
+        try reading { () throws(AppStoreError) -> [PromotedProduct] in
+            guard let target = ledger.device(device) else { throw .control(.invalidAction, "no device \(device)") }
+            return target.promotedProducts ?? catalog().products.map { PromotedProduct(productID: $0.id, visibility: .appStoreConnectDefault) }
+        }
+    }
+
+    /// Sets the order and visibility of the device's promoted in-app purchases (`Product.PromotionInfo.updateAll`).
+    ///
+    /// - Throws: ``AppStoreError/control(_:_:)`` for an unknown device, a product the catalog does not
+    ///   sell, or a product listed twice.
+    public func updatePromotedProducts(_ products: [PromotedProduct], device: String) throws(AppStoreError) {
+        let sold = Set(catalog().products.map(\.id))
+        var seen: Set<String> = []
+        for product in products {
+            guard sold.contains(product.productID) else { throw .control(.invalidProductIdentifier, "no product \(product.productID)") }
+            guard seen.insert(product.productID).inserted else { throw .control(.invalidAction, "\(product.productID) is listed twice") }
+        }
+        try writing { (change) throws(AppStoreError) in
+            guard var target = storedDevice(device, in: change) else { throw .control(.invalidAction, "no device \(device)") }
+            target.promotedProducts = products
+            change.ledger.devices[target.name] = target
+        }
+    }
+
     // MARK: Reviews
 
     /// The app on a device asks the customer for a review (`AppStore.requestReview`,

@@ -150,19 +150,21 @@ extension SimulatedAppStore {
     /// The period end that `record` reaches at its scheduled expiration: renew, fail into grace or
     /// billing retry, or expire.
     func renew(_ record: SubscriptionRecord, at date: Date, change: inout Change) throws(AppStoreError) {
-        if !record.autoRenewEnabled {
+        // A commitment billed monthly is paid to its end: turning auto-renew off, or a price increase,
+        // takes effect when it ends.
+        let committed = record.commitment?.hasPaymentsLeft == true
+        if !record.autoRenewEnabled, !committed {
             let declined = record.priceIncrease == .declined
             try expire(record, intent: declined ? .customerDidNotConsentToPriceIncrease : .customerCancelled,
                        subtype: declined ? .priceIncrease : .voluntary, at: date, change: &change)
             return
         }
-        if record.priceIncrease == .pending {
+        if record.priceIncrease == .pending, !committed {
             try expire(record, intent: .customerDidNotConsentToPriceIncrease, subtype: .priceIncrease, at: date, change: &change)
             return
         }
-        guard catalog().product(id: record.autoRenewProductID)?.subscription != nil,
-              !settings.unavailableProducts.contains(record.autoRenewProductID)
-        else {
+        let renewing = committed ? record.productID : record.autoRenewProductID
+        guard catalog().product(id: renewing)?.subscription != nil, !settings.unavailableProducts.contains(renewing) else {
             try expire(record, intent: .productNotAvailable, subtype: .productNotForSale, at: date, change: &change)
             return
         }
@@ -178,7 +180,9 @@ extension SimulatedAppStore {
     func recordRenewal(_ record: SubscriptionRecord, chargedAt charge: Date, periodStart: Date, restartCycle: Bool,
                        recovery: Bool = false, change: inout Change) throws(AppStoreError) {
         var record = record
-        guard let product = catalog().product(id: record.autoRenewProductID), let info = product.subscription,
+        // A commitment's payments renew its product; the renewal product takes over when it ends.
+        let committed = record.commitment?.hasPaymentsLeft == true
+        guard let product = catalog().product(id: committed ? record.productID : record.autoRenewProductID), let info = product.subscription,
               let previous = storedTransaction(record.latestTransactionID, in: change)
         else { throw .control(.noSubscriptionFound, "subscription \(record.originalTransactionID) has no current transaction") }
         var offer = record.currentOffer
@@ -190,7 +194,20 @@ extension SimulatedAppStore {
             record.queuedOffer = nil
         }
         if offer != nil, product.id != record.productID, offer?.offer.type == .introductoryOffer { offer = nil }
-        let period = offer?.period ?? info.period
+        // The next payment of a commitment, or the first of the next one (same product, same plan).
+        var commitment = product.id == record.productID ? record.commitment : nil
+        if var current = commitment {
+            if current.hasPaymentsLeft {
+                current.paymentNumber += 1
+            } else {
+                current = SubscriptionRecord.Commitment(
+                    paymentNumber: 1, totalPayments: current.totalPayments, start: periodStart,
+                    end: schedule.end(of: info.period, count: 1, from: periodStart), price: current.price, paymentPrice: current.paymentPrice)
+            }
+            commitment = current
+            offer = nil
+        }
+        let period = commitment != nil ? SubscriptionPeriod(value: 1, unit: .month) : offer?.period ?? info.period
         if restartCycle || period != record.anchorPeriod || product.id != record.productID || offer?.offer != record.currentOffer?.offer {
             record.anchorDate = periodStart
             record.anchorPeriod = period
@@ -209,7 +226,8 @@ extension SimulatedAppStore {
         transaction.webOrderLineItemID = change.takeWebOrderLineItemID()
         transaction.reason = .renewal
         transaction.offer = offer?.offer
-        transaction.price = offer?.price ?? product.priceInMilliunits
+        transaction.price = commitment?.paymentPrice ?? offer?.price ?? product.priceInMilliunits
+        transaction.billing = commitment?.billing
         transaction.revocation = nil
         transaction.isUpgraded = false
         transaction.finishedDate = nil
@@ -220,6 +238,7 @@ extension SimulatedAppStore {
         record.expirationDate = expiration
         record.state = .subscribed
         record.currentOffer = offer
+        record.commitment = commitment
         record.gracePeriodExpirationDate = nil
         record.billingRetryEndDate = nil
         record.expirationIntent = nil

@@ -61,9 +61,17 @@ extension SimulatedAppStore {
             return try changeProduct(record, to: product, request: request, account: account, device: device, inApp: inApp, change: &change)
         }
         let previous = ownSubscription(account: account.name, group: info.groupID)
-        let (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
+        let billing = try billingPlan(request, of: product)
+        var (offer, queued): (SubscriptionRecord.ActiveOffer?, SubscriptionRecord.ActiveOffer?) = (nil, nil)
+        if billing?.planType == .monthly {
+            guard request.offer == nil else {
+                throw .purchase(.ineligibleForOffer, "subscription offers do not apply to the monthly billing plan of \(product.id)")
+            }
+        } else {
+            (offer, queued) = try resolveOffer(request.offer, for: product, account: account.name, lapsed: previous != nil, inApp: inApp,
                                                appAccountToken: request.appAccountToken,
                                                eligibilityOverride: request.customOptions[PurchaseRequest.introductoryOfferEligibilityKey])
+        }
         let state = initialState(inApp: inApp, account: account, request: request)
         if state == .pendingApproval, let waiting = waitingRequest(productID: product.id, account: account.name) {
             return .pending(transactionID: waiting.id, reason: .askToBuy)
@@ -77,6 +85,7 @@ extension SimulatedAppStore {
             price: offer?.price ?? product.priceInMilliunits, reason: .purchase, offer: offer?.offer, state: state)
         transaction.appTransactionID = account.appTransactionID
         transaction.customPurchaseOptions = request.recordedCustomOptions
+        transaction.billing = billing
         guard state == .purchased else {
             change.record(transaction)
             return .pending(transactionID: id, reason: state == .pendingApproval ? .askToBuy : .interrupted)
@@ -103,29 +112,40 @@ extension SimulatedAppStore {
             offer = try activeOffer(for: applied, product: product)
         }
         let previous = ownSubscription(account: transaction.account, group: info.groupID, in: change)
-        let anchorPeriod = offer?.period ?? info.period
-        let periods = offer.map { $0.offer.discountType == .payAsYouGo ? 1 : $0.remainingPeriods } ?? 1
+        // Monthly billing of a commitment: a month's payment at a time, the commitment over the product's period.
+        let monthly = monthlyPlan(of: transaction, product: product)
+        let anchorPeriod = monthly != nil ? SubscriptionPeriod(value: 1, unit: .month) : offer?.period ?? info.period
+        let periods = monthly != nil ? 1 : offer.map { $0.offer.discountType == .payAsYouGo ? 1 : $0.remainingPeriods } ?? 1
         let expiration = schedule.end(of: anchorPeriod, count: periods, from: start)
+        let commitment = monthly.map { plan -> SubscriptionRecord.Commitment in
+            let payment = NSDecimalNumber(decimal: plan.price * 1000).int64Value
+            let total = SubscriptionRecord.Commitment.payments(in: info.period)
+            return SubscriptionRecord.Commitment(
+                paymentNumber: 1, totalPayments: total, start: start, end: schedule.end(of: info.period, count: 1, from: start),
+                price: plan.commitmentPrice.map { NSDecimalNumber(decimal: $0 * 1000).int64Value } ?? payment * Int64(total), paymentPrice: payment)
+        }
         transaction.originalID = previous?.originalTransactionID ?? transaction.originalID
         if let previous, let original = ledger.transaction(previous.originalTransactionID) {
             transaction.originalPurchaseDate = original.originalPurchaseDate
         }
         transaction.expirationDate = expiration
         transaction.webOrderLineItemID = change.takeWebOrderLineItemID()
-        transaction.price = offer?.price ?? product.priceInMilliunits
+        transaction.price = commitment?.paymentPrice ?? offer?.price ?? product.priceInMilliunits
         transaction.offer = offer?.offer
         transaction.subscriptionGroupID = info.groupID
+        if let commitment { transaction.billing = commitment.billing }
         var recent = start
         if let previous, previous.expirationDate.addingTimeInterval(60 * 86_400) >= start { recent = previous.recentSubscriptionStartDate }
         var current = offer
         if current?.offer.discountType != .payAsYouGo { current?.remainingPeriods = 1 }
-        let record = SubscriptionRecord(
+        var record = SubscriptionRecord(
             originalTransactionID: transaction.originalID, account: transaction.account, groupID: info.groupID, productID: product.id,
             autoRenewProductID: product.id, autoRenewEnabled: true, state: .subscribed, latestTransactionID: transaction.id,
             expirationDate: expiration, anchorDate: start, anchorPeriod: anchorPeriod, periodsSinceAnchor: periods,
             gracePeriodExpirationDate: nil, billingRetryEndDate: nil, expirationIntent: nil, priceIncrease: nil,
             currentOffer: current, queuedOffer: queuedOffer, recentSubscriptionStartDate: recent,
             appAccountToken: transaction.appAccountToken, familySourceID: nil)
+        record.commitment = commitment
         change.record(transaction)
         change.ledger.subscriptions[record.originalTransactionID] = record
         try deliver(transaction, purchasingDevice: purchasingDevice, kind: updateKind, change: &change)
@@ -293,6 +313,25 @@ extension SimulatedAppStore {
         }
         try enqueueStatusUpdates(record, change: &change)
         return answer(current, for: device, at: now)
+    }
+
+    // MARK: Billing plans
+
+    /// The billing plan a purchase asked for (`Product.PurchaseOption.billingPlanType(_:)`), checked
+    /// against the product's enabled plans; `nil` when it asked for none.
+    private func billingPlan(_ request: PurchaseRequest, of product: CatalogProduct) throws(AppStoreError) -> LedgerTransaction.Billing? {
+        guard let asked = request.billingPlanType else { return nil }
+        let type = BillingPlanType(rawValue: asked)
+        guard product.subscription?.billingPlans.contains(where: { $0.type == type && $0.isEnabled }) == true else {
+            throw .purchase(.productUnavailable, "\(product.id) has no enabled \(asked) billing plan")
+        }
+        return LedgerTransaction.Billing(planType: type)
+    }
+
+    /// The monthly billing plan a transaction was bought under, if any.
+    func monthlyPlan(of transaction: LedgerTransaction, product: CatalogProduct) -> CatalogProduct.BillingPlan? {
+        guard transaction.billing?.planType == .monthly else { return nil }
+        return product.subscription?.billingPlans.first { $0.type == .monthly && $0.isEnabled }
     }
 
     // MARK: Offers

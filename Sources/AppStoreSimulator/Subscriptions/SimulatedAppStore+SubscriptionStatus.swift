@@ -66,6 +66,22 @@ extension SimulatedAppStore {
             info.offerDiscountType = next?.offer.discountType
             info.offerPeriod = next?.offer.period
         }
+        if let commitment = record.commitment, record.state != .expired, record.state != .revoked {
+            // Monthly payments of a commitment: each renewal bills a payment, and the commitment itself
+            // renews (or not) when it ends.
+            info.renewalBillingPlanType = .monthly
+            if commitment.hasPaymentsLeft || record.autoRenewEnabled {
+                info.renewalPrice = commitment.paymentPrice
+                info.currency = latest?.currency ?? catalog().product(id: record.productID)?.currency
+            }
+            var committed = RenewalCommitmentInfo()
+            committed.commitmentAutoRenewProductId = record.autoRenewProductID
+            committed.commitmentAutoRenewStatus = record.autoRenewEnabled ? .on : .off
+            committed.commitmentRenewalBillingPlanType = .monthly
+            committed.commitmentRenewalDate = commitment.end
+            committed.commitmentRenewalPrice = commitment.price
+            info.commitmentInfo = committed
+        }
         if record.state == .expired, let offers = catalog().product(id: record.productID)?.subscription?.winBackOffers {
             let eligible = offers.filter(\.isEligible).compactMap(\.id)
             if !eligible.isEmpty { info.eligibleWinBackOfferIds = eligible }

@@ -154,4 +154,10 @@ struct PreparedTransport: StoreTransport {
     func requestReview(device: String) async throws -> Bool {
         try await prepare(); return try await base.requestReview(device: device)
     }
+    func promotedProducts(device: String) async throws -> [TransportPromotion] {
+        try await prepare(); return try await base.promotedProducts(device: device)
+    }
+    func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws {
+        try await prepare(); try await base.updatePromotedProducts(promotions, device: device)
+    }
 }

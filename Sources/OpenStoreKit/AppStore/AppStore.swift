@@ -13,6 +13,16 @@ public enum AppStore {
         public var description: String { rawValue }
     }
 
+    /// A platform an app was first bought or downloaded on (`AppTransaction.originalPlatform`).
+    public struct Platform: RawRepresentable, Hashable, Sendable {
+        public let rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public static let iOS = Platform(rawValue: "iOS")
+        public static let macOS = Platform(rawValue: "macOS")
+        public static let tvOS = Platform(rawValue: "tvOS")
+        public static let visionOS = Platform(rawValue: "visionOS")
+    }
+
     /// Fetches the account's transactions and statuses again. Call it only from an explicit
     /// "Restore Purchases" action: on a device it asks the customer to sign in.
     ///

@@ -18,6 +18,8 @@ public struct AppTransaction: Hashable, Sendable, JWSSignedValue, RequiredProper
     /// When the customer first got the app.
     public let originalPurchaseDate: Date
     public let preorderDate: Date?
+    /// The platform the customer first got the app on.
+    public let originalPlatform: AppStore.Platform
     public let signedDate: Date
     public let deviceVerification: Data
     public let deviceVerificationNonce: UUID
@@ -37,6 +39,7 @@ public struct AppTransaction: Hashable, Sendable, JWSSignedValue, RequiredProper
         self.originalAppVersion = payload.originalApplicationVersion ?? ""
         self.originalPurchaseDate = payload.originalPurchaseDate ?? Date(timeIntervalSince1970: 0)
         self.preorderDate = payload.preorderDate
+        self.originalPlatform = AppStore.Platform(rawValue: payload.originalPlatform?.rawValue ?? AppStore.Platform.iOS.rawValue)
         self.signedDate = payload.receiptCreationDate ?? Date(timeIntervalSince1970: 0)
         self.deviceVerification = DeviceVerificationFields.digest(payload.deviceVerification)
         self.deviceVerificationNonce = payload.deviceVerificationNonce ?? DeviceVerificationFields.missingNonce
@@ -62,6 +65,16 @@ public struct AppTransaction: Hashable, Sendable, JWSSignedValue, RequiredProper
     /// Fetches the app transaction again (on a device, after asking the customer to sign in).
     public static func refresh() async throws -> VerificationResult<AppTransaction> {
         try await StoreClient.active.appTransaction()
+    }
+}
+
+extension AppTransaction: CustomDebugStringConvertible {
+    /// ``originalPlatform``'s raw string (`iOS`).
+    public var originalPlatformStringRepresentation: String { originalPlatform.rawValue }
+
+    public var debugDescription: String {
+        "AppTransaction(appTransactionID: \(appTransactionID), bundleID: \(bundleID), environment: \(environment), "
+            + "originalAppVersion: \(originalAppVersion), originalPurchaseDate: \(originalPurchaseDate.formatted(.iso8601)))"
     }
 }
 

@@ -3,6 +3,8 @@ import Foundation
 /// A purchase the customer started on the App Store (a promoted in-app purchase), as StoreKit's
 /// `PurchaseIntent`: the app decides whether and when to complete it with `product.purchase()`.
 public struct PurchaseIntent: Identifiable, Hashable, Sendable {
+    public typealias ID = Product.ID
+
     /// The product the customer chose.
     public let product: Product
     /// The promotional or win-back offer the customer chose with it, if any.

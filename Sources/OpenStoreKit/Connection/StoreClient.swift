@@ -222,4 +222,6 @@ struct DisconnectedTransport: StoreTransport {
     func canMakePayments(device: String) async throws -> Bool { throw fail() }
     func storePolicies(device: String) async throws -> StorePolicies { throw fail() }
     func requestReview(device: String) async throws -> Bool { throw fail() }
+    func promotedProducts(device: String) async throws -> [TransportPromotion] { throw fail() }
+    func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws { throw fail() }
 }

@@ -58,6 +58,7 @@ extension Product.PurchaseError: LocalizedError {
         case .invalidOfferPrice: return "The offer price is not valid."
         case .invalidOfferSignature: return "The offer signature is not valid."
         case .missingOfferParameters: return "Parameters of the offer are missing."
+        case .paymentMethodBindingConfigurationRequired: return "The payment method needs to be set up for this app."
         }
     }
 
@@ -71,6 +72,7 @@ extension Product.PurchaseError: LocalizedError {
         case .invalidOfferPrice: return "The offer's price is higher than the product's price."
         case .invalidOfferSignature: return "The signature does not verify with the app's in-app purchase key, or was signed for another offer."
         case .missingOfferParameters: return "The offer needs a signature, and some of its fields are missing."
+        case .paymentMethodBindingConfigurationRequired: return "The account has no payment method bound to this app."
         }
     }
 
@@ -84,6 +86,7 @@ extension Product.PurchaseError: LocalizedError {
         case .invalidOfferPrice: return "Correct the offer's price in App Store Connect or the .storekit file."
         case .invalidOfferSignature: return "Sign the offer again on the server with the app's in-app purchase key."
         case .missingOfferParameters: return "Pass every field of the signed offer."
+        case .paymentMethodBindingConfigurationRequired: return "Ask the customer to bind a payment method, then try again."
         }
     }
 }

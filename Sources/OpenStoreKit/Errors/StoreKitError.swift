@@ -80,3 +80,15 @@ func storeKitCall<Result>(_ body: () async throws -> Result) async throws -> Res
         throw StoreKitError.systemError(error)
     }
 }
+
+/// A request the App Store refused as malformed (Advanced Commerce API purchases), with its code
+/// and Apple's message.
+public struct InvalidRequestError: Error, Sendable {
+    public let code: Int64
+    public let message: String
+
+    public init(code: Int64, message: String) {
+        self.code = code
+        self.message = message
+    }
+}

@@ -34,6 +34,8 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
         case ineligibleForOffer = 18
         case unsupportedPlatform = 19
         case overlayPresentedInBackgroundScene = 20
+        /// The account's payment method must be bound to the app first.
+        case paymentMethodBindingConfigurationRequired = 21
 
         /// What the code means, in words.
         var meaning: String {
@@ -59,6 +61,7 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
             case .ineligibleForOffer: return "The customer is not eligible for the offer."
             case .unsupportedPlatform: return "The request is not supported on this platform."
             case .overlayPresentedInBackgroundScene: return "The overlay was presented in a background scene."
+            case .paymentMethodBindingConfigurationRequired: return "The payment method needs to be set up for this app."
             }
         }
 
@@ -155,6 +158,7 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
     public static var ineligibleForOffer: Code { .ineligibleForOffer }
     public static var unsupportedPlatform: Code { .unsupportedPlatform }
     public static var overlayPresentedInBackgroundScene: Code { .overlayPresentedInBackgroundScene }
+    public static var paymentMethodBindingConfigurationRequired: Code { .paymentMethodBindingConfigurationRequired }
 
     /// The original API's error for a StoreKit 2 error.
     init(storeKitError error: any Error) {
@@ -172,6 +176,7 @@ public struct SKError: Error, Hashable, Sendable, CustomStringConvertible, Custo
             case .invalidOfferPrice: self.init(.invalidOfferPrice)
             case .invalidOfferSignature: self.init(.invalidSignature)
             case .missingOfferParameters: self.init(.missingOfferParams)
+            case .paymentMethodBindingConfigurationRequired: self.init(.paymentMethodBindingConfigurationRequired)
             }
         default: self.init(.unknown, message: "\(error)")
         }

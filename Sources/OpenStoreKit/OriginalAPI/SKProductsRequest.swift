@@ -311,3 +311,9 @@ public let SKReceiptPropertyIsExpired = "expired"
 public let SKReceiptPropertyIsRevoked = "revoked"
 /// A sandbox receipt property: the receipt is a volume purchase.
 public let SKReceiptPropertyIsVolumePurchase = "vpp"
+
+/// Ends the app so the system can fetch a valid receipt, as `SKTerminateForInvalidReceipt()` does on
+/// macOS: the process exits with status 173, the code Apple's launcher reads as "invalid receipt".
+public func SKTerminateForInvalidReceipt() {
+    exit(173)
+}

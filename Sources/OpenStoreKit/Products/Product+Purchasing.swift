@@ -27,6 +27,8 @@ extension Product {
         case invalidOfferPrice
         case invalidOfferSignature
         case missingOfferParameters
+        /// The account's payment method must be bound to the app first (a payment method binding).
+        case paymentMethodBindingConfigurationRequired
 
         init?(caseName name: String) {
             guard let match = Self.allCases.first(where: { "\($0)" == name }) else { return nil }
@@ -35,7 +37,7 @@ extension Product {
     }
 
     /// A choice made for one purchase.
-    public struct PurchaseOption: Hashable, Sendable {
+    public struct PurchaseOption: Hashable, Sendable, CustomDebugStringConvertible {
         enum Value: Hashable, Sendable {
             case appAccountToken(UUID)
             case quantity(Int)
@@ -45,6 +47,8 @@ extension Product {
             case onStorefrontChange(StorefrontChangeHandler)
             /// A custom key and its value in words (`true`, `2.5`, base64 for data).
             case custom(key: String, value: String)
+            /// A billing plan's type (`MONTHLY`, `BILLED_UPFRONT`).
+            case billingPlan(String)
         }
 
         /// The app's answer to a storefront change, compared by identity (a closure has no value).
@@ -56,6 +60,19 @@ extension Product {
         }
 
         let value: Value
+
+        public var debugDescription: String {
+            switch value {
+            case .appAccountToken(let token): return "PurchaseOption.appAccountToken(\(token.uuidString.lowercased()))"
+            case .quantity(let quantity): return "PurchaseOption.quantity(\(quantity))"
+            case .offer(let offer): return "PurchaseOption.offer(\(offer))"
+            case .purchaseDate(let date, let behavior): return "PurchaseOption.purchaseDate(\(date.formatted(.iso8601)), \(behavior))"
+            case .simulatesAskToBuy(let enabled): return "PurchaseOption.simulatesAskToBuyInSandbox(\(enabled))"
+            case .onStorefrontChange: return "PurchaseOption.onStorefrontChange"
+            case .custom(let key, let value): return "PurchaseOption.custom(\(key): \(value))"
+            case .billingPlan(let type): return "PurchaseOption.billingPlanType(\(type))"
+            }
+        }
 
         /// The app's own identifier for the customer; it is stored in the transaction and renewal info.
         public static func appAccountToken(_ token: UUID) -> PurchaseOption { PurchaseOption(value: .appAccountToken(token)) }
@@ -223,6 +240,7 @@ extension TransportPurchaseRequest {
                 request.cancelsAfterFirstPeriod = behavior == .cancelImmediately
             case .simulatesAskToBuy(let enabled): request.simulatesAskToBuyInSandbox = enabled
             case .custom(let key, let value): request.customOptions[key] = value
+            case .billingPlan(let type): request.billingPlanType = type
             case .onStorefrontChange: break
             }
         }

@@ -13,10 +13,14 @@ extension Product {
         /// The level in the group; 1 is the highest service.
         public let groupLevel: Int
         public let groupDisplayName: String
+        /// How the customer may pay for the subscription: up front for each period, or monthly over a
+        /// commitment (a yearly plan billed monthly), as the `.storekit` file's billing plans say.
+        /// Empty for a subscription with no billing plans.
+        public let pricingTerms: [PricingTerms]
 
         let client: StoreClient?
 
-        init(_ info: CatalogProduct.SubscriptionInfo, currencyCode: String, client: StoreClient) {
+        init(_ info: CatalogProduct.SubscriptionInfo, currencyCode: String, priceLocale: Locale, client: StoreClient) {
             self.subscriptionGroupID = info.groupID
             self.subscriptionPeriod = SubscriptionPeriod(info.period)
             self.introductoryOffer = info.introductoryOffer.map(SubscriptionOffer.init)
@@ -24,6 +28,11 @@ extension Product {
             self.winBackOffers = info.winBackOffers.map(SubscriptionOffer.init)
             self.groupLevel = info.groupLevel
             self.groupDisplayName = info.groupDisplayName ?? ""
+            let offers = [introductoryOffer].compactMap { $0 } + promotionalOffers + winBackOffers
+            let style = Decimal.FormatStyle.Currency(code: currencyCode, locale: priceLocale)
+            self.pricingTerms = info.billingPlans.filter(\.isEnabled).map { plan in
+                PricingTerms(plan, period: SubscriptionPeriod(info.period), offers: offers, currency: style)
+            }
             self.client = client
         }
 
@@ -31,6 +40,7 @@ extension Product {
             lhs.subscriptionGroupID == rhs.subscriptionGroupID && lhs.subscriptionPeriod == rhs.subscriptionPeriod
                 && lhs.introductoryOffer == rhs.introductoryOffer && lhs.promotionalOffers == rhs.promotionalOffers
                 && lhs.winBackOffers == rhs.winBackOffers && lhs.groupLevel == rhs.groupLevel && lhs.groupDisplayName == rhs.groupDisplayName
+                && lhs.pricingTerms == rhs.pricingTerms
         }
 
         public func hash(into hasher: inout Hasher) {
@@ -57,13 +67,29 @@ extension Product {
         public static func status(for groupID: String) async throws -> [Status] {
             try await StoreClient.active.subscriptionStatuses(groupID: groupID)
         }
+
+        /// The status of the subscription a transaction belongs to (any transaction of it: the
+        /// original, a renewal, an upgrade); `nil` when the transaction is not the customer's or not
+        /// of a subscription.
+        public static func status(transactionID: UInt64) async throws -> SubscriptionStatus? {
+            try await StoreClient.active.subscriptionStatus(transactionID: transactionID)
+        }
     }
 
     /// A length of time a subscription or offer runs.
-    public struct SubscriptionPeriod: Hashable, Sendable, CustomStringConvertible {
+    public struct SubscriptionPeriod: Hashable, Sendable, CustomStringConvertible, CustomDebugStringConvertible {
         /// A unit of time.
-        public enum Unit: Int, Hashable, Sendable, CaseIterable {
+        public enum Unit: Int, Hashable, Sendable, CaseIterable, CustomDebugStringConvertible {
             case day, week, month, year
+
+            public var debugDescription: String {
+                switch self {
+                case .day: return "day"
+                case .week: return "week"
+                case .month: return "month"
+                case .year: return "year"
+                }
+            }
         }
 
         public let value: Int
@@ -93,6 +119,8 @@ extension Product {
         public static let everyThreeMonths = SubscriptionPeriod(value: 3, unit: .month)
         public static let everySixMonths = SubscriptionPeriod(value: 6, unit: .month)
         public static let yearly = SubscriptionPeriod(value: 1, unit: .year)
+
+        public var debugDescription: String { "SubscriptionPeriod(value: \(value), unit: \(unit.debugDescription))" }
 
         /// The ISO 8601 form, such as `P1M`.
         public var description: String {
@@ -132,12 +160,12 @@ extension Product {
         /// the joined fields with the in-app purchase key); see
         /// `Product.PurchaseOption.promotionalOffer(offerID:signature:)`.
         public struct Signature: Hashable, Sendable {
-            public let keyID: String
-            public let nonce: UUID
+            public var keyID: String
+            public var nonce: UUID
             /// Milliseconds since 1970, as signed.
-            public let timestamp: Int
+            public var timestamp: Int
             /// The DER signature.
-            public let signature: Data
+            public var signature: Data
 
             public init(keyID: String, nonce: UUID, timestamp: Int, signature: Data) {
                 self.keyID = keyID
@@ -176,6 +204,16 @@ extension Product {
 }
 
 extension StoreClient {
+    /// `Product.SubscriptionInfo.status(transactionID:)` for this device's account.
+    public func subscriptionStatus(transactionID: UInt64) async throws -> Product.SubscriptionInfo.Status? {
+        let items = try await storeKitCall { try await transport.transactions(.transaction(id: transactionID), device: device) }
+        guard let transaction = items.first.flatMap({ verifyTransaction($0) })?.unsafePayloadValue,
+              let group = transaction.subscriptionGroupID else { return nil }
+        return try await subscriptionStatuses(groupID: group).first {
+            $0.transaction.unsafePayloadValue.originalID == transaction.originalID
+        }
+    }
+
     /// `Product.SubscriptionInfo.isEligibleForIntroOffer(for:)` for this device's account; `false` when the store cannot answer.
     public func isEligibleForIntroOffer(groupID: String) async -> Bool {
         do {

@@ -180,6 +180,61 @@ extension Product.SubscriptionInfo {
 
         public static func == (lhs: RenewalInfo, rhs: RenewalInfo) -> Bool { lhs.jwsRepresentation == rhs.jwsRepresentation }
         public func hash(into hasher: inout Hasher) { hasher.combine(jwsRepresentation) }
+
+        /// What renews when a commitment ends, for a subscription billed monthly over one.
+        public struct CommitmentInfo: Hashable, Sendable {
+            public let renewalDate: Date
+            public let renewalPrice: Decimal
+            public let willAutoRenew: Bool
+            /// The product the commitment renews to.
+            public let autoRenewPreference: String
+            public let renewalBillingPlanType: SubscriptionInfo.BillingPlanType
+
+            init?(_ info: RenewalCommitmentInfo?) {
+                guard let info, let date = info.commitmentRenewalDate, let product = info.commitmentAutoRenewProductId,
+                      let plan = info.commitmentRenewalBillingPlanType else { return nil }
+                self.renewalDate = date
+                self.renewalPrice = Decimal(info.commitmentRenewalPrice ?? 0) / 1000
+                self.willAutoRenew = info.commitmentAutoRenewStatus == .on
+                self.autoRenewPreference = product
+                self.renewalBillingPlanType = SubscriptionInfo.BillingPlanType(plan)
+            }
+        }
+
+        /// Advanced Commerce data of the subscription, as the App Store signed it.
+        public struct AdvancedCommerceInfo: Hashable, Sendable {
+            /// The `advancedCommerceInfo` object of the signed renewal info, as JSON.
+            public let jsonRepresentation: Data
+
+            init?(_ value: JSONValue?) {
+                guard let value, let data = try? AppStoreJSON.makeEncoder().encode(value) else { return nil }
+                self.jsonRepresentation = data
+            }
+        }
+
+        /// Advanced Commerce data, for subscriptions bought through the Advanced Commerce API.
+        public var advancedCommerceInfo: AdvancedCommerceInfo? { AdvancedCommerceInfo(payload.advancedCommerceInfo) }
+        /// What renews when the commitment ends, for a subscription billed monthly over one.
+        public var commitmentInfo: CommitmentInfo? { CommitmentInfo(payload.commitmentInfo) }
+        /// How the next renewal is billed, when the App Store says.
+        public var renewalBillingPlanType: SubscriptionInfo.BillingPlanType? {
+            payload.renewalBillingPlanType.map(SubscriptionInfo.BillingPlanType.init)
+        }
+        /// ``environment``'s raw string (`Sandbox`).
+        public var environmentStringRepresentation: String { environment.rawValue }
+        /// The ISO 4217 code of ``currency``.
+        public var currencyCode: String? { currency?.identifier }
+        /// The next renewal's offer payment mode as its raw string (`FREE_TRIAL`).
+        public var offerPaymentModeStringRepresentation: String? { payload.offerDiscountType?.rawValue }
+        /// The next renewal's offer period as its ISO 8601 string (`P1M`).
+        public var offerPeriodStringRepresentation: String? { payload.offerPeriod }
+    }
+}
+
+extension Product.SubscriptionInfo.RenewalInfo: CustomDebugStringConvertible {
+    public var debugDescription: String {
+        "RenewalInfo(originalTransactionID: \(originalTransactionID), currentProductID: \(currentProductID), willAutoRenew: \(willAutoRenew)"
+            + "\(renewalDate.map { ", renewalDate: \($0.formatted(.iso8601))" } ?? ""))"
     }
 }
 

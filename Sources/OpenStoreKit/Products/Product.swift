@@ -7,6 +7,8 @@ import StoreKitCatalog
 /// Products come from ``products(for:)``; a product remembers the ``StoreClient`` it was fetched
 /// through, so ``purchase(options:)`` buys on that device.
 public struct Product: Identifiable, Hashable, Sendable {
+    public typealias ID = String
+
     /// The product identifier from the App Store configuration.
     public let id: String
     public let type: ProductType
@@ -29,8 +31,11 @@ public struct Product: Identifiable, Hashable, Sendable {
     public let priceFormatStyle: Decimal.FormatStyle.Currency
 
     let client: StoreClient?
+    /// The catalog's product this one presents (its billing plans, offers and identifiers).
+    let catalogProduct: CatalogProduct
 
     init(_ product: CatalogProduct, client: StoreClient) {
+        self.catalogProduct = product
         self.id = product.id
         self.type = ProductType(kind: product.kind)
         self.displayName = product.displayName
@@ -38,7 +43,9 @@ public struct Product: Identifiable, Hashable, Sendable {
         self.price = product.price
         self.displayPrice = product.displayPrice
         self.isFamilyShareable = product.isFamilyShareable
-        self.subscription = product.subscription.map { SubscriptionInfo($0, currencyCode: product.currency, client: client) }
+        self.subscription = product.subscription.map {
+            SubscriptionInfo($0, currencyCode: product.currency, priceLocale: Locale(identifier: product.priceLocale), client: client)
+        }
         self.currencyCode = product.currency
         self.priceFormatStyle = Decimal.FormatStyle.Currency(code: product.currency, locale: Locale(identifier: product.priceLocale))
         self.client = client
@@ -59,7 +66,8 @@ public struct Product: Identifiable, Hashable, Sendable {
     /// The products with these identifiers that the store sells; unknown identifiers are left out.
     ///
     /// - Throws: `StoreKitError` when the store cannot be reached (or a test session makes loading fail).
-    public static func products(for identifiers: some Collection<String>) async throws -> [Product] {
+    public static func products<Identifiers>(for identifiers: Identifiers) async throws -> [Product]
+        where Identifiers: Collection, Identifiers.Element == String {
         try await StoreClient.active.products(for: identifiers)
     }
 
@@ -80,6 +88,12 @@ public struct Product: Identifiable, Hashable, Sendable {
             for await result in currentEntitlements { return result }
             return nil
         }
+    }
+}
+
+extension Product: CustomDebugStringConvertible {
+    public var debugDescription: String {
+        "Product(id: \(id), type: \(type), displayName: \(displayName), displayPrice: \(displayPrice)\(subscription.map { ", period: \($0.subscriptionPeriod)" } ?? ""))"
     }
 }
 

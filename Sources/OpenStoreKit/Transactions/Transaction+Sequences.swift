@@ -26,6 +26,8 @@ extension Transaction {
         /// The static sequences find their client on the first `next()`: the task's, else the
         /// process's; `Transaction.updates` waits for one to be set, views read the active client.
         public struct AsyncIterator: AsyncIteratorProtocol, Sendable {
+            public typealias Element = VerificationResult<Transaction>
+
             var bound: StoreClient?
             let source: Source
             var buffer: [Element] = []

@@ -51,6 +51,22 @@ public protocol StoreTransport: Sendable {
     func storePolicies(device: String) async throws -> StorePolicies
     /// The app asks the customer for a review: the store records it; `true` when the prompt showed.
     func requestReview(device: String) async throws -> Bool
+    /// The device's promoted in-app purchases, in the order the App Store shows them.
+    func promotedProducts(device: String) async throws -> [TransportPromotion]
+    /// Sets the order and visibility of the device's promoted in-app purchases.
+    func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws
+}
+
+/// A promoted in-app purchase on a device: its product and visibility (`appStoreConnectDefault`,
+/// `visible`, `hidden`).
+public struct TransportPromotion: Sendable, Hashable, Codable {
+    public var productID: String
+    public var visibility: String
+
+    public init(productID: String, visibility: String) {
+        self.productID = productID
+        self.visibility = visibility
+    }
 }
 
 /// What signed data from a store is checked against.
@@ -110,6 +126,8 @@ public struct TransportPurchaseRequest: Sendable, Hashable {
     /// `Product.PurchaseOption.custom(key:value:)` options, values in words; StoreKit's
     /// `introductoryOfferEligibility(compactJWS:)` is the key `introOfferEligibilityParam`.
     public var customOptions: [String: String] = [:]
+    /// `Product.PurchaseOption.billingPlanType(_:)`: `MONTHLY` or `BILLED_UPFRONT`.
+    public var billingPlanType: String?
 
     public init(productID: String, device: String, quantity: Int = 1, appAccountToken: UUID? = nil, offer: TransportOffer? = nil,
                 purchaseDate: Date? = nil, cancelsAfterFirstPeriod: Bool = false, simulatesAskToBuyInSandbox: Bool = false) {

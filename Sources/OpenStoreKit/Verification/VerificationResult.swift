@@ -64,7 +64,7 @@ public enum VerificationResult<SignedType> {
     ///
     /// - Throws: The ``VerificationError`` when the value is unverified.
     public var payloadValue: SignedType {
-        get throws(VerificationError) {
+        get throws {
             switch self {
             case .verified(let value): return value
             case .unverified(_, let error): throw error

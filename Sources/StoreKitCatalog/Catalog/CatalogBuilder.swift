@@ -52,11 +52,13 @@ struct CatalogBuilder {
         }
         let localization = localization(in: product.localizations)
         let amount = price(product.displayPrice)
-        return CatalogProduct(
+        var catalogProduct = CatalogProduct(
             id: id, kind: kind, displayName: localization?.displayName ?? product.referenceName ?? id,
             description: localization?.description ?? "", price: amount, displayPrice: format(amount),
             currency: storefront.currency, priceLocale: "\(locale)@currency=\(storefront.currency)", isFamilyShareable: product.familyShareable ?? false,
             referenceName: product.referenceName, subscription: nil)
+        catalogProduct.internalID = product.internalID
+        return catalogProduct
     }
 
     func subscription(_ subscription: StoreKitConfiguration.Subscription, groupID: String, groupDisplayName: String?) -> CatalogProduct? {
@@ -74,11 +76,13 @@ struct CatalogBuilder {
             winBackOffers: (subscription.winbackOffers ?? []).compactMap { offer($0, kind: .winBack) },
             codeOffers: (subscription.codeOffers ?? []).compactMap { offer($0, kind: .code) },
             billingPlans: (subscription.billingPlans ?? []).compactMap(billingPlan))
-        return CatalogProduct(
+        var catalogProduct = CatalogProduct(
             id: id, kind: .autoRenewable, displayName: localization?.displayName ?? subscription.referenceName ?? id,
             description: localization?.description ?? "", price: amount, displayPrice: format(amount),
             currency: storefront.currency, priceLocale: "\(locale)@currency=\(storefront.currency)", isFamilyShareable: subscription.familyShareable ?? false,
             referenceName: subscription.referenceName, subscription: info)
+        catalogProduct.internalID = subscription.internalID
+        return catalogProduct
     }
 
     func offer(_ offer: StoreKitConfiguration.Offer, kind: CatalogOffer.Kind) -> CatalogOffer? {

@@ -40,6 +40,8 @@ public struct CatalogProduct: Hashable, Sendable, Identifiable {
     public let isFamilyShareable: Bool
     /// The internal reference name.
     public let referenceName: String?
+    /// The product's identifier in App Store Connect (the file's `internalID`), if the file has one.
+    public var internalID: String?
     /// Subscription details of an auto-renewable subscription.
     public let subscription: SubscriptionInfo?
 

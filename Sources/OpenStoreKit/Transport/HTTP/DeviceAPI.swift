@@ -82,6 +82,8 @@ public enum DeviceAPI {
         public var deliversThroughUpdates: Bool?
         /// `Product.PurchaseOption.custom(key:value:)` options, values in words.
         public var customOptions: [String: String]?
+        /// `Product.PurchaseOption.billingPlanType(_:)`: `MONTHLY` or `BILLED_UPFRONT`.
+        public var billingPlanType: String?
 
         public init(_ request: TransportPurchaseRequest) {
             productID = request.productID
@@ -93,6 +95,7 @@ public enum DeviceAPI {
             simulatesAskToBuyInSandbox = request.simulatesAskToBuyInSandbox ? true : nil
             deliversThroughUpdates = request.deliversThroughUpdates ? true : nil
             customOptions = request.customOptions.isEmpty ? nil : request.customOptions
+            billingPlanType = request.billingPlanType
         }
 
         public func request(device: String) -> TransportPurchaseRequest? {
@@ -107,6 +110,7 @@ public enum DeviceAPI {
                                                    simulatesAskToBuyInSandbox: simulatesAskToBuyInSandbox ?? false)
             request.deliversThroughUpdates = deliversThroughUpdates ?? false
             request.customOptions = customOptions ?? [:]
+            request.billingPlanType = billingPlanType
             return request
         }
     }
@@ -254,6 +258,12 @@ public enum DeviceAPI {
     }
 
     /// `GET …/payments`: whether the device's account may buy.
+    /// A device's promoted in-app purchases, in order.
+    public struct PromotionsBody: Codable, Sendable, Hashable {
+        public var promotions: [TransportPromotion]
+        public init(promotions: [TransportPromotion]) { self.promotions = promotions }
+    }
+
     /// The answer to a review request: whether the prompt showed.
     public struct ReviewRequestBody: Codable, Sendable, Hashable {
         public var shown: Bool

@@ -239,6 +239,15 @@ public final class HTTPStoreTransport: StoreTransport {
         try await request("GET", devicePath(device, "/payments"), as: DeviceAPI.PaymentsBody.self).canMakePayments
     }
 
+    public func promotedProducts(device: String) async throws -> [TransportPromotion] {
+        try await request("GET", devicePath(device, "/promotions"), as: DeviceAPI.PromotionsBody.self).promotions
+    }
+
+    public func updatePromotedProducts(_ promotions: [TransportPromotion], device: String) async throws {
+        let body = try JSONEncoder().encode(DeviceAPI.PromotionsBody(promotions: promotions))
+        _ = try await request("PUT", devicePath(device, "/promotions"), body: body, as: DeviceAPI.PromotionsBody.self)
+    }
+
     public func requestReview(device: String) async throws -> Bool {
         try await request("POST", devicePath(device, "/review-requests"), as: DeviceAPI.ReviewRequestBody.self).shown
     }

@@ -1,0 +1,1 @@
+../StoreKitCorpus/SceneCalls.swift
