@@ -13,6 +13,8 @@ final class QueueObserver: NSObject, SKPaymentTransactionObserver, SKPaymentQueu
     var acceptsPromotedPurchases = true
     /// Whether a purchase goes on after the customer's storefront changed.
     var continuesInNewStorefront = true
+    /// Whether a waiting price-increase consent sheet shows now (else later, after onboarding).
+    var showsPriceConsent = true
 
     /// What happened, in order.
     var log: [String] { lock.withLock { events } }
@@ -66,6 +68,11 @@ final class QueueObserver: NSObject, SKPaymentTransactionObserver, SKPaymentQueu
                       in newStorefront: SKStorefront) -> Bool {
         note("continue in \(newStorefront.countryCode)? \(continuesInNewStorefront)")
         return continuesInNewStorefront
+    }
+
+    func paymentQueueShouldShowPriceConsent(_ paymentQueue: SKPaymentQueue) -> Bool {
+        note("price consent shown? \(showsPriceConsent)")
+        return showsPriceConsent
     }
 
     /// "1 month free, then $4.99 / month", from the original API's products.

@@ -133,6 +133,52 @@ struct SurfaceAdditionsTests {
         }
     }
 
+    @Test("the original API's sheets: code redemption reaches the observers; price consent shows unless the delegate says not now")
+    func originalAPISheets() async throws {
+        let session = try TestSession(contentsOf: Self.shop.file, bundleID: "com.example.shop")
+        try await session.withDefaultClient(device: "phone", account: "alice") { _ in
+            let queue = SKPaymentQueue.default()
+            let observer = QueueObserver()
+            queue.add(observer)
+            queue.delegate = observer
+            defer { queue.remove(observer) }
+            try await session.queueCustomerResponse(.redeemOfferCode(referenceName: "FRIENDS-MONTH"), in: .offerCodeRedeem, device: "phone")
+            queue.presentCodeRedemptionSheet()
+            try await eventually("the redeemed code delivered") { observer.log.contains("delivered \(Self.shop.premiumYearly)") }
+
+            let yearly = try #require(try await Transaction.latest(for: Self.shop.premiumYearly)?.payloadValue)
+            try await session.requestPriceIncreaseConsentForTransaction(identifier: yearly.id)
+            try await session.queueCustomerResponse(.acceptPriceIncrease, in: .priceIncreaseConsent, device: "phone")
+            observer.showsPriceConsent = false
+            queue.showPriceConsentIfNeeded()
+            await queue.settle()
+            #expect(try await Product.SubscriptionInfo.status(transactionID: yearly.id)?.renewalInfo.payloadValue.priceIncreaseStatus == .pending)
+            observer.showsPriceConsent = true
+            queue.showPriceConsentIfNeeded()
+            await queue.settle()
+            #expect(try await Product.SubscriptionInfo.status(transactionID: yearly.id)?.renewalInfo.payloadValue.priceIncreaseStatus == .agreed)
+        }
+    }
+
+    @Test("a transaction's price and currency are the storefront's: dollars in the United States, pounds in the United Kingdom")
+    func priceAndCurrency() async throws {
+        let session = try TestSession(contentsOf: Self.shop.file, bundleID: "com.example.shop")
+        try await session.configureAccount("bob", storefront: "GBR")
+        try await session.withDefaultClient(device: "laptop", account: "bob") { _ in
+            let gems = try #require(try await Product.products(for: [Self.shop.gems]).first)
+            #expect(gems.priceFormatStyle.currencyCode == "GBP")
+            let bought = try #require(try await gems.purchase(options: [.quantity(3)]).verifiedTransaction())
+            #expect(bought.currency?.identifier == "GBP" && bought.currencyCode == "GBP" && bought.storefront.countryCode == "GBR")
+            #expect(bought.price == gems.price * 3)
+            // The current entitlement, read through the name StoreKit kept (not deprecated here).
+            let pro = try #require(try await Product.products(for: [Self.shop.pro]).first)
+            _ = try await pro.purchase()
+            guard case .verified(let entitled)? = await Transaction.currentEntitlement(for: Self.shop.pro) else { throw TestFailure("no entitlement") }
+            #expect(entitled.price == pro.price && entitled.currency == Locale.Currency("GBP"))
+            #expect(Message.Reason(rawValue: 2) == .billingIssue && Message.Reason.priceIncreaseConsent.rawValue == 1)
+        }
+    }
+
     @Test("errors say what went wrong, why and what to do; SKError carries its user info; new codes bridge")
     func errorsInWords() {
         for error in [StoreKitError.userCancelled, .networkError(URLError(.notConnectedToInternet)), .notAvailableInStorefront, .unsupported] {
