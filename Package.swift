@@ -58,7 +58,7 @@ let package = Package(
         // database errors, write transactions, named migrations, lanes of their own threads.
         .target(name: "SQLDatabase", dependencies: ["SQLiteDatabase", "PostgresClient", "BlockingWork"]),
         // The default, durable ledger storage, on SQLite.
-        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLDatabase", "SQLiteDatabase", "BlockingWork"]),
+        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLDatabase", "BlockingWork"]),
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
         .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning", "HTTPClient"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.

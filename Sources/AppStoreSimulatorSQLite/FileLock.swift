@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSimulator
 import Foundation
 
@@ -11,7 +12,7 @@ final class FileLock: LifecycleLease {
     init(path: String) throws(AppStoreError) {
         self.path = path
         descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .storage("cannot open the lock file \(path): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw .storage(.failed("cannot open the lock file \(path): \(String(cString: strerror(errno)))")) }
     }
 
     deinit { close(descriptor) }
@@ -21,7 +22,7 @@ final class FileLock: LifecycleLease {
         while flock(descriptor, LOCK_EX | (wait ? 0 : LOCK_NB)) != 0 {
             if errno == EINTR { continue }
             if errno == EWOULDBLOCK { return false }
-            throw .storage("cannot lock \(path): \(String(cString: strerror(errno)))")
+            throw .storage(.failed("cannot lock \(path): \(String(cString: strerror(errno)))"))
         }
         return true
     }

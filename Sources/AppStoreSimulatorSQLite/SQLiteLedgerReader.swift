@@ -1,19 +1,19 @@
 import AppStoreModels
 import AppStoreSimulator
 import Foundation
-import SQLiteDatabase
+import SQLDatabase
 import StoreKitCatalog
 
 extension SQLiteLedgerStorage {
     /// Reads the ledger inside one SQLite transaction, by key and by index, through the row cache.
     final class Reader: LedgerReader {
-        private let connection: SQLiteConnection
+        private let connection: any DatabaseConnection
         private let cache: RowCache
         private let path: String
         let version: Int64
         private(set) var failure: AppStoreError?
 
-        init(connection: SQLiteConnection, cache: RowCache, version: Int64, path: String) {
+        init(connection: any DatabaseConnection, cache: RowCache, version: Int64, path: String) {
             self.connection = connection
             self.cache = cache
             self.version = version
@@ -22,13 +22,19 @@ extension SQLiteLedgerStorage {
 
         // MARK: Plumbing
 
-        /// Runs a query, keeping the first failure instead of throwing (see ``LedgerReader``).
-        private func rows(_ sql: String, _ values: [SQLiteConnection.Value] = [], _ row: (SQLiteConnection.Row) -> Void) {
+        /// Runs a query, keeping the first failure instead of throwing (see ``LedgerReader``): the
+        /// statement's, or the first of `row`'s (a column missing or not of its type).
+        private func rows(_ sql: String, _ values: [DatabaseValue] = [], _ row: (DatabaseRow) throws(DatabaseError) -> Void) {
             guard failure == nil else { return }
-            do throws(SQLiteError) {
-                try connection.query(sql, values, row: row)
+            var rowFailure: DatabaseError?
+            do throws(DatabaseError) {
+                try connection.query(sql, values) { each in
+                    guard rowFailure == nil else { return }
+                    do throws(DatabaseError) { try row(each) } catch { rowFailure = error }
+                }
+                if let rowFailure { throw rowFailure }
             } catch {
-                failure = .storage("reading the ledger failed in \(path): \(error.message)")
+                failure = .storage(.database(error, "reading the ledger failed in \(path)"))
             }
         }
 
@@ -37,67 +43,67 @@ extension SQLiteLedgerStorage {
             do {
                 return try AppStoreJSON.decode(type, from: Data(text.utf8))
             } catch {
-                if failure == nil { failure = .storage("a \(type) record in \(path) cannot be read: \(error)") }
+                if failure == nil { failure = .storage(.damaged("a \(type) record in \(path) cannot be read: \(error)", underlying: error)) }
                 return nil
             }
         }
 
-        private func records<T: Decodable>(_ type: T.Type, _ sql: String, _ values: [SQLiteConnection.Value]) -> [T] {
+        private func records<T: Decodable>(_ type: T.Type, _ sql: String, _ values: [DatabaseValue]) -> [T] {
             var result: [T] = []
-            rows(sql, values) { row in if let record = decode(type, row.text(0)) { result.append(record) } }
+            rows(sql, values) { (row) throws(DatabaseError) in if let record = decode(type, try row["record"] as String) { result.append(record) } }
             return result
         }
 
-        private static func limit(_ limit: Int) -> SQLiteConnection.Value { .integer(Int64(min(limit, Int(Int64.max)))) }
+        private static func limit(_ limit: Int) -> DatabaseValue { .integer(Int64(min(limit, Int(Int64.max)))) }
 
         // MARK: Meta, accounts, devices
 
         func meta(_ key: String) -> String? {
             if let cached = cache.meta[key] { return cached }
             var value: String?
-            rows("SELECT value FROM meta WHERE key = ?1", [.text(key)]) { value = $0.text(0) }
+            rows("SELECT value FROM meta WHERE key = $1", [.text(key)]) { (row) throws(DatabaseError) in value = try row["value"] }
             if failure == nil { cache.meta[key] = .some(value) }
             return value
         }
 
         func account(_ name: String) -> StoreAccount? {
             if let cached = cache.accounts[name] { return cached }
-            let account = records(StoreAccount.self, "SELECT record FROM accounts WHERE name = ?1", [.text(name)]).first
+            let account = records(StoreAccount.self, "SELECT record FROM accounts WHERE name = $1", [.text(name)]).first
             if failure == nil { cache.accounts[name] = .some(account) }
             return account
         }
 
         func accounts(after name: String?, limit: Int) -> [StoreAccount] {
-            records(StoreAccount.self, "SELECT record FROM accounts WHERE name > ?1 ORDER BY name LIMIT ?2", [.text(name ?? ""), Self.limit(limit)])
+            records(StoreAccount.self, "SELECT record FROM accounts WHERE name > $1 ORDER BY name LIMIT $2", [.text(name ?? ""), Self.limit(limit)])
         }
 
         func accounts(familyGroup: String) -> [StoreAccount] {
-            records(StoreAccount.self, "SELECT record FROM accounts WHERE family_group = ?1 ORDER BY name", [.text(familyGroup)])
+            records(StoreAccount.self, "SELECT record FROM accounts WHERE family_group = $1 ORDER BY name", [.text(familyGroup)])
         }
 
         func device(_ name: String) -> StoreDevice? {
             if let cached = cache.devices[name] { return cached }
-            let device = records(StoreDevice.self, "SELECT record FROM devices WHERE name = ?1", [.text(name)]).first
+            let device = records(StoreDevice.self, "SELECT record FROM devices WHERE name = $1", [.text(name)]).first
             if failure == nil { cache.devices[name] = .some(device) }
             return device
         }
 
         func devices(account: String) -> [StoreDevice] {
             if let cached = cache.devicesByAccount[account], let devices = cached { return devices }
-            let devices = records(StoreDevice.self, "SELECT record FROM devices WHERE account = ?1 ORDER BY name", [.text(account)])
+            let devices = records(StoreDevice.self, "SELECT record FROM devices WHERE account = $1 ORDER BY name", [.text(account)])
             if failure == nil { cache.devicesByAccount[account] = .some(devices) }
             return devices
         }
 
         func devices(after name: String?, limit: Int) -> [StoreDevice] {
-            records(StoreDevice.self, "SELECT record FROM devices WHERE name > ?1 ORDER BY name LIMIT ?2", [.text(name ?? ""), Self.limit(limit)])
+            records(StoreDevice.self, "SELECT record FROM devices WHERE name > $1 ORDER BY name LIMIT $2", [.text(name ?? ""), Self.limit(limit)])
         }
 
         // MARK: Transactions
 
         func transaction(_ id: UInt64) -> LedgerTransaction? {
             if let cached = cache.transactions[id] { return cached }
-            let transaction = records(LedgerTransaction.self, "SELECT record FROM transactions WHERE id = ?1", [.integer(Int64(clamping: id))]).first
+            let transaction = records(LedgerTransaction.self, "SELECT record FROM transactions WHERE id = $1", [.integer(Int64(clamping: id))]).first
             if failure == nil { cache.remember(transaction, id: id) }
             return transaction
         }
@@ -120,9 +126,9 @@ extension SQLiteLedgerStorage {
                     SELECT (SELECT min(product_id) FROM transactions)
                     UNION ALL
                     SELECT (SELECT min(product_id) FROM transactions WHERE product_id > products.id) FROM products WHERE products.id IS NOT NULL)
-                SELECT id, (SELECT product_kind FROM transactions WHERE product_id = products.id LIMIT 1) FROM products WHERE id IS NOT NULL
-                """) { row in
-                if let id = row.text(0), let kind = row.text(1).flatMap(CatalogProduct.Kind.init(rawValue:)) { products[id] = kind }
+                SELECT id, (SELECT product_kind FROM transactions WHERE product_id = products.id LIMIT 1) AS kind FROM products WHERE id IS NOT NULL
+                """) { (row) throws(DatabaseError) in
+                if let kind = CatalogProduct.Kind(rawValue: try row["kind"]) { products[try row["id"]] = kind }
             }
             return products
         }
@@ -131,7 +137,7 @@ extension SQLiteLedgerStorage {
 
         func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord? {
             if let cached = cache.subscriptions[originalTransactionID] { return cached }
-            let record = records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE original_id = ?1",
+            let record = records(SubscriptionRecord.self, "SELECT record FROM subscriptions WHERE original_id = $1",
                                  [.integer(Int64(clamping: originalTransactionID))]).first
             if failure == nil { cache.remember(record, id: originalTransactionID) }
             return record
@@ -143,7 +149,7 @@ extension SQLiteLedgerStorage {
         }
 
         /// The statement that answers a transaction query: `id, record` rows in identifier order.
-        static func select(_ query: TransactionQuery) -> (String, [SQLiteConnection.Value]) {
+        static func select(_ query: TransactionQuery) -> (String, [DatabaseValue]) {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let productID = query.productID {
@@ -166,7 +172,7 @@ extension SQLiteLedgerStorage {
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
         /// its order, through the listing indexes of layout 8.
-        static func select(_ source: TransactionListingSource) -> (String, [SQLiteConnection.Value]) {
+        static func select(_ source: TransactionListingSource) -> (String, [DatabaseValue]) {
             // How the store's rows spread, told to SQLite's planner (which has no statistics): a product,
             // a purchased state (current or ended) or a range of days holds many rows, so a page is read
             // along its order (the table, or the order's index), filtered; the other states are rare, so
@@ -175,7 +181,7 @@ extension SQLiteLedgerStorage {
             var conditions = Conditions()
             if let account = source.account { conditions.add("account = ?", .text(account)) }
             if let productID = source.productID { conditions.add("likelihood(product_id = ?, 0.5)", .text(productID)) }
-            let now = SQLiteConnection.Value.integer(AppStoreJSON.milliseconds(from: source.now))
+            let now = DatabaseValue.integer(AppStoreJSON.milliseconds(from: source.now))
             let inGrace = "id IN (SELECT grace_latest_id FROM subscriptions WHERE grace_latest_id IS NOT NULL)"
             // In identifier order the state index is the order's own (with the expiration date in it).
             let purchased = source.order == .id ? "listed_state = 'purchased'" : "likely(listed_state = 'purchased')"
@@ -201,7 +207,7 @@ extension SQLiteLedgerStorage {
             }
             let comparison = source.descending ? "<" : ">"
             if let after = source.after {
-                let id = SQLiteConnection.Value.integer(Int64(clamping: after.id))
+                let id = DatabaseValue.integer(Int64(clamping: after.id))
                 switch (source.order, after.value) {
                 case (.id, _): conditions.add("id \(comparison) ?", id)
                 case (_, .number(let number)): conditions.add("(\(column), id) \(comparison) (?, ?)", [.integer(number), id])
@@ -214,25 +220,25 @@ extension SQLiteLedgerStorage {
         }
 
         /// The statement that answers a subscription query: `original_id, record` rows in identifier order.
-        static func select(_ query: SubscriptionQuery) -> (String, [SQLiteConnection.Value]) {
+        static func select(_ query: SubscriptionQuery) -> (String, [DatabaseValue]) {
             var conditions = Conditions()
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let group = query.groupID { conditions.add("group_id = ?", .text(group)) }
             if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: source))) }
             if let after = query.afterID { conditions.add("original_id > ?", .integer(Int64(clamping: after))) }
-            return conditions.select("original_id, record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
+            return conditions.select("original_id AS id, record", from: "subscriptions", orderBy: "original_id", limit: query.limit)
         }
 
         /// Records from rows of `id, record`, each decoded once per ledger version: taken from the row
         /// cache when there, remembered in it when decoded.
-        private func cachedRows<Row: Decodable>(_ sql: String, _ values: [SQLiteConnection.Value],
+        private func cachedRows<Row: Decodable>(_ sql: String, _ values: [DatabaseValue],
                                                 in rows: ReferenceWritableKeyPath<RowCache, Generations<UInt64, Row>>) -> [Row] {
             var result: [Row] = []
-            self.rows(sql, values) { row in
-                let id = UInt64(clamping: row.integer(0))
+            self.rows(sql, values) { (row) throws(DatabaseError) in
+                let id = UInt64(clamping: try row["id"] as Int64)
                 if let cached = cache[keyPath: rows][id], let cached {
                     result.append(cached)
-                } else if let record = decode(Row.self, row.text(1)) {
+                } else if let record = decode(Row.self, try row["record"] as String) {
                     cache[keyPath: rows][id] = .some(record)
                     result.append(record)
                 }
@@ -243,16 +249,16 @@ extension SQLiteLedgerStorage {
         func nextEventDate(after: Date?, notAfter limit: Date) -> Date? {
             var next: Int64?
             rows("""
-                SELECT next_event_ms FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms > ?1 AND next_event_ms <= ?2
+                SELECT next_event_ms FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms > $1 AND next_event_ms <= $2
                 ORDER BY next_event_ms LIMIT 1
                 """, [.integer(after.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.min), .integer(AppStoreJSON.milliseconds(from: limit))]) {
-                next = $0.integer(0)
+                (row) throws(DatabaseError) in next = try row["next_event_ms"]
             }
             return next.map { AppStoreJSON.date(fromMilliseconds: $0) }
         }
 
         func subscriptions(dueAt date: Date) -> [SubscriptionRecord] {
-            cachedRows("SELECT original_id, record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = ?1 ORDER BY original_id",
+            cachedRows("SELECT original_id AS id, record FROM subscriptions WHERE next_event_ms IS NOT NULL AND next_event_ms = $1 ORDER BY original_id",
                        [.integer(AppStoreJSON.milliseconds(from: date))], in: \.subscriptions)
         }
 
@@ -262,23 +268,23 @@ extension SQLiteLedgerStorage {
             var result: [LedgerUpdate] = []
             rows("""
                 SELECT sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info, renewal_state,
-                       group_id, created_ms, detail FROM updates WHERE device = ?1 AND channel = ?2 AND delivered = 0 ORDER BY sequence LIMIT ?3
-                """, [.text(device), .text(channel.rawValue), Self.limit(limit)]) { row in
-                guard let device = row.text(1), let channel = row.text(2).flatMap(LedgerUpdate.Channel.init(rawValue:)),
-                      let kind = row.text(4).flatMap(LedgerUpdate.Kind.init(rawValue:)), let signed = row.text(5)
-                else {
-                    if failure == nil { failure = .storage("feed entry \(row.integer(0)) in \(path) cannot be read") }
+                       group_id, created_ms, detail FROM updates WHERE device = $1 AND channel = $2 AND delivered = 0 ORDER BY sequence LIMIT $3
+                """, [.text(device), .text(channel.rawValue), Self.limit(limit)]) { (row) throws(DatabaseError) in
+                let sequence: Int64 = try row["sequence"]
+                guard let channel = LedgerUpdate.Channel(rawValue: try row["channel"]), let kind = LedgerUpdate.Kind(rawValue: try row["kind"]) else {
+                    if failure == nil { failure = .storage(.damaged("feed entry \(sequence) in \(path) cannot be read")) }
                     return
                 }
-                var update = LedgerUpdate(sequence: row.integer(0), device: device, transactionID: UInt64(clamping: row.integer(3)), kind: kind,
-                                          signedTransaction: signed, date: AppStoreJSON.date(fromMilliseconds: row.integer(9)))
+                var update = LedgerUpdate(sequence: sequence, device: try row["device"], transactionID: UInt64(clamping: try row["transaction_id"] as Int64),
+                                          kind: kind, signedTransaction: try row["signed_transaction"],
+                                          date: AppStoreJSON.date(fromMilliseconds: try row["created_ms"]))
                 update.channel = channel
-                update.signedRenewalInfo = row.text(6)
-                update.renewalState = row.text(7).flatMap(SubscriptionRecord.State.init(rawValue:))
-                update.subscriptionGroupID = row.text(8)
-                if let detail = row.text(10) {
+                update.signedRenewalInfo = try row["signed_renewal_info"]
+                update.renewalState = (try row["renewal_state"] as String?).flatMap(SubscriptionRecord.State.init(rawValue:))
+                update.subscriptionGroupID = try row["group_id"]
+                if let detail = try row["detail"] as String? {
                     guard let decoded = try? AppStoreJSON.decode(LedgerUpdate.Detail.self, from: Data(detail.utf8)) else {
-                        if failure == nil { failure = .storage("the detail of feed entry \(row.integer(0)) in \(path) cannot be read") }
+                        if failure == nil { failure = .storage(.damaged("the detail of feed entry \(sequence) in \(path) cannot be read")) }
                         return
                     }
                     update.detail = decoded
@@ -290,66 +296,72 @@ extension SQLiteLedgerStorage {
 
         private static let notificationColumns = "sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms, claimed_until_ms"
 
-        private func notificationRows(_ condition: String, _ values: [SQLiteConnection.Value]) -> [NotificationRecord] {
+        private func notificationRows(_ condition: String, _ values: [DatabaseValue]) -> [NotificationRecord] {
             var result: [NotificationRecord] = []
-            rows("SELECT \(Self.notificationColumns) FROM notifications WHERE \(condition)", values) { row in
-                guard let uuid = row.text(1), let type = row.text(2), let body = decode(NotificationRecord.Body.self, row.text(5)) else {
-                    if failure == nil { failure = .storage("notification \(row.integer(0)) in \(path) cannot be read") }
+            rows("SELECT \(Self.notificationColumns) FROM notifications WHERE \(condition)", values) { (row) throws(DatabaseError) in
+                let sequence: Int64 = try row["sequence"]
+                guard let body = decode(NotificationRecord.Body.self, try row["body"] as String) else {
+                    if failure == nil { failure = .storage(.damaged("notification \(sequence) in \(path) cannot be read")) }
                     return
                 }
                 var record = NotificationRecord(
-                    sequence: row.integer(0), notificationUUID: uuid, type: NotificationTypeV2(rawValue: type),
-                    subtype: row.text(3).map(Subtype.init(rawValue:)), transactionID: row.isNull(4) ? nil : UInt64(clamping: row.integer(4)),
-                    date: AppStoreJSON.date(fromMilliseconds: row.integer(6)), payload: body.payload, transaction: body.transaction,
+                    sequence: sequence, notificationUUID: try row["uuid"], type: NotificationTypeV2(rawValue: try row["type"]),
+                    subtype: (try row["subtype"] as String?).map(Subtype.init(rawValue:)),
+                    transactionID: (try row["transaction_id"] as Int64?).map { UInt64(clamping: $0) },
+                    date: AppStoreJSON.date(fromMilliseconds: try row["created_ms"]), payload: body.payload, transaction: body.transaction,
                     renewalInfo: body.renewalInfo)
-                let attempts = row.isNull(7) ? [] : decode([NotificationDelivery.Attempt].self, row.text(7)) ?? []
-                record.delivery = NotificationDelivery(attempts: attempts,
-                                                       nextAttemptDate: row.isNull(8) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(8)),
-                                                       claimedUntil: row.isNull(9) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(9)))
+                record.delivery = try delivery(row)
                 result.append(record)
             }
             return result
         }
 
+        /// A notification's delivery state, from its `attempts`, `next_attempt_ms` and `claimed_until_ms` columns.
+        private func delivery(_ row: DatabaseRow) throws(DatabaseError) -> NotificationDelivery {
+            let attempts = (try row["attempts"] as String?).flatMap { decode([NotificationDelivery.Attempt].self, $0) } ?? []
+            return NotificationDelivery(attempts: attempts,
+                                        nextAttemptDate: (try row["next_attempt_ms"] as Int64?).map(AppStoreJSON.date(fromMilliseconds:)),
+                                        claimedUntil: (try row["claimed_until_ms"] as Int64?).map(AppStoreJSON.date(fromMilliseconds:)))
+        }
+
         func notifications(after sequence: Int64, limit: Int) throws(AppStoreError) -> [NotificationRecord] {
-            let result = notificationRows("sequence > ?1 ORDER BY sequence LIMIT ?2", [.integer(sequence), Self.limit(limit)])
+            let result = notificationRows("sequence > $1 ORDER BY sequence LIMIT $2", [.integer(sequence), Self.limit(limit)])
             if let failure { throw failure }
             return result
         }
 
         func notification(sequence: Int64) -> NotificationRecord? {
-            notificationRows("sequence = ?1", [.integer(sequence)]).first
+            notificationRows("sequence = $1", [.integer(sequence)]).first
         }
 
         func notificationBacklog() -> (count: Int, oldest: Date?) {
             var found: (count: Int, oldest: Date?) = (0, nil)
             // Written as the partial index's condition, so SQLite reads only the waiting ones.
-            rows("SELECT count(*), min(created_ms) FROM notifications WHERE next_attempt_ms IS NOT NULL", []) { row in
-                found = (Int(row.integer(0)), row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)))
+            rows("SELECT count(*) AS waiting, min(created_ms) AS oldest FROM notifications WHERE next_attempt_ms IS NOT NULL", []) {
+                (row) throws(DatabaseError) in
+                found = (try row["waiting"], (try row["oldest"] as Int64?).map(AppStoreJSON.date(fromMilliseconds:)))
             }
             return found
         }
 
         func notificationDelivery(sequence: Int64) -> NotificationDelivery? {
             var found: NotificationDelivery?
-            rows("SELECT attempts, next_attempt_ms, claimed_until_ms FROM notifications WHERE sequence = ?1", [.integer(sequence)]) { row in
-                let attempts = row.isNull(0) ? [] : decode([NotificationDelivery.Attempt].self, row.text(0)) ?? []
-                found = NotificationDelivery(attempts: attempts, nextAttemptDate: row.isNull(1) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(1)),
-                                             claimedUntil: row.isNull(2) ? nil : AppStoreJSON.date(fromMilliseconds: row.integer(2)))
+            rows("SELECT attempts, next_attempt_ms, claimed_until_ms FROM notifications WHERE sequence = $1", [.integer(sequence)]) {
+                (row) throws(DatabaseError) in found = try delivery(row)
             }
             return found
         }
 
         func testNotification(uuid: String) -> NotificationRecord? {
             // Written as the partial index's condition, so SQLite uses it.
-            notificationRows("type = 'TEST' AND uuid = ?1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
+            notificationRows("type = 'TEST' AND uuid = $1 ORDER BY sequence LIMIT 1", [.text(uuid)]).first
         }
 
         func notificationsDue(notAfter date: Date, unclaimedAt realTime: Date, limit: Int) -> [NotificationRecord] {
             // The due index finds them; claimed ones (at most the pages senders hold) are passed over.
             notificationRows("""
-                next_attempt_ms IS NOT NULL AND next_attempt_ms <= ?1 AND (claimed_until_ms IS NULL OR claimed_until_ms <= ?3)
-                ORDER BY next_attempt_ms, sequence LIMIT ?2
+                next_attempt_ms IS NOT NULL AND next_attempt_ms <= $1 AND (claimed_until_ms IS NULL OR claimed_until_ms <= $3)
+                ORDER BY next_attempt_ms, sequence LIMIT $2
                 """, [.integer(AppStoreJSON.milliseconds(from: date)), Self.limit(limit), .integer(AppStoreJSON.milliseconds(from: realTime))])
         }
 
@@ -357,14 +369,14 @@ extension SQLiteLedgerStorage {
             var found: [NotificationRecord] = []
             // A few hundred identifiers per statement, each looked up in the notifications' transaction index.
             for chunk in stride(from: 0, to: ids.count, by: 500).map({ Array(ids[$0..<min($0 + 500, ids.count)]) }) {
-                let marks = chunk.indices.map { "?\($0 + 1)" }.joined(separator: ", ")
+                let marks = chunk.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
                 found += notificationRows("transaction_id IN (\(marks))", chunk.map { .integer(Int64(clamping: $0)) })
             }
             return found.sorted { $0.sequence < $1.sequence }
         }
 
         func notifications(from start: Date, to end: Date, after sequence: Int64, limit: Int) -> [NotificationRecord] {
-            notificationRows("created_ms >= ?1 AND created_ms <= ?2 AND sequence > ?3 ORDER BY sequence LIMIT ?4",
+            notificationRows("created_ms >= $1 AND created_ms <= $2 AND sequence > $3 ORDER BY sequence LIMIT $4",
                              [.integer(AppStoreJSON.milliseconds(from: start)), .integer(AppStoreJSON.milliseconds(from: end)),
                               .integer(sequence), Self.limit(limit)])
         }
@@ -375,23 +387,23 @@ extension SQLiteLedgerStorage.Reader {
     /// A query's conditions and their bound values, numbered in the order they are added.
     struct Conditions {
         private var terms: [String] = []
-        private var values: [SQLiteConnection.Value] = []
+        private var values: [DatabaseValue] = []
 
-        mutating func add(_ condition: String, _ value: SQLiteConnection.Value) {
+        mutating func add(_ condition: String, _ value: DatabaseValue) {
             values.append(value)
-            terms.append(condition.replacingOccurrences(of: "?", with: "?\(values.count)"))
+            terms.append(condition.replacingOccurrences(of: "?", with: "$\(values.count)"))
         }
 
         mutating func add(_ condition: String) { terms.append(condition) }
 
         /// A condition with several values, each `?` taking the next.
-        mutating func add(_ condition: String, _ values: [SQLiteConnection.Value]) {
+        mutating func add(_ condition: String, _ values: [DatabaseValue]) {
             var text = ""
             var remaining = values[...]
             for character in condition {
                 if character == "?", let value = remaining.popFirst() {
                     self.values.append(value)
-                    text += "?\(self.values.count)"
+                    text += "$\(self.values.count)"
                 } else {
                     text.append(character)
                 }
@@ -400,10 +412,10 @@ extension SQLiteLedgerStorage.Reader {
         }
 
         /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT …` with its values.
-        func select(_ columns: String, from table: String, orderBy: String, limit: Int) -> (String, [SQLiteConnection.Value]) {
+        func select(_ columns: String, from table: String, orderBy: String, limit: Int) -> (String, [DatabaseValue]) {
             let values = self.values + [.integer(Int64(min(limit, Int(Int64.max))))]
             let filter = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
-            return ("SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT ?\(values.count)", values)
+            return ("SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT $\(values.count)", values)
         }
     }
 }

@@ -3,7 +3,6 @@ import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import SQLDatabase
-import SQLiteDatabase
 import StoreKitCatalog
 import Synchronization
 
@@ -34,7 +33,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     private struct State {
         let database: SQLiteDatabaseConnection
-        var connection: SQLiteConnection { database.sqlite }
+        var connection: any DatabaseConnection { database }
         let cache = RowCache()
     }
 
@@ -50,7 +49,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     public init(path: String, create: Bool) throws(AppStoreError) {
         self.path = path
         if !create, !FileManager.default.fileExists(atPath: path) {
-            throw .storage("\(path) does not exist")
+            throw .storage(.failed("\(path) does not exist"))
         }
         isReadOnly = !create && !Self.isWritable(path)
         let database: SQLiteDatabaseConnection
@@ -75,7 +74,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                                                         pragmas: "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA wal_autocheckpoint=10000; PRAGMA temp_store=MEMORY;")
             }
         } catch {
-            throw .storage("\(path) is not a store database: \(error.message)")
+            throw .storage(.database(error, "\(path) is not a store database", default: .damaged))
         }
         do throws(DatabaseError) {
             let holdsStore = try database.hasTable("meta")
@@ -89,7 +88,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                 try Self.migrations.migrate(database)
             }
         } catch {
-            throw .storage("cannot prepare the ledger in \(path): \(error.message)")
+            throw .storage(.database(error, "cannot prepare the ledger in \(path)"))
         }
         state = Mutex(State(database: database))
     }
@@ -116,7 +115,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         try transaction("committing a change", writes: !isReadOnly) { (reader) throws(AppStoreError) -> (LedgerChanges?, Result) in
             let (changes, result) = try body(reader)
             if isReadOnly, !changes.isEmpty {
-                throw .storage("the store is read-only: \(path) cannot be written by this user (a read-only filesystem or missing write permission); reading commands still work")
+                throw .storage(StorageFailure(.readOnly, "the store is read-only: \(path) cannot be written by this user (a read-only filesystem or missing write permission); reading commands still work"))
             }
             return (changes, result)
         }
@@ -133,15 +132,15 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             let connection = state.connection
             let cache = state.cache
             let path = path
-            let failed = { (error: DatabaseError) -> AppStoreError in .storage("\(what) failed in \(path): \(error.message)") }
+            let failed = { (error: DatabaseError) -> AppStoreError in .storage(.database(error, "\(what) failed in \(path)")) }
             var applying = false
             // The unit: what it committed, at which version.
             let unit = { () throws(AppStoreError) -> (LedgerChanges?, Int64) in
                 let version: Int64
-                do throws(SQLiteError) {
+                do throws(DatabaseError) {
                     version = try Self.version(connection)
                 } catch {
-                    throw .storage("\(what) failed in \(path): \(error.message)")
+                    throw .storage(.database(error, "\(what) failed in \(path)"))
                 }
                 if cache.version != version { cache.reset(version: version) }
                 let reader = Reader(connection: connection, cache: cache, version: version, path: path)
@@ -151,10 +150,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                     applying = true
                     do {
                         try Self.apply(changes, version: version + 1, to: connection)
-                    } catch let error as SQLiteError {
-                        throw .storage("\(what) failed in \(path): \(error.message)")
+                    } catch let error as DatabaseError {
+                        throw .storage(.database(error, "\(what) failed in \(path)"))
                     } catch {
-                        throw .storage("\(what) failed in \(path): \(error)")
+                        throw .storage(.failed("\(what) failed in \(path): \(error)", underlying: error))
                     }
                 }
                 output = result
@@ -199,20 +198,18 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     public func integrityProblems() throws(AppStoreError) -> [String] {
         try state.withLock { (state: inout State) throws(AppStoreError) -> [String] in
             let connection = state.connection
-            do throws(SQLiteError) {
-                var problems: [String] = []
-                try connection.query("PRAGMA integrity_check") { row in
-                    if let text = row.text(0), text != "ok" { problems.append(text) }
-                }
-                var duplicates = 0
-                try connection.query("SELECT count(*) - count(DISTINCT uuid) FROM notifications") { row in duplicates = Int(row.integer(0)) }
+            do throws(DatabaseError) {
+                var problems = try connection.fetchAll("PRAGMA integrity_check") { (row) throws(DatabaseError) -> String in try row["integrity_check"] }
+                    .filter { $0 != "ok" }
+                let duplicates = try connection.fetchValue(Int.self, column: "duplicates",
+                                                           "SELECT count(*) - count(DISTINCT uuid) AS duplicates FROM notifications") ?? 0
                 if duplicates > 0 { problems.append("\(duplicates) notification UUIDs appear more than once") }
-                var duplicateUpdates = 0
-                try connection.query("SELECT count(*) - count(DISTINCT sequence) FROM updates") { row in duplicateUpdates = Int(row.integer(0)) }
+                let duplicateUpdates = try connection.fetchValue(Int.self, column: "duplicates",
+                                                                 "SELECT count(*) - count(DISTINCT sequence) AS duplicates FROM updates") ?? 0
                 if duplicateUpdates > 0 { problems.append("\(duplicateUpdates) feed entries share a sequence number") }
                 return problems
             } catch {
-                throw .storage("checking integrity failed in \(path): \(error.message)")
+                throw .storage(.database(error, "checking integrity failed in \(path)"))
             }
         }
     }
@@ -344,26 +341,26 @@ extension SQLiteLedgerStorage {
     /// process opens it first. A store written before they were recorded (its layout only in `meta`)
     /// has its layouts adopted as done.
     static let migrations = SchemaMigrations(schema: "ledger", migrations: [
-        layout("layout-1-tables") { (connection) throws(SQLiteError) in try connection.execute(baseTables) },
-        layout("layout-2-view-columns") { (connection) throws(SQLiteError) in
+        layout("layout-1-tables") { (connection) throws(DatabaseError) in try connection.execute(baseTables) },
+        layout("layout-2-view-columns") { (connection) throws(DatabaseError) in
             try connection.execute(layoutTwoColumns)
             try fillLayoutTwoColumns(connection)
             try connection.execute(layoutTwoIndexes)
         },
-        layout("layout-3-notification-delivery") { (connection) throws(SQLiteError) in try connection.execute(layoutThree) },
-        layout("layout-4-fewer-index-entries") { (connection) throws(SQLiteError) in try connection.execute(layoutFour) },
-        layout("layout-5-feed-details") { (connection) throws(SQLiteError) in try connection.execute(layoutFive) },
-        layout("layout-6-composed-names") { (connection) throws(SQLiteError) in try composeNames(connection) },
-        layout("layout-7-delivery-leases") { (connection) throws(SQLiteError) in try connection.execute(layoutSeven) },
-        layout("layout-8-listing-columns") { (connection) throws(SQLiteError) in
+        layout("layout-3-notification-delivery") { (connection) throws(DatabaseError) in try connection.execute(layoutThree) },
+        layout("layout-4-fewer-index-entries") { (connection) throws(DatabaseError) in try connection.execute(layoutFour) },
+        layout("layout-5-feed-details") { (connection) throws(DatabaseError) in try connection.execute(layoutFive) },
+        layout("layout-6-composed-names") { (connection) throws(DatabaseError) in try composeNames(connection) },
+        layout("layout-7-delivery-leases") { (connection) throws(DatabaseError) in try connection.execute(layoutSeven) },
+        layout("layout-8-listing-columns") { (connection) throws(DatabaseError) in
             try connection.execute(layoutEight)
             try fillListingColumns(connection)
             try connection.execute(layoutEightIndexes)
         },
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         guard try connection.hasTable("meta") else { return [] }
-        var layout = 1
-        try connection.query("SELECT value FROM meta WHERE key = 'layout'", []) { row in layout = Int(row.text(0) ?? "") ?? 1 }
+        let stored = try connection.fetchValue(String.self, column: "value", "SELECT value FROM meta WHERE key = 'layout'")
+        let layout = stored.flatMap { Int($0) } ?? 1
         return layoutNames.prefix(layout).map { $0 }
     })
 
@@ -374,17 +371,15 @@ extension SQLiteLedgerStorage {
 
     /// A layout's migration: its SQLite statements, then the layout number and (for a store that
     /// holds records already) the records' schema, as earlier versions read them from `meta`.
-    private static func layout(_ name: String, _ change: @escaping @Sendable (SQLiteConnection) throws(SQLiteError) -> Void) -> Migration {
+    private static func layout(_ name: String, _ change: @escaping @Sendable (any DatabaseConnection) throws(DatabaseError) -> Void) -> Migration {
         let number = (layoutNames.firstIndex(of: name) ?? 0) + 1
-        return Migration(name) { (database) throws(DatabaseError) in
-            guard let database = database as? SQLiteDatabaseConnection else {
-                throw DatabaseError(engine: database.engine, code: nil, message: "the ledger lives in SQLite only")
+        return Migration(name) { (connection) throws(DatabaseError) in
+            guard connection.engine == .sqlite else {
+                throw DatabaseError(engine: connection.engine, code: nil, message: "the ledger lives in SQLite only")
             }
-            try database.withSQLite { (connection) throws(SQLiteError) in
-                try change(connection)
-                try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', ?1)", [.text(String(number))])
-                if number > 1 { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
-            }
+            try change(connection)
+            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', $1)", [.text(String(number))])
+            if number > 1 { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
         }
     }
 
@@ -394,7 +389,7 @@ extension SQLiteLedgerStorage {
     /// forms; they are composed here, in the columns and in the JSON records. Two names that become
     /// one (an account "café" in each form) cannot be merged without a choice only their owner can
     /// make, so the conversion stops and names them, and the store stays as it was.
-    private static func composeNames(_ connection: SQLiteConnection) throws(SQLiteError) {
+    private static func composeNames(_ connection: any DatabaseConnection) throws(DatabaseError) {
         let tables: [(table: String, unique: String?, columns: [String])] = [
             ("accounts", "name", ["name", "family_group", "record"]),
             ("devices", "name", ["name", "account", "record"]),
@@ -404,133 +399,122 @@ extension SQLiteLedgerStorage {
         ]
         for (table, unique, columns) in tables {
             var changes: [(rowid: Int64, values: [String?])] = []
-            try connection.query("SELECT rowid, \(columns.joined(separator: ", ")) FROM \(table)") { row in
-                let values = columns.indices.map { row.text(Int32($0 + 1)) }
+            let rows = try connection.fetchAll("SELECT rowid AS row_number, \(columns.joined(separator: ", ")) FROM \(table)") {
+                (row) throws(DatabaseError) -> (rowid: Int64, values: [String?]) in
+                var values: [String?] = []
+                for column in columns { values.append(try row[column]) }
+                return (try row["row_number"], values)
+            }
+            for (rowid, values) in rows {
                 let composed = values.map { $0?.ledgerName }
                 // Compared by scalars: Swift's `==` already counts the two forms as equal.
                 if zip(values, composed).contains(where: { !($0?.unicodeScalars.elementsEqual($1?.unicodeScalars ?? "".unicodeScalars) ?? true) }) {
-                    changes.append((row.integer(0), composed))
+                    changes.append((rowid, composed))
                 }
             }
             for change in changes {
                 if let unique, let index = columns.firstIndex(of: unique), let name = change.values[index] {
-                    var other: String?
-                    try connection.query("SELECT \(unique) FROM \(table) WHERE \(unique) = ?1 AND rowid <> ?2", [.text(name), .integer(change.rowid)]) { row in
-                        other = row.text(0)
-                    }
-                    if other != nil {
-                        throw SQLiteError(code: 0, message: """
+                    let others = try connection.query("SELECT \(unique) FROM \(table) WHERE \(unique) = $1 AND rowid <> $2",
+                                                      [.text(name), .integer(change.rowid)])
+                    if others > 0 {
+                        throw DatabaseError(engine: connection.engine, code: nil, message: """
                             the store has two \(table) named "\(name)", written in two Unicode forms; this version keeps one form (NFC), \
                             so rename one of them with the earlier version before opening the store here
                             """)
                     }
                 }
-                let assignments = columns.indices.map { "\(columns[$0]) = ?\($0 + 2)" }.joined(separator: ", ")
-                try connection.query("UPDATE \(table) SET \(assignments) WHERE rowid = ?1",
-                                     [.integer(change.rowid)] + change.values.map { SQLiteConnection.Value.optionalText($0) })
+                let assignments = columns.indices.map { "\(columns[$0]) = $\($0 + 2)" }.joined(separator: ", ")
+                try connection.query("UPDATE \(table) SET \(assignments) WHERE rowid = $1",
+                                     [.integer(change.rowid)] + change.values.map { DatabaseValue.optionalText($0) })
             }
         }
     }
 
     /// Layout 1 kept everything in the JSON records; layout 2 copies the selected fields into columns.
-    private static func fillLayoutTwoColumns(_ connection: SQLiteConnection) throws(SQLiteError) {
-        func decodeAll<T: Decodable>(_ sql: String, _ type: T.Type) throws(SQLiteError) -> [T] {
-            var records: [T] = []
-            var failure: String?
-            try connection.query(sql) { row in
-                guard let text = row.text(0), let record = try? AppStoreJSON.decode(type, from: Data(text.utf8)) else {
-                    failure = "a \(type) record cannot be read"
-                    return
-                }
-                records.append(record)
-            }
-            if let failure { throw SQLiteError(code: 0, message: failure) }
-            return records
+    private static func fillLayoutTwoColumns(_ connection: any DatabaseConnection) throws(DatabaseError) {
+        func decodeAll<T: Decodable>(_ sql: String, _ type: T.Type) throws(DatabaseError) -> [T] {
+            try connection.fetchAll(sql) { (row) throws(DatabaseError) -> T in try Self.decodeRecord(type, try row["record"], on: connection) }
         }
         for account in try decodeAll("SELECT record FROM accounts", StoreAccount.self) {
-            try connection.query("UPDATE accounts SET family_group = ?2 WHERE name = ?1", [.text(account.name), .optionalText(account.familyGroup)])
+            try connection.query("UPDATE accounts SET family_group = $2 WHERE name = $1", [.text(account.name), .optionalText(account.familyGroup)])
         }
         for device in try decodeAll("SELECT record FROM devices", StoreDevice.self) {
-            try connection.query("UPDATE devices SET account = ?2 WHERE name = ?1", [.text(device.name), .text(device.account)])
+            try connection.query("UPDATE devices SET account = $2 WHERE name = $1", [.text(device.name), .text(device.account)])
         }
         // Layout 2's columns only: the later layouts' are not there yet.
         for transaction in try decodeAll("SELECT record FROM transactions", LedgerTransaction.self) {
             try connection.query("""
-                UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
-                                        family_source_id = ?7, unfinished = ?8, history = ?9 WHERE id = ?1
+                UPDATE transactions SET account = $2, original_id = $3, product_id = $4, product_kind = $5, group_id = $6,
+                                        family_source_id = $7, unfinished = $8, history = $9 WHERE id = $1
                 """, Array(Columns.transactionValues(transaction).prefix(9)))
         }
         for subscription in try decodeAll("SELECT record FROM subscriptions", SubscriptionRecord.self) {
-            try connection.query("UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5 WHERE original_id = ?1",
+            try connection.query("UPDATE subscriptions SET account = $2, group_id = $3, family_source_id = $4, next_event_ms = $5 WHERE original_id = $1",
                                  Array(Columns.subscriptionValues(subscription).prefix(5)))
         }
     }
 
     /// Layout 8 copies what the Transaction Manager lists by into columns, a thousand rows at a time.
-    private static func fillListingColumns(_ connection: SQLiteConnection) throws(SQLiteError) {
+    private static func fillListingColumns(_ connection: any DatabaseConnection) throws(DatabaseError) {
         var after: Int64 = -1
         while true {
-            var batch: [(Int64, String?)] = []
-            try connection.query("SELECT id, record FROM transactions WHERE id > ?1 ORDER BY id LIMIT 1000", [.integer(after)]) { row in
-                batch.append((row.integer(0), row.text(1)))
+            let batch = try connection.fetchAll("SELECT id, record FROM transactions WHERE id > $1 ORDER BY id LIMIT 1000", [.integer(after)]) {
+                (row) throws(DatabaseError) -> (id: Int64, transaction: LedgerTransaction) in
+                (try row["id"], try decodeRecord(LedgerTransaction.self, try row["record"], on: connection))
             }
             guard let last = batch.last else { break }
-            after = last.0
-            for (_, text) in batch {
-                guard let text, let transaction = try? AppStoreJSON.decode(LedgerTransaction.self, from: Data(text.utf8)) else {
-                    throw SQLiteError(code: 0, message: "a LedgerTransaction record cannot be read")
-                }
+            after = last.id
+            for (_, transaction) in batch {
                 try connection.query(Columns.transactionUpdate, Columns.transactionValues(transaction))
             }
         }
-        var subscriptions: [SubscriptionRecord] = []
-        var failure = false
-        try connection.query("SELECT record FROM subscriptions") { row in
-            if let text = row.text(0), let record = try? AppStoreJSON.decode(SubscriptionRecord.self, from: Data(text.utf8)) {
-                subscriptions.append(record)
-            } else {
-                failure = true
-            }
+        let subscriptions = try connection.fetchAll("SELECT record FROM subscriptions") { (row) throws(DatabaseError) -> SubscriptionRecord in
+            try decodeRecord(SubscriptionRecord.self, try row["record"], on: connection)
         }
-        if failure { throw SQLiteError(code: 0, message: "a SubscriptionRecord record cannot be read") }
         for subscription in subscriptions {
             try connection.query(Columns.subscriptionUpdate, Columns.subscriptionValues(subscription))
         }
     }
 
-    static func version(_ connection: SQLiteConnection) throws(SQLiteError) -> Int64 {
-        var version: Int64 = 0
-        try connection.query("SELECT value FROM meta WHERE key = 'version'") { row in version = Int64(row.text(0) ?? "") ?? 0 }
-        return version
+    /// A stored JSON record, or a failure naming its type.
+    private static func decodeRecord<T: Decodable>(_ type: T.Type, _ text: String, on connection: any DatabaseConnection) throws(DatabaseError) -> T {
+        do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
+            throw DatabaseError(engine: connection.engine, code: nil, message: "a \(type) record cannot be read: \(error)")
+        }
+    }
+
+    static func version(_ connection: any DatabaseConnection) throws(DatabaseError) -> Int64 {
+        let stored = try connection.fetchValue(String.self, column: "value", "SELECT value FROM meta WHERE key = 'version'")
+        return stored.flatMap { Int64($0) } ?? 0
     }
 
     // MARK: Writing rows
 
-    private static func apply(_ changes: LedgerChanges, version: Int64, to connection: SQLiteConnection) throws {
-        try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', ?1)", [.text(String(version))])
+    private static func apply(_ changes: LedgerChanges, version: Int64, to connection: any DatabaseConnection) throws {
+        try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', $1)", [.text(String(version))])
         for (key, value) in changes.meta {
-            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES (?1, ?2)", [.text(key), .text(value)])
+            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ($1, $2)", [.text(key), .text(value)])
         }
         for account in changes.accounts.values {
-            try connection.query("INSERT OR REPLACE INTO accounts (name, family_group, record) VALUES (?1, ?2, ?3)",
+            try connection.query("INSERT OR REPLACE INTO accounts (name, family_group, record) VALUES ($1, $2, $3)",
                                  [.text(account.name), .optionalText(account.familyGroup), .text(try encode(account))])
         }
         for device in changes.devices.values {
-            try connection.query("INSERT OR REPLACE INTO devices (name, account, record) VALUES (?1, ?2, ?3)",
+            try connection.query("INSERT OR REPLACE INTO devices (name, account, record) VALUES ($1, $2, $3)",
                                  [.text(device.name), .text(device.account), .text(try encode(device))])
         }
         if changes.deletesEveryTransaction {
             try connection.execute("DELETE FROM transactions; DELETE FROM subscriptions; DELETE FROM updates WHERE delivered = 0;")
         }
         for id in changes.deletedTransactions.sorted() {
-            try connection.query("DELETE FROM transactions WHERE id = ?1", [.integer(Int64(id))])
-            try connection.query("DELETE FROM updates WHERE transaction_id = ?1 AND delivered = 0", [.integer(Int64(id))])
+            try connection.query("DELETE FROM transactions WHERE id = $1", [.integer(Int64(id))])
+            try connection.query("DELETE FROM updates WHERE transaction_id = $1 AND delivered = 0", [.integer(Int64(id))])
         }
         // Identifiers above the newest stored one are new rows (most of a commit's, renewals all), so
         // only the others are first tried as changes in place.
         var newestStored: Int64 = .max
         if !changes.transactions.isEmpty {
-            try connection.query("SELECT ifnull(max(id), -1) FROM transactions") { newestStored = $0.integer(0) }
+            newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT ifnull(max(id), -1) AS newest FROM transactions") ?? -1
         }
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
             // A plain INSERT of a new row, not INSERT OR REPLACE: a statement that may replace rows needs
@@ -542,7 +526,7 @@ extension SQLiteLedgerStorage {
             }
         }
         for id in changes.deletedSubscriptions.sorted() {
-            try connection.query("DELETE FROM subscriptions WHERE original_id = ?1", [.integer(Int64(id))])
+            try connection.query("DELETE FROM subscriptions WHERE original_id = $1", [.integer(Int64(id))])
         }
         for subscription in changes.subscriptions.values {
             // A subscription keeps its account, group and family source: changing it in place touches
@@ -555,7 +539,7 @@ extension SQLiteLedgerStorage {
         for update in changes.appendedUpdates {
             try connection.query("""
                 INSERT INTO updates (sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info,
-                                     renewal_state, group_id, created_ms, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                                     renewal_state, group_id, created_ms, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                 """, [.integer(update.sequence), .text(update.device), .text(update.channel.rawValue), .integer(Int64(update.transactionID)),
                       .text(update.kind.rawValue), .text(update.signedTransaction), .optionalText(update.signedRenewalInfo),
                       .optionalText(update.renewalState?.rawValue), .optionalText(update.subscriptionGroupID),
@@ -563,24 +547,24 @@ extension SQLiteLedgerStorage {
                       .optionalText(try update.detail.map { try Self.encode($0) })])
         }
         for sequence in changes.deliveredUpdates {
-            try connection.query("UPDATE updates SET delivered = 1 WHERE sequence = ?1", [.integer(sequence)])
+            try connection.query("UPDATE updates SET delivered = 1 WHERE sequence = $1", [.integer(sequence)])
         }
         for notification in changes.appendedNotifications {
             try connection.query("""
                 INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms, claimed_until_ms)
-                VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
                       .optionalText(notification.subtype?.rawValue), notification.transactionID.map { .integer(Int64($0)) } ?? .null,
                       .text(String(decoding: notification.body.appStoreJSONData(), as: UTF8.self)),
                       .integer(AppStoreJSON.milliseconds(from: notification.date))] + (try deliveryValues(notification.delivery)))
         }
         for (sequence, delivery) in changes.notificationDeliveries.sorted(by: { $0.key < $1.key }) {
-            try connection.query("UPDATE notifications SET attempts = ?2, next_attempt_ms = ?3, claimed_until_ms = ?4 WHERE sequence = ?1",
+            try connection.query("UPDATE notifications SET attempts = $2, next_attempt_ms = $3, claimed_until_ms = $4 WHERE sequence = $1",
                                  [.integer(sequence)] + (try deliveryValues(delivery)))
         }
     }
 
-    private static func deliveryValues(_ delivery: NotificationDelivery) throws -> [SQLiteConnection.Value] {
+    private static func deliveryValues(_ delivery: NotificationDelivery) throws -> [DatabaseValue] {
         [delivery.attempts.isEmpty ? .null : .text(try encode(delivery.attempts)),
          delivery.nextAttemptDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null,
          delivery.claimedUntil.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null]
@@ -595,20 +579,20 @@ extension SQLiteLedgerStorage {
         static let transactionInsert = """
             INSERT INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
                                                  unfinished, history, listed_state, purchase_ms, expires_ms, record)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
             """
         static let transactionChangeInPlace = """
-            UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
-                                    family_source_id = ?7, unfinished = ?8, history = ?9, listed_state = ?10, purchase_ms = ?11,
-                                    expires_ms = ?12, record = ?13 WHERE id = ?1 RETURNING id
+            UPDATE transactions SET account = $2, original_id = $3, product_id = $4, product_kind = $5, group_id = $6,
+                                    family_source_id = $7, unfinished = $8, history = $9, listed_state = $10, purchase_ms = $11,
+                                    expires_ms = $12, record = $13 WHERE id = $1 RETURNING id
             """
         static let transactionUpdate = """
-            UPDATE transactions SET account = ?2, original_id = ?3, product_id = ?4, product_kind = ?5, group_id = ?6,
-                                    family_source_id = ?7, unfinished = ?8, history = ?9, listed_state = ?10, purchase_ms = ?11,
-                                    expires_ms = ?12 WHERE id = ?1
+            UPDATE transactions SET account = $2, original_id = $3, product_id = $4, product_kind = $5, group_id = $6,
+                                    family_source_id = $7, unfinished = $8, history = $9, listed_state = $10, purchase_ms = $11,
+                                    expires_ms = $12 WHERE id = $1
             """
 
-        static func transactionValues(_ transaction: LedgerTransaction) -> [SQLiteConnection.Value] {
+        static func transactionValues(_ transaction: LedgerTransaction) -> [DatabaseValue] {
             let unfinished = transaction.isPurchased && !transaction.isFinished
             let history = transaction.isPurchased && !(transaction.productKind == .consumable && transaction.isFinished)
             return [.integer(Int64(transaction.id)), .text(transaction.account), .integer(Int64(transaction.originalID)),
@@ -620,18 +604,18 @@ extension SQLiteLedgerStorage {
 
         static let subscriptionInsert = """
             INSERT OR REPLACE INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, grace_latest_id, record)
-            VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
             """
         static let subscriptionChangeInPlace = """
-            UPDATE subscriptions SET next_event_ms = ?5, grace_latest_id = ?6, record = ?7
-            WHERE original_id = ?1 AND account = ?2 AND group_id = ?3 AND family_source_id IS ?4 RETURNING original_id
+            UPDATE subscriptions SET next_event_ms = $5, grace_latest_id = $6, record = $7
+            WHERE original_id = $1 AND account = $2 AND group_id = $3 AND family_source_id IS $4 RETURNING original_id
             """
         static let subscriptionUpdate = """
-            UPDATE subscriptions SET account = ?2, group_id = ?3, family_source_id = ?4, next_event_ms = ?5, grace_latest_id = ?6
-            WHERE original_id = ?1
+            UPDATE subscriptions SET account = $2, group_id = $3, family_source_id = $4, next_event_ms = $5, grace_latest_id = $6
+            WHERE original_id = $1
             """
 
-        static func subscriptionValues(_ record: SubscriptionRecord) -> [SQLiteConnection.Value] {
+        static func subscriptionValues(_ record: SubscriptionRecord) -> [DatabaseValue] {
             [.integer(Int64(record.originalTransactionID)), .text(record.account), .text(record.groupID),
              record.familySourceID.map { .integer(Int64($0)) } ?? .null,
              record.nextEventDate.map { .integer(AppStoreJSON.milliseconds(from: $0)) } ?? .null,

@@ -58,25 +58,25 @@ public enum StoreDirectory {
                               clockMode: ClockMode, start: Date, ocspURL: String? = nil,
                               identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         let fileManager = FileManager.default
-        if fileManager.fileExists(atPath: databaseURL(in: directory).path) { throw .storage("\(directory.path) already holds a store") }
+        if fileManager.fileExists(atPath: databaseURL(in: directory).path) { throw .storage(.failed("\(directory.path) already holds a store")) }
         if let contents = try? fileManager.contentsOfDirectory(atPath: directory.path), !contents.isEmpty {
-            throw .storage("\(directory.path) is not empty; a store is created in a new or empty folder")
+            throw .storage(.failed("\(directory.path) is not empty; a store is created in a new or empty folder"))
         }
         let parent = directory.deletingLastPathComponent()
         do { try fileManager.createDirectory(at: parent, withIntermediateDirectories: true) } catch {
-            throw .storage("cannot create \(parent.path): \(error.localizedDescription)")
+            throw .storage(.failed("cannot create \(parent.path): \(error.localizedDescription)"))
         }
         let staging = parent.appendingPathComponent(".\(directory.lastPathComponent).creating-\(getpid())")
         try? fileManager.removeItem(at: staging)
         guard mkdir(staging.path, 0o700) == 0 else {
-            throw .storage("cannot create \(staging.path): \(String(cString: strerror(errno)))")
+            throw .storage(.failed("cannot create \(staging.path): \(String(cString: strerror(errno)))"))
         }
         do throws(AppStoreError) {
             try build(in: staging, configuration: configuration, identity: identity, clockMode: clockMode, start: start, ocspURL: ocspURL,
                       identifiers: identifiers)
             // rename(2) is atomic, and replaces an empty folder the user made for the store.
             guard rename(staging.path, directory.path) == 0 else {
-                throw .storage("cannot move the new store into \(directory.path): \(String(cString: strerror(errno)))")
+                throw .storage(.failed("cannot move the new store into \(directory.path): \(String(cString: strerror(errno)))"))
             }
         } catch {
             try? fileManager.removeItem(at: staging)
@@ -97,12 +97,12 @@ public enum StoreDirectory {
             authority = try CertificateAuthority.make(signingCertificateValidFrom: leafStart, ocspURL: ocspURL)
             try authority.save(to: authorityURL(in: folder))
         } catch {
-            throw AppStoreError.storage("cannot create the certificate authority: \(error)")
+            throw AppStoreError.storage(.failed("cannot create the certificate authority: \(error)"))
         }
         // The ledger file exists, private, before SQLite opens it; its journal files take its mode.
         let database = databaseURL(in: folder).path
         let descriptor = Glibc.open(database, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .storage("cannot create \(database): \(String(cString: strerror(errno)))") }
+        guard descriptor >= 0 else { throw .storage(.failed("cannot create \(database): \(String(cString: strerror(errno)))")) }
         close(descriptor)
         let storage = try SQLiteLedgerStorage(path: database, create: true)
         _ = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
@@ -142,11 +142,11 @@ public enum StoreDirectory {
                             identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw .storage("\(directory.path) does not exist or is not a directory")
+            throw .storage(.failed("\(directory.path) does not exist or is not a directory"))
         }
         let database = databaseURL(in: directory)
         guard FileManager.default.fileExists(atPath: database.path) else {
-            throw .storage("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`")
+            throw .storage(.failed("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`"))
         }
         try refuseIfOthersCanWrite([directory, database, authorityURL(in: directory)])
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
@@ -155,7 +155,7 @@ public enum StoreDirectory {
         let authority = try self.authority(at: directory)
         let recorded = try storage.read { (reader) throws(AppStoreError) in reader.meta(rootFingerprintKey) }
         if let recorded, recorded != authority.rootCertificate.sha256Fingerprint {
-            throw .storage("the certificate authority in \(authorityURL(in: directory).path) is not the store's: its root is \(authority.rootCertificate.sha256Fingerprint), the store was created with \(recorded)")
+            throw .storage(.damaged("the certificate authority in \(authorityURL(in: directory).path) is not the store's: its root is \(authority.rootCertificate.sha256Fingerprint), the store was created with \(recorded)"))
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
@@ -171,7 +171,7 @@ public enum StoreDirectory {
             let mode = status.st_mode & 0o7777
             if mode & 0o022 != 0 {
                 let fix = (status.st_mode & S_IFMT) == S_IFDIR ? "chmod 700" : "chmod 600"
-                throw .storage("\(url.path) can be written by other users (mode \(String(mode, radix: 8))), so they could change the store; run \(fix) \(url.path)")
+                throw .storage(.failed("\(url.path) can be written by other users (mode \(String(mode, radix: 8))), so they could change the store; run \(fix) \(url.path)"))
             }
         }
     }
@@ -179,7 +179,7 @@ public enum StoreDirectory {
     /// The certificate authority of a store directory (with its private keys: a server's OCSP responder signs with them).
     public static func authority(at directory: URL) throws(AppStoreError) -> CertificateAuthority {
         do { return try CertificateAuthority.load(from: authorityURL(in: directory)) } catch {
-            throw .storage("the store's certificate authority is damaged: \(error)")
+            throw .storage(.damaged("the store's certificate authority is damaged: \(error)"))
         }
     }
 
@@ -196,12 +196,12 @@ public enum StoreDirectory {
 
     private static func clockMode(in storage: SQLiteLedgerStorage) throws(AppStoreError) -> ClockMode {
         let text = try storage.read { (reader) throws(AppStoreError) -> String? in
-            guard reader.meta("identity") != nil else { throw .storage("\(storage.path) holds no store") }
+            guard reader.meta("identity") != nil else { throw .storage(.damaged("\(storage.path) holds no store")) }
             return reader.meta(clockModeKey)
         }
         guard let text else { return .manual }
         guard let mode = ClockMode(rawValue: text) else {
-            throw .storage("the store's clock mode \"\(text)\" is damaged; it is manual or real")
+            throw .storage(.damaged("the store's clock mode \"\(text)\" is damaged; it is manual or real"))
         }
         return mode
     }

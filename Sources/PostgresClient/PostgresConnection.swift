@@ -16,6 +16,25 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// Whether running the same transaction again may succeed (a deadlock or serialization failure).
     public var isRetryable: Bool { sqlState == "40P01" || sqlState == "40001" }
+
+    /// Whether the server could not be reached or would not take a connection for now (down, starting,
+    /// stopping, in recovery, out of connection slots), as against refusing it for good (a wrong
+    /// password, a database that does not exist): set when connecting fails, from what libpq says, which
+    /// has no code for it. This is the one place that reads libpq's words.
+    public var isServerUnavailable = false
+
+    static func connectFailure(_ message: String) -> PostgresError {
+        var error = PostgresError("cannot connect to PostgreSQL: \(message)")
+        let passing = ["Connection refused", "No such file or directory", "could not connect", "the database system is starting up",
+                       "the database system is shutting down", "the database system is in recovery mode", "the database system is not yet accepting connections",
+                       "timeout expired", "server closed the connection", "too many clients", "remaining connection slots are reserved",
+                       "Connection reset by peer", "Network is unreachable", "No route to host"]
+        error.isServerUnavailable = passing.contains { message.localizedCaseInsensitiveContains($0) }
+        if message.localizedCaseInsensitiveContains("too many clients") || message.localizedCaseInsensitiveContains("connection slots") {
+            error.sqlState = "53300"
+        }
+        return error
+    }
 }
 
 /// One connection to a PostgreSQL server through libpq: the only code that touches libpq.
@@ -31,7 +50,7 @@ public final class PostgresConnection: @unchecked Sendable {
         guard PQstatus(connection) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
             PQfinish(connection)
-            throw PostgresError("cannot connect to PostgreSQL: \(message)")
+            throw PostgresError.connectFailure(message)
         }
         self.connection = connection
         // Notices ("relation already exists, skipping") would go to standard error; warnings still do.
@@ -49,7 +68,9 @@ public final class PostgresConnection: @unchecked Sendable {
         PQreset(connection)
         guard isConnected else {
             let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
-            throw PostgresError("cannot connect to PostgreSQL again: \(message)")
+            var failure = PostgresError.connectFailure(message)
+            failure.message = "cannot connect to PostgreSQL again: \(message)"
+            throw failure
         }
         if let result = PQexec(connection, "SET client_min_messages TO WARNING") { PQclear(result) }
     }
@@ -66,6 +87,8 @@ public final class PostgresConnection: @unchecked Sendable {
     /// A result row's columns, as text (`nil` for NULL).
     public struct Row {
         public let columns: [String?]
+        /// The columns' names (their aliases, when the statement gives them), shared by a result's rows.
+        public let names: [String]
         public func text(_ column: Int) -> String? { columns[column] }
         public func integer(_ column: Int) -> Int64 { columns[column].flatMap { Int64($0) } ?? 0 }
         public func isNull(_ column: Int) -> Bool { columns[column] == nil }
@@ -106,10 +129,11 @@ public final class PostgresConnection: @unchecked Sendable {
             throw PostgresError(message.isEmpty ? "the statement failed" : message, sqlState: state)
         }
         let rows = Int(PQntuples(result)), columns = Int(PQnfields(result))
+        let names = (0..<columns).map { column in PQfname(result, Int32(column)).map { String(cString: $0) } ?? "" }
         return (0..<rows).map { row in
             Row(columns: (0..<columns).map { column in
                 PQgetisnull(result, Int32(row), Int32(column)) == 1 ? nil : String(cString: PQgetvalue(result, Int32(row), Int32(column)))
-            })
+            }, names: names)
         }
     }
 }

@@ -12,49 +12,6 @@ public enum DatabaseValue: Sendable, Hashable {
     public static func optionalInteger(_ number: Int64?) -> DatabaseValue { number.map { .integer($0) } ?? .null }
 }
 
-/// One result row, read while the statement runs (SQLite) or from the answer (PostgreSQL).
-public struct DatabaseRow {
-    enum Storage {
-        case sqlite(SQLiteConnection.Row)
-        case postgres(PostgresConnection.Row)
-    }
-    let storage: Storage
-
-    /// How many columns the row has.
-    public var columnCount: Int {
-        switch storage {
-        case .sqlite(let row): return Int(row.columnCount)
-        case .postgres(let row): return row.columns.count
-        }
-    }
-
-    /// The column as text, `nil` for NULL (an integer reads as its digits).
-    public func text(_ column: Int) -> String? {
-        switch storage {
-        case .sqlite(let row): return row.isNull(Int32(column)) ? nil : row.text(Int32(column))
-        case .postgres(let row): return row.text(column)
-        }
-    }
-
-    /// The column as an integer (0 for NULL or text that is not one).
-    public func integer(_ column: Int) -> Int64 {
-        switch storage {
-        case .sqlite(let row): return row.integer(Int32(column))
-        case .postgres(let row): return row.integer(column)
-        }
-    }
-
-    public func isNull(_ column: Int) -> Bool {
-        switch storage {
-        case .sqlite(let row): return row.isNull(Int32(column))
-        case .postgres(let row): return row.isNull(column)
-        }
-    }
-
-    /// Every column as text.
-    public var columns: [String?] { (0..<columnCount).map(text) }
-}
-
 /// One connection to a database, SQLite or PostgreSQL, through which the ledger and the backend
 /// open, migrate, read and commit. Statements take `$1`, `$2`, … parameters (numbered in order of
 /// first use, which both engines accept).
@@ -87,11 +44,18 @@ public protocol DatabaseConnection: AnyObject, Sendable {
 }
 
 extension DatabaseConnection {
+    /// Runs one statement and returns how many rows it answered (a statement with `RETURNING`
+    /// answers a row for each row it changed).
+    @discardableResult
+    public func query(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseError) -> Int {
+        try query(sql, values) { _ in }
+    }
+
     /// Runs one statement and returns its rows, each column as text (`nil` for NULL).
     @discardableResult
     public func rows(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseError) -> [[String?]] {
         var rows: [[String?]] = []
-        try query(sql, values) { rows.append($0.columns) }
+        try query(sql, values) { row in rows.append((0..<row.columnCount).map { row.text(at: $0) }) }
         return rows
     }
 

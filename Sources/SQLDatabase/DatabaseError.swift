@@ -21,13 +21,41 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     /// Whether the connection to the server was lost (PostgreSQL restarted or went away): the lane
     /// connects again before its next statement.
     public var isConnectionLost: Bool
+    /// Whether the server is not there for now (the connection was lost, or could not be made because
+    /// the server is down, starting, stopping or out of connection slots): trying again later may
+    /// work, and nothing was done.
+    public var isUnavailable: Bool
 
-    public init(engine: DatabaseEngine, code: String?, message: String, isRetryable: Bool = false, isConnectionLost: Bool = false) {
+    public init(engine: DatabaseEngine, code: String?, message: String, isRetryable: Bool = false, isConnectionLost: Bool = false,
+                isUnavailable: Bool = false) {
         self.engine = engine
         self.code = code
         self.message = message
         self.isRetryable = isRetryable
         self.isConnectionLost = isConnectionLost
+        self.isUnavailable = isUnavailable || isConnectionLost
+    }
+
+    /// Whether the database's disk (or quota) is full: SQLite's `SQLITE_FULL`, PostgreSQL's
+    /// `disk_full` (`53100`). Nothing was written; writes work again once there is room.
+    public var isStorageFull: Bool {
+        switch engine {
+        case .sqlite: return code == "13"
+        case .postgresql: return code == "53100"
+        }
+    }
+
+    /// Whether the database file is not a database, or its contents are damaged (SQLite's
+    /// `SQLITE_CORRUPT` and `SQLITE_NOTADB`).
+    public var isDamaged: Bool { engine == .sqlite && (code == "11" || code == "26") }
+
+    /// Whether the database cannot be written by this user (SQLite's `SQLITE_READONLY`, PostgreSQL's
+    /// `read_only_sql_transaction` or `insufficient_privilege`).
+    public var isReadOnly: Bool {
+        switch engine {
+        case .sqlite: return code == "8"
+        case .postgresql: return code == "25006" || code == "42501"
+        }
     }
 
     public var description: String {
@@ -48,6 +76,7 @@ public struct DatabaseError: Error, Sendable, Hashable, CustomStringConvertible 
     func with(connectionLost: Bool) -> DatabaseError {
         var error = self
         error.isConnectionLost = connectionLost
+        if connectionLost { error.isUnavailable = true }
         return error
     }
 }

@@ -29,7 +29,8 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
         let state = error.sqlState
         return DatabaseError(engine: .postgresql, code: state, message: error.message,
                              isRetryable: state == "40P01" || state == "40001",
-                             isConnectionLost: state?.hasPrefix("08") == true || ["57P01", "57P02", "57P03"].contains(state ?? ""))
+                             isConnectionLost: state?.hasPrefix("08") == true || ["57P01", "57P02", "57P03"].contains(state ?? ""),
+                             isUnavailable: error.isServerUnavailable || state == "53300")
     }
 
     /// The failure, marked as a lost connection when libpq's connection is down whatever it said.
@@ -59,7 +60,9 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
         }
         let rows: [PostgresConnection.Row]
         do { rows = try connection.query(sql, bound) } catch { throw failure(error) }
-        for each in rows { row(DatabaseRow(storage: .postgres(each))) }
+        guard let first = rows.first else { return 0 }
+        let columns = DatabaseColumns(names: first.names, engine: .postgresql, statement: sql)
+        for each in rows { row(DatabaseRow(storage: .postgres(each), columns: columns)) }
         return rows.count
     }
 

@@ -7,9 +7,10 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
     public let engine = DatabaseEngine.sqlite
     public let location: String
     public let beginWrite = "BEGIN IMMEDIATE"
-    /// The connection underneath, for a schema whose queries are written for SQLite alone (the
-    /// ledger's readers bind and read columns without copying them).
-    package let sqlite: SQLiteConnection
+    /// The connection underneath.
+    private let sqlite: SQLiteConnection
+    /// Each statement's result columns, by name.
+    private var columnsByStatement: [String: DatabaseColumns] = [:]
 
     /// How the file is opened.
     public enum Mode: Sendable {
@@ -48,13 +49,7 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
         }
     }
 
-    /// Runs `body` with the SQLite connection underneath, its failures as ``DatabaseError``s: for a
-    /// schema whose statements are SQLite's alone.
-    package func withSQLite<Result>(_ body: (SQLiteConnection) throws(SQLiteError) -> Result) throws(DatabaseError) -> Result {
-        do { return try body(sqlite) } catch { throw Self.error(error) }
-    }
-
-    static func error(_ error: SQLiteError) -> DatabaseError {
+    package static func error(_ error: SQLiteError) -> DatabaseError {
         DatabaseError(engine: .sqlite, code: String(error.code), message: error.message)
     }
 
@@ -77,7 +72,16 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
             }
         }
         do {
-            return try sqlite.query(sql, bound) { row(DatabaseRow(storage: .sqlite($0))) }
+            // A statement's column names are worked out once, as its prepared form is kept once.
+            var columns = columnsByStatement[sql]
+            return try sqlite.query(sql, bound) { each in
+                let named = columns ?? DatabaseColumns(names: (0..<each.columnCount).map(each.name), engine: .sqlite, statement: sql)
+                if columns == nil {
+                    columns = named
+                    columnsByStatement[sql] = named
+                }
+                row(DatabaseRow(storage: .sqlite(each), columns: named))
+            }
         } catch {
             throw Self.error(error)
         }
@@ -85,13 +89,13 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
 
     public func hasTable(_ table: String) throws(DatabaseError) -> Bool {
         var found = false
-        try query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1", [.text(table)]) { found = $0.integer(0) > 0 }
+        try query("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = $1", [.text(table)]) { found = ($0.integer(at: 0) ?? 0) > 0 }
         return found
     }
 
     public func hasColumn(_ column: String, in table: String) throws(DatabaseError) -> Bool {
         var found = false
-        try query("SELECT count(*) FROM pragma_table_info($1) WHERE name = $2", [.text(table), .text(column)]) { found = $0.integer(0) > 0 }
+        try query("SELECT count(*) FROM pragma_table_info($1) WHERE name = $2", [.text(table), .text(column)]) { found = ($0.integer(at: 0) ?? 0) > 0 }
         return found
     }
 

@@ -21,6 +21,8 @@ public struct SQLiteError: Error, CustomStringConvertible {
 public final class SQLiteConnection: @unchecked Sendable {
     private let database: OpaquePointer
     private var statements: [String: OpaquePointer] = [:]
+    /// For each prepared statement, which value each of its parameters takes.
+    private var parameterOrders: [String: [(index: Int32, offset: Int)]] = [:]
 
     /// How a connection opens its file.
     public enum OpenMode {
@@ -103,6 +105,9 @@ public final class SQLiteConnection: @unchecked Sendable {
     }
 
     /// Runs one statement, reusing its prepared form, and returns its rows.
+    ///
+    /// Parameters are numbered: `$1`, `$2`, … (as PostgreSQL writes them) or `?1`, `?2`, …; the value
+    /// at `values[n - 1]` binds to parameter `n` wherever it appears, in any order.
     @discardableResult
     public func query(_ sql: String, _ values: [Value] = [], row: (Row) -> Void = { _ in }) throws(SQLiteError) -> Int {
         let statement = try prepared(sql)
@@ -110,8 +115,9 @@ public final class SQLiteConnection: @unchecked Sendable {
             sqlite3_reset(statement)
             sqlite3_clear_bindings(statement)
         }
-        for (offset, value) in values.enumerated() {
-            let index = Int32(offset + 1)
+        for (index, offset) in parameterOrder(statement, sql: sql) {
+            guard offset < values.count else { throw SQLiteError(code: SQLITE_RANGE, message: "parameter \(offset + 1) has no value in: \(sql)") }
+            let value = values[offset]
             let status: Int32
             switch value {
             case .integer(let number): status = sqlite3_bind_int64(statement, index, number)
@@ -131,6 +137,20 @@ public final class SQLiteConnection: @unchecked Sendable {
         return count
     }
 
+    /// Each parameter's index in the statement and the offset of its value: `$n` and `?n` take value `n - 1`.
+    private func parameterOrder(_ statement: OpaquePointer, sql: String) -> [(index: Int32, offset: Int)] {
+        if let known = parameterOrders[sql] { return known }
+        let count = sqlite3_bind_parameter_count(statement)
+        let order = (1...max(count, 1)).compactMap { index -> (Int32, Int)? in
+            guard index <= count else { return nil }
+            guard let name = sqlite3_bind_parameter_name(statement, index).map({ String(cString: $0) }),
+                  let number = Int(name.dropFirst()), number >= 1 else { return (index, Int(index) - 1) }
+            return (index, number - 1)
+        }
+        parameterOrders[sql] = order
+        return order
+    }
+
     private func prepared(_ sql: String) throws(SQLiteError) -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         var statement: OpaquePointer?
@@ -147,9 +167,17 @@ public final class SQLiteConnection: @unchecked Sendable {
         /// How many columns the row has.
         public var columnCount: Int32 { sqlite3_column_count(statement) }
 
+        /// A column's name (its alias, when the statement gives one).
+        public func name(_ column: Int32) -> String {
+            sqlite3_column_name(statement, column).map { String(cString: $0) } ?? ""
+        }
+
         public func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
 
         public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
+
+        /// Whether the column holds an integer (as stored, not converted).
+        public func isInteger(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_INTEGER }
 
         public func text(_ column: Int32) -> String? {
             guard let pointer = sqlite3_column_text(statement, column) else { return nil }

@@ -43,7 +43,8 @@ public struct InProcessStoreTransport: StoreTransport {
         case .storeKit(let code, let message): return .storeKit(code.rawValue, message: message)
         case .purchase(let code, let message): return .purchase(code.rawValue, message: message)
         case .refundRequest(let code, let message): return .refundRequest(code.rawValue, message: message)
-        case .verification, .control, .storage: return .other(error.description)
+        case .storage(let failure): return .storage(failure)
+        case .verification, .control: return .other(error.description)
         }
     }
 

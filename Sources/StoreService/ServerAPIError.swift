@@ -70,6 +70,7 @@ struct ServerAPIError: HTTPResponseError, CustomStringConvertible {
     static let statusRequestNotFound = ServerAPIError(404, 4_040_009, "Status request not found.")
     static let transactionIdNotFound = ServerAPIError(404, 4_040_010, "Transaction id not found.")
     static let generalInternal = ServerAPIError(500, 5_000_000, "An unknown error occurred.")
+    static let generalInternalRetryable = ServerAPIError(500, 5_000_001, "An unknown error occurred. Please try again.")
 
     func with(_ detail: String) -> ServerAPIError { ServerAPIError(status, code, "\(message) \(detail)") }
 

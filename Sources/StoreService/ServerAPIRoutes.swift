@@ -369,7 +369,8 @@ struct ServerAPIRoutes {
         switch error {
         case .control(.noTransactionFound, _): return .transactionIdNotFound
         case .control(.noSubscriptionFound, _): return .originalTransactionIdNotFound
-        case .storage(let message): return .generalInternal.with(message)
+        case .storage(let failure) where failure.reason == .unavailable: return .generalInternalRetryable.with(failure.message)
+        case .storage(let failure): return .generalInternal.with(failure.message)
         default: return .generalBadRequest.with(error.description)
         }
     }

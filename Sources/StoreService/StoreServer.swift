@@ -311,8 +311,10 @@ struct APIError: HTTPResponseError {
         switch error {
         case .storeKit(let code, _): status = code == "notEntitled" ? 403 : code == "unknown" ? 404 : 422
         case .purchase, .refundRequest: status = 422
-        case .other(let message): status = message.hasPrefix("storage:") ? 500 : 409
+        case .storage(let failure): status = Self.status(of: failure)
+        case .other: status = 409
         }
+        if case .storage(let failure) = error, failure.reason == .unavailable { headers.append((name: "Retry-After", value: "1")) }
     }
 
     init(_ error: AppStoreError) {
@@ -329,7 +331,17 @@ struct APIError: HTTPResponseError {
             default: status = 409
             }
             self.init(status: status, family: "control", code: code.rawValue, message: message)
-        case .storage(let message): self.init(status: 500, family: "other", code: "storage", message: message)
+        case .storage(let failure): self.init(StoreTransportError.storage(failure))
+        }
+    }
+
+    /// A storage failure's status: `503` while the database is away (with `Retry-After`), `507` when
+    /// the disk is full, `500` otherwise.
+    static func status(of failure: StorageFailure) -> Int {
+        switch failure.reason {
+        case .unavailable: return 503
+        case .full: return 507
+        case .readOnly, .damaged, .failed: return 500
         }
     }
 

@@ -282,7 +282,7 @@ struct PurchaseTests {
     func failedCommit() async throws {
         let test = try TestStore()
         test.storage.failNextCommits(1)
-        await #expect(throws: AppStoreError.storage("simulated commit failure")) { try await test.buy(Self.gems) }
+        await #expect(throws: AppStoreError.storage(.failed("simulated commit failure"))) { try await test.buy(Self.gems) }
         #expect(try await test.store.ledgerTransactions().isEmpty)
         #expect(try await test.store.notifications().isEmpty)
         let bought = try await test.buy(Self.gems)

@@ -2,7 +2,7 @@ import AppStoreModels
 import AppStoreSimulator
 @testable import AppStoreSimulatorSQLite
 import Foundation
-import SQLiteDatabase
+import SQLDatabase
 import Testing
 import TestSupport
 
@@ -32,10 +32,10 @@ struct QueryPlanTests {
     ]
 
     /// SQLite's plan for a statement, one line per step.
-    static func plan(_ sql: String, _ values: [SQLiteConnection.Value], in path: String) throws -> [String] {
-        var steps: [String] = []
-        try SQLiteConnection(path: path, mode: .readWrite).query("EXPLAIN QUERY PLAN " + sql, values) { row in steps.append(row.text(3) ?? "") }
-        return steps
+    static func plan(_ sql: String, _ values: [DatabaseValue], in path: String) throws -> [String] {
+        try SQLiteDatabaseConnection(path: path, mode: .readWrite).fetchAll("EXPLAIN QUERY PLAN " + sql, values) {
+            (row) throws(DatabaseError) -> String in try row["detail"]
+        }
     }
 
     /// A ledger of the current layout, empty: the plan comes from the schema alone, as in a new store.

@@ -78,7 +78,7 @@ struct LedgerStorageTests {
         let storage = InMemoryLedgerStorage()
         _ = try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "a"),
                                          authority: TestStore.authority, storage: storage, clock: ManualStoreClock(startingAt: TestStore.start))
-        #expect(throws: AppStoreError.storage("the storage already holds a store")) {
+        #expect(throws: AppStoreError.storage(.failed("the storage already holds a store"))) {
             try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "b"),
                                          authority: TestStore.authority, storage: storage, clock: ManualStoreClock(startingAt: TestStore.start))
         }

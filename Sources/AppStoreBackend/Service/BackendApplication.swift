@@ -3,6 +3,7 @@ import AppStoreServerAPI
 import AppStoreSigning
 import Foundation
 import HTTPService
+import SQLDatabase
 import ServiceLogging
 
 /// The entitlement backend served over HTTP: what `storekit backend serve` runs, and what tests and
@@ -103,6 +104,19 @@ public final class BackendApplication: Sendable {
     /// Why a backend could not be started.
     public struct StartFailure: Error, CustomStringConvertible {
         public let description: String
+        /// The database's failure, when opening the database is what failed.
+        public var databaseError: DatabaseError?
+
+        public init(description: String, databaseError: DatabaseError? = nil) {
+            self.description = description
+            self.databaseError = databaseError
+        }
+
+        init(_ error: BackendError) {
+            if case .database(let failure) = error { self.init(description: error.description, databaseError: failure) } else {
+                self.init(description: error.description)
+            }
+        }
     }
 
     public let configuration: Configuration
@@ -123,10 +137,10 @@ public final class BackendApplication: Sendable {
         if url.hasPrefix("sqlite:") {
             let path = String(url.dropFirst("sqlite:".count))
             guard !path.isEmpty else { throw StartFailure(description: "--database sqlite: needs a file path, such as sqlite:backend.sqlite") }
-            do { return try await SQLBackendStorage.sqlite(path: path) } catch { throw StartFailure(description: error.description) }
+            do { return try await SQLBackendStorage.sqlite(path: path) } catch { throw StartFailure(error) }
         }
         if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-            do { return try await SQLBackendStorage.postgres(url: url) } catch { throw StartFailure(description: error.description) }
+            do { return try await SQLBackendStorage.postgres(url: url) } catch { throw StartFailure(error) }
         }
         throw StartFailure(description: "--database is sqlite:PATH or postgres://USER@HOST:PORT/DB, not \(url)")
     }
@@ -168,30 +182,26 @@ public final class BackendApplication: Sendable {
         return BackendApplication(configuration: configuration, service: service, server: server, reconciling: reconciling)
     }
 
-    /// Opens the database; a PostgreSQL server that does not answer yet (down, starting, restarting)
-    /// is waited for, with a notice, and tried again with backoff, rather than ending the backend.
+    /// Opens the database; a PostgreSQL server that does not answer yet (down, starting, restarting,
+    /// or refusing connections because all its slots are taken) is waited for, with a notice naming
+    /// each new reason, and tried again with backoff, rather than ending the backend.
     static func openStorageWaiting(_ url: String, logger: Logger) async throws -> any BackendStorage {
         var delay = Duration.milliseconds(250)
         var waited = false
+        var lastReason = ""
         while true {
             do {
                 let storage = try await openStorage(url)
                 if waited { logger.notice("the database answers: starting") }
                 return storage
-            } catch let failure as StartFailure where url.hasPrefix("postgres") && Self.isUnreachable(failure.description) {
-                if !waited { logger.notice("waiting for the database to answer: \(failure.description)") }
+            } catch let failure as StartFailure where failure.databaseError?.isUnavailable == true {
+                if failure.description != lastReason { logger.notice("waiting for the database to answer: \(failure.description)") }
+                lastReason = failure.description
                 waited = true
                 try await Task.sleep(for: delay)
                 delay = min(delay * 2, .seconds(5))
             }
         }
-    }
-
-    /// Whether a failure to open says the server is not there yet (as against a wrong password or database).
-    static func isUnreachable(_ message: String) -> Bool {
-        ["Connection refused", "No such file or directory", "could not connect", "the database system is starting up",
-         "the database system is shutting down", "the database system is in recovery mode", "timeout expired", "server closed the connection"]
-            .contains { message.localizedCaseInsensitiveContains($0) }
     }
 
     /// Stops serving: requests in progress get their answers first; the reconciliation stops.

@@ -222,7 +222,8 @@ public struct BackendService: Sendable {
         case .badRequest: (status, code) = (400, "badRequest")
         case .unverified: (status, code) = (422, "unverified")
         case .unauthorized: (status, code) = (401, "unauthorized")
-        case .storage, .database: (status, code) = (503, "storage")
+        case .database: (status, code) = (503, "storage")
+        case .encoding, .unsafeFile: (status, code) = (500, "internal")
         case .conflict: (status, code) = (409, "conflict")
         case .unavailable: (status, code) = (503, "unavailable")
         }
@@ -281,7 +282,7 @@ public struct BackendService: Sendable {
 
     private static func encodedJSON(_ make: () async throws -> Data) async throws(BackendError) -> HTTPResponse {
         do { return .json(200, try await make()) } catch let error as BackendError { throw error } catch {
-            throw .storage("cannot encode the answer: \(error)")
+            throw .encoding("cannot encode the answer: \(error)")
         }
     }
 
@@ -289,7 +290,7 @@ public struct BackendService: Sendable {
     struct HistoryBody: Encodable { var customer: String; var transactions: [CustomerHistoryEntry] }
 
     private static func encoded<Body: Encodable>(_ body: Body) throws(BackendError) -> HTTPResponse {
-        do { return .json(200, try AppStoreJSON.encode(body)) } catch { throw .storage("cannot encode the answer: \(error)") }
+        do { return .json(200, try AppStoreJSON.encode(body)) } catch { throw .encoding("cannot encode the answer: \(error)") }
     }
 
     private static func json(_ object: Any, status: Int = 200) -> HTTPResponse {

@@ -110,8 +110,10 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
     case unverified(String)
     /// The caller has no valid service key.
     case unauthorized(String)
-    /// The database failed; nothing was changed.
-    case storage(String)
+    /// A record could not be encoded, or a stored one decoded (damaged data); nothing was changed.
+    case encoding(String)
+    /// The database file is unsafe to use (other users can write it); nothing was opened.
+    case unsafeFile(String)
     /// The database failed, with the engine's code and whether running again may succeed; nothing was changed.
     case database(DatabaseError)
     /// The request contradicts what is recorded (a purchase already linked to another customer).
@@ -121,7 +123,8 @@ public enum BackendError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .storage(let message), .conflict(let message),
+        case .badRequest(let message), .unverified(let message), .unauthorized(let message), .encoding(let message), .unsafeFile(let message),
+             .conflict(let message),
              .unavailable(let message):
             return message
         case .database(let error):

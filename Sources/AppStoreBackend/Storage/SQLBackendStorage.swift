@@ -32,7 +32,7 @@ public final class SQLBackendStorage: BackendStorage {
         // a key others can read.
         var status = stat()
         if lstat(path, &status) == 0, status.st_mode & 0o022 != 0 {
-            throw .storage("\(path) can be written by other users (mode \(String(status.st_mode & 0o7777, radix: 8))); run chmod 600 \(path)")
+            throw .unsafeFile("\(path) can be written by other users (mode \(String(status.st_mode & 0o7777, radix: 8))); run chmod 600 \(path)")
         }
         return try await open("SQLBackendStorage.open", location: path) { () throws(DatabaseError) in
             // WAL with every commit synced; a 32 MiB page cache per connection (SQLite's default is
@@ -512,13 +512,13 @@ public final class SQLBackendStorage: BackendStorage {
 
     private static func encode<Value: Encodable>(_ value: Value) throws(BackendError) -> String {
         do { return String(decoding: try AppStoreJSON.encode(value), as: UTF8.self) } catch {
-            throw .storage("cannot encode \(Value.self): \(error)")
+            throw .encoding("cannot encode \(Value.self): \(error)")
         }
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws(BackendError) -> Value {
         do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
-            throw .storage("a stored \(type) cannot be read: \(error)")
+            throw .encoding("a stored \(type) cannot be read: \(error)")
         }
     }
 }

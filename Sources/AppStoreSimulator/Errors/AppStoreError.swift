@@ -1,3 +1,5 @@
+import AppStoreModels
+
 /// Why a request to the local App Store failed, with StoreKit's own error cases where StoreKit has one.
 ///
 /// Purchase and product errors carry the names of `StoreKitError`, `Product.PurchaseError` and
@@ -14,8 +16,9 @@ public enum AppStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     case refundRequest(RefundRequestErrorCode, String)
     /// An `SKTestError` case from a test-session control.
     case control(ControlErrorCode, String)
-    /// The store's data could not be read or written; nothing was changed.
-    case storage(String)
+    /// The store's data could not be read or written; nothing was changed. The failure's reason says
+    /// whether trying again may work (see ``StorageFailure/Reason``).
+    case storage(StorageFailure)
 
     public var description: String {
         switch self {
@@ -24,7 +27,7 @@ public enum AppStoreError: Error, Hashable, Sendable, CustomStringConvertible {
         case .verification(let code, let message): return "VerificationError.\(code.rawValue): \(message)"
         case .refundRequest(let code, let message): return "RefundRequestError.\(code.rawValue): \(message)"
         case .control(let code, let message): return "SKTestError.\(code.rawValue): \(message)"
-        case .storage(let message): return "storage: \(message)"
+        case .storage(let failure): return "storage: \(failure.message)"
         }
     }
 
@@ -32,8 +35,10 @@ public enum AppStoreError: Error, Hashable, Sendable, CustomStringConvertible {
     public var message: String {
         switch self {
         case .storeKit(_, let message), .purchase(_, let message), .verification(_, let message),
-             .refundRequest(_, let message), .control(_, let message), .storage(let message):
+             .refundRequest(_, let message), .control(_, let message):
             return message
+        case .storage(let failure):
+            return failure.message
         }
     }
 }

@@ -253,7 +253,7 @@ extension SimulatedAppStore {
     /// The visits to cancellation pages, oldest first, of one subscription or of all.
     public func cancellationAttempts(originalTransactionID: UInt64? = nil) throws -> [RetentionOfferAttempt] {
         let attempts = try reading { () throws(AppStoreError) in
-            do { return try storedRetentionAttempts() } catch let error as AppStoreError { throw error } catch { throw .storage("\(error)") }
+            do { return try storedRetentionAttempts() } catch let error as AppStoreError { throw error } catch { throw .storage(.failed("\(error)", underlying: error)) }
         }
         return originalTransactionID.map { id in attempts.filter { $0.originalTransactionID == id } } ?? attempts
     }

@@ -153,7 +153,7 @@ extension SimulatedAppStore {
     }
 
     func retentionSetupForReading() throws(AppStoreError) -> RetentionMessagingSetup {
-        do { return try retentionSetup() } catch let error as AppStoreError { throw error } catch { throw .storage("\(error)") }
+        do { return try retentionSetup() } catch let error as AppStoreError { throw error } catch { throw .storage(.failed("\(error)", underlying: error)) }
     }
 
     // MARK: Messages

@@ -41,7 +41,7 @@ public final class InMemoryLedgerStorage: LedgerStorage {
             guard !changes.isEmpty else { return result }
             if contents.failures > 0 {
                 contents.failures -= 1
-                throw .storage("simulated commit failure")
+                throw .storage(.failed("simulated commit failure"))
             }
             contents.apply(changes)
             return result

@@ -117,7 +117,7 @@ public actor SimulatedAppStore {
             MetaKey.clock: String(AppStoreJSON.milliseconds(from: clock.now())),
         ]
         try storage.write { (reader) throws(AppStoreError) -> (LedgerChanges, Void) in
-            guard reader.meta(MetaKey.identity) == nil else { throw .storage("the storage already holds a store") }
+            guard reader.meta(MetaKey.identity) == nil else { throw .storage(.failed("the storage already holds a store")) }
             var changes = LedgerChanges()
             changes.meta = meta
             return (changes, ())
@@ -149,12 +149,12 @@ public actor SimulatedAppStore {
     public static func open(storage: any LedgerStorage, authority: CertificateAuthority, clock: any StoreClock,
                             identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
         let (identityText, configurationText, meta) = try storage.read { (reader) throws(AppStoreError) -> (String, String, LedgerMeta) in
-            guard let identity = reader.meta(MetaKey.identity) else { throw .storage("the storage holds no store") }
+            guard let identity = reader.meta(MetaKey.identity) else { throw .storage(.damaged("the storage holds no store")) }
             guard let schema = reader.meta(MetaKey.schema).flatMap({ Int($0) }), schema <= Self.schemaVersion else {
-                throw .storage("the ledger was written by a newer version of OpenStoreKit")
+                throw .storage(.failed("the ledger was written by a newer version of OpenStoreKit"))
             }
             guard let configuration = reader.meta(MetaKey.configuration) else {
-                throw .storage("the ledger has no configuration record; it is not a store or it is damaged")
+                throw .storage(.damaged("the ledger has no configuration record; it is not a store or it is damaged"))
             }
             return (identity, configuration, try LedgerMeta(reader))
         }
@@ -163,7 +163,7 @@ public actor SimulatedAppStore {
         do {
             configuration = try StoreKitConfiguration.read(Data(configurationText.utf8), fileName: "stored configuration").configuration
         } catch {
-            throw .storage("the stored configuration is damaged: \(error)")
+            throw .storage(.damaged("the stored configuration is damaged: \(error)"))
         }
         return try SimulatedAppStore(identity: identity, configuration: configuration, meta: meta, storage: storage, authority: authority,
                                      clock: clock, identifiers: identifiers, realTime: realTime)
@@ -179,7 +179,7 @@ public actor SimulatedAppStore {
         self.realTime = realTime
         self.identifiers = identifiers
         do { self.signingCertificates = try SigningCertificates(authority: authority, realTime: { realTime.now() }) } catch {
-            throw .storage("cannot sign with the store's authority: \(error)")
+            throw .storage(.failed("cannot sign with the store's authority: \(error)"))
         }
         self.configuration = configuration
         self.defaults = StoreSettings(configuration: configuration)
@@ -239,7 +239,7 @@ public actor SimulatedAppStore {
         init(_ reader: any LedgerReader) throws(AppStoreError) {
             func value(_ key: String) throws(AppStoreError) -> String {
                 guard let value = reader.meta(key) else {
-                    throw reader.failure ?? .storage("the ledger has no \(key) record; it is not a store or it is damaged")
+                    throw reader.failure ?? .storage(.damaged("the ledger has no \(key) record; it is not a store or it is damaged"))
                 }
                 return value
             }
@@ -248,7 +248,7 @@ public actor SimulatedAppStore {
             counters = try SimulatedAppStore.decode(LedgerCounters.self, try value(MetaKey.counters))
             let clockText = try value(MetaKey.clock)
             guard let clockTime = Int64(clockText), StoreTimeRange.contains(AppStoreJSON.date(fromMilliseconds: clockTime)) else {
-                throw .storage("the ledger's clock record is damaged: \"\(clockText)\" is not a time from 1970 to 9999 in milliseconds")
+                throw .storage(.damaged("the ledger's clock record is damaged: \"\(clockText)\" is not a time from 1970 to 9999 in milliseconds"))
             }
             self.clockTime = clockTime
         }
@@ -470,13 +470,13 @@ public actor SimulatedAppStore {
 
     static func encode<Value: Encodable>(_ value: Value) throws(AppStoreError) -> String {
         do { return String(decoding: try AppStoreJSON.encode(value), as: UTF8.self) } catch {
-            throw .storage("cannot encode \(Value.self): \(error)")
+            throw .storage(.failed("cannot encode \(Value.self): \(error)"))
         }
     }
 
     static func decode<Value: Decodable>(_ type: Value.Type, _ text: String) throws(AppStoreError) -> Value {
         do { return try AppStoreJSON.decode(type, from: Data(text.utf8)) } catch {
-            throw .storage("the ledger's \(type) record is damaged: \(error)")
+            throw .storage(.damaged("the ledger's \(type) record is damaged: \(error)"))
         }
     }
 }
@@ -522,6 +522,6 @@ struct StoreSigner: Sendable {
 
     /// Signs any App Store payload (a notification, renewal info) dated `date` with a leaf valid then.
     func sign<Payload: Encodable>(_ payload: Payload, at date: Date) throws(AppStoreError) -> String {
-        do { return try certificates.signer(at: date).sign(payload) } catch { throw .storage("signing failed: \(error)") }
+        do { return try certificates.signer(at: date).sign(payload) } catch { throw .storage(.failed("signing failed: \(error)")) }
     }
 }

@@ -37,7 +37,7 @@ public struct RemoteStoreControls: StoreControls {
         do {
             return try AppStoreJSON.decode(type, from: data)
         } catch {
-            throw .storage("the store at \(server) answered \(path) with a body that is not \(type): \(error)")
+            throw .storage(.failed("the store at \(server) answered \(path) with a body that is not \(type): \(error)"))
         }
     }
 
@@ -69,7 +69,8 @@ public struct RemoteStoreControls: StoreControls {
         case "refundRequest": return .refundRequest(RefundRequestErrorCode(rawValue: detail.code) ?? .failed, detail.message)
         case "verification": return .verification(VerificationErrorCode(rawValue: detail.code) ?? .invalidSignature, detail.message)
         case "control": return .control(ControlErrorCode(rawValue: detail.code) ?? .invalidAction, detail.message)
-        default: return detail.code == "storage" ? .storage(detail.message) : .control(.invalidAction, detail.message)
+        case "storage": return .storage(StorageFailure(StorageFailure.Reason(rawValue: detail.code) ?? .failed, detail.message))
+        default: return .control(.invalidAction, detail.message)
         }
     }
 
@@ -128,7 +129,7 @@ public struct RemoteStoreControls: StoreControls {
 
     public func replaceSettingsOverrides(_ overrides: SettingsOverrides) async throws(AppStoreError) {
         let encoded: Data
-        do { encoded = try AppStoreJSON.encode(overrides) } catch { throw .storage("cannot encode settings: \(error)") }
+        do { encoded = try AppStoreJSON.encode(overrides) } catch { throw .storage(.failed("cannot encode settings: \(error)")) }
         _ = try await call("PUT", "/v1/admin/settings/overrides", encoded: encoded, as: Empty.self)
     }
 

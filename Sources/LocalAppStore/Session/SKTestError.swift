@@ -1,3 +1,4 @@
+import AppStoreModels
 import AppStoreSimulator
 import Foundation
 import OpenStoreKit
@@ -38,7 +39,7 @@ public struct SKTestError: Error, Hashable, Sendable, CustomStringConvertible, C
     init(_ error: AppStoreError) {
         switch error {
         case .control(let code, let message): self.init(code: Code.allCases.first { $0.name == code.rawValue } ?? .invalidAction, message: message)
-        case .storage(let message): self.init(code: .serviceUnavailable, message: "storage: \(message)")
+        case .storage(let failure): self.init(code: .serviceUnavailable, message: "storage: \(failure.message)")
         default: self.init(code: .invalidAction, message: error.description)
         }
     }

@@ -93,7 +93,7 @@ extension SimulatedAppStore: StoreControls {
 extension AppStoreError {
     /// `error` itself when it is the store's, else a storage failure naming it.
     init(describing error: any Error) {
-        self = (error as? AppStoreError) ?? .storage("\(error)")
+        self = (error as? AppStoreError) ?? .storage(.failed("\(error)", underlying: error))
     }
 }
 

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// A failure of a StoreKit call that is not about one purchase, in StoreKit's cases.
@@ -61,6 +62,7 @@ extension StoreTransportError {
         case .purchase(let name, let message):
             return Product.PurchaseError(caseName: name) ?? StoreKitError.systemError(StoreConnectionError(message: message))
         case .refundRequest(let name, _): return name == "duplicateRequest" ? Transaction.RefundRequestError.duplicateRequest : .failed
+        case .storage(let failure): return StoreKitError.systemError(StoreConnectionError(message: "storage: \(failure.message)"))
         case .other(let message): return StoreKitError.systemError(StoreConnectionError(message: message))
         }
     }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import StoreKitCatalog
 
@@ -231,7 +232,10 @@ public enum StoreTransportError: Error, Sendable, Hashable, CustomStringConverti
     case purchase(String, message: String)
     /// A `Transaction.RefundRequestError` case, by name.
     case refundRequest(String, message: String)
-    /// Anything else (the store's own controls, storage).
+    /// The store could not read or write its data; nothing was changed (the reason says whether
+    /// trying again may work).
+    case storage(StorageFailure)
+    /// Anything else (the store's own controls).
     case other(String)
 
     public var description: String {
@@ -239,6 +243,7 @@ public enum StoreTransportError: Error, Sendable, Hashable, CustomStringConverti
         case .storeKit(let code, let message): return "StoreKitError.\(code): \(message)"
         case .purchase(let code, let message): return "Product.PurchaseError.\(code): \(message)"
         case .refundRequest(let code, let message): return "RefundRequestError.\(code): \(message)"
+        case .storage(let failure): return "storage: \(failure.message)"
         case .other(let message): return message
         }
     }

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 
 /// The JSON bodies of the device API that `storekit serve` offers and ``HTTPStoreTransport`` calls:
@@ -330,6 +331,7 @@ public enum DeviceAPI {
             case .storeKit(let code, let message): self.init(family: "storeKit", code: code, message: message)
             case .purchase(let code, let message): self.init(family: "purchase", code: code, message: message)
             case .refundRequest(let code, let message): self.init(family: "refundRequest", code: code, message: message)
+            case .storage(let failure): self.init(family: "storage", code: failure.reason.rawValue, message: failure.message)
             case .other(let message): self.init(family: "other", code: "failed", message: message)
             }
         }
@@ -339,6 +341,7 @@ public enum DeviceAPI {
             case "storeKit": return .storeKit(error.code, message: error.message)
             case "purchase": return .purchase(error.code, message: error.message)
             case "refundRequest": return .refundRequest(error.code, message: error.message)
+            case "storage": return .storage(StorageFailure(StorageFailure.Reason(rawValue: error.code) ?? .failed, error.message))
             default: return .other(error.message)
             }
         }
