@@ -109,12 +109,12 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ query: TransactionQuery) -> [LedgerTransaction] {
-            let (sql, values) = Self.select(query)
+            let (sql, values) = Self.select(query, engine: connection.engine)
             return cachedRows(sql, values, in: \.transactions)
         }
 
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
-            let (sql, values) = Self.select(source)
+            let (sql, values) = Self.select(source, engine: connection.engine)
             return cachedRows(sql, values, in: \.transactions)
         }
 
@@ -144,19 +144,19 @@ extension SQLiteLedgerStorage {
         }
 
         func subscriptions(_ query: SubscriptionQuery) -> [SubscriptionRecord] {
-            let (sql, values) = Self.select(query)
+            let (sql, values) = Self.select(query, engine: connection.engine)
             return cachedRows(sql, values, in: \.subscriptions)
         }
 
         /// The statement that answers a transaction query: `id, record` rows in identifier order.
-        static func select(_ query: TransactionQuery) -> (String, [DatabaseValue]) {
-            var conditions = Conditions()
+        static func select(_ query: TransactionQuery, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
+            var conditions = Conditions(engine: engine)
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let productID = query.productID {
                 // With an account, the account's own rows are few: `+` keeps SQLite from reading every
                 // customer's rows of the product through the product index instead.
                 let throughAccount = query.account != nil && !query.entitlementCandidatesOnly && query.subscriptionGroupID == nil
-                conditions.add(throughAccount ? "+product_id = ?" : "product_id = ?", .text(productID))
+                conditions.add(throughAccount ? conditions.hinted("+product_id = ?", plain: "product_id = ?") : "product_id = ?", .text(productID))
             }
             if let originalID = query.originalID { conditions.add("original_id = ?", .integer(Int64(clamping: originalID))) }
             if let familySourceID = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: familySourceID))) }
@@ -172,27 +172,30 @@ extension SQLiteLedgerStorage {
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
         /// its order, through the listing indexes of layout 8.
-        static func select(_ source: TransactionListingSource) -> (String, [DatabaseValue]) {
+        static func select(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
             // How the store's rows spread, told to SQLite's planner (which has no statistics): a product,
             // a purchased state (current or ended) or a range of days holds many rows, so a page is read
             // along its order (the table, or the order's index), filtered; the other states are rare, so
             // their rows are read by the state index and sorted. Either way a page reads about
             // its own rows, not the store's.
-            var conditions = Conditions()
+            var conditions = Conditions(engine: engine)
             if let account = source.account { conditions.add("account = ?", .text(account)) }
-            if let productID = source.productID { conditions.add("likelihood(product_id = ?, 0.5)", .text(productID)) }
+            if let productID = source.productID { conditions.add(conditions.hinted("likelihood(product_id = ?, 0.5)", plain: "product_id = ?"), .text(productID)) }
             let now = DatabaseValue.integer(AppStoreJSON.milliseconds(from: source.now))
             let inGrace = "id IN (SELECT grace_latest_id FROM subscriptions WHERE grace_latest_id IS NOT NULL)"
             // In identifier order the state index is the order's own (with the expiration date in it).
-            let purchased = source.order == .id ? "listed_state = 'purchased'" : "likely(listed_state = 'purchased')"
+            let purchased = source.order == .id ? "listed_state = 'purchased'"
+                : conditions.hinted("likely(listed_state = 'purchased')", plain: "listed_state = 'purchased'")
+            let unexpired = conditions.hinted("likely(expires_ms > ?)", plain: "expires_ms > ?")
+            let expired = conditions.hinted("likely(expires_ms <= ?)", plain: "expires_ms <= ?")
             switch source.state {
             case nil: break
-            case .purchased?: conditions.add("\(purchased) AND likely(expires_ms > ?)", now)
-            case .expired?: conditions.add("\(purchased) AND likely(expires_ms <= ?) AND NOT \(inGrace)", now)
+            case .purchased?: conditions.add("\(purchased) AND \(unexpired)", now)
+            case .expired?: conditions.add("\(purchased) AND \(expired) AND NOT \(inGrace)", now)
             case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
             case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
             }
-            let dates = "likely(?)"
+            let dates = conditions.hinted("likely(?)", plain: "?")
             if let from = source.purchasedFrom {
                 conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms >= ?"), .integer(AppStoreJSON.milliseconds(from: from)))
             }
@@ -220,8 +223,8 @@ extension SQLiteLedgerStorage {
         }
 
         /// The statement that answers a subscription query: `original_id, record` rows in identifier order.
-        static func select(_ query: SubscriptionQuery) -> (String, [DatabaseValue]) {
-            var conditions = Conditions()
+        static func select(_ query: SubscriptionQuery, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
+            var conditions = Conditions(engine: engine)
             if let account = query.account { conditions.add("account = ?", .text(account)) }
             if let group = query.groupID { conditions.add("group_id = ?", .text(group)) }
             if let source = query.familySourceID { conditions.add("family_source_id = ?", .integer(Int64(clamping: source))) }
@@ -386,7 +389,15 @@ extension SQLiteLedgerStorage {
 extension SQLiteLedgerStorage.Reader {
     /// A query's conditions and their bound values, numbered in the order they are added.
     struct Conditions {
+        /// The engine the statement is for: SQLite's planner, which keeps no statistics here, is told
+        /// how rows spread (`likely`, `likelihood`, `+column`); PostgreSQL's keeps its own.
+        let engine: DatabaseEngine
         private var terms: [String] = []
+
+        init(engine: DatabaseEngine) { self.engine = engine }
+
+        /// `sqlite` on SQLite, `plain` (the same condition without the planner's hints) elsewhere.
+        func hinted(_ sqlite: String, plain: String) -> String { engine == .sqlite ? sqlite : plain }
         private var values: [DatabaseValue] = []
 
         mutating func add(_ condition: String, _ value: DatabaseValue) {

@@ -32,10 +32,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     static let layoutVersion = 8
 
     private struct State {
-        let database: SQLiteDatabaseConnection
+        let database: any DatabaseConnection
         var connection: any DatabaseConnection { database }
         let cache = RowCache()
     }
+    /// How a new connection to the same database is made (PostgreSQL: for the lifecycle lease's own
+    /// session); `nil` for a file.
+    private let connectAgain: (@Sendable () throws(DatabaseError) -> any DatabaseConnection)?
 
     /// Opens (or, with `create`, creates) the database at `path`.
     ///
@@ -91,7 +94,46 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             throw .storage(.database(error, "cannot prepare the ledger in \(path)"))
         }
         state = Mutex(State(database: database))
+        connectAgain = nil
     }
+
+    /// Opens (or, with `create`, makes) a ledger in the PostgreSQL database at `url`, which several
+    /// `storekit serve` processes on several machines may share. The tables are the SQLite ledger's,
+    /// made by the same named migrations, run once by whichever process comes first.
+    ///
+    /// Writers in every process serialize on a transaction-scoped advisory lock, taken first in each
+    /// write transaction, as SQLite's writers do on its write lock; readers see one snapshot per unit
+    /// of work (`REPEATABLE READ`). Blocks its thread: from async code, await ``open(postgresURL:create:)``.
+    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLiteLedgerStorage.open(postgresURL:create:) instead")
+    public init(postgresURL url: String, create: Bool) throws(AppStoreError) {
+        let location = PostgresDatabaseConnection.withoutPassword(url)
+        path = location
+        isReadOnly = false
+        let connect = { @Sendable () throws(DatabaseError) -> any DatabaseConnection in try PostgresDatabaseConnection(url: url) }
+        let database: any DatabaseConnection
+        do throws(DatabaseError) {
+            database = try connect()
+            let holdsStore = try database.hasTable("meta")
+            guard create || holdsStore else {
+                throw DatabaseError(engine: .postgresql, code: nil, message: "the database holds no store; create one with `storekit store create --database`")
+            }
+            try Self.migrations.migrate(database)
+        } catch {
+            throw .storage(.database(error, "cannot open the ledger in \(location)"))
+        }
+        state = Mutex(State(database: database))
+        connectAgain = connect
+    }
+
+    /// ``init(postgresURL:create:)`` on a thread of its own, never on Swift's cooperative pool.
+    public static func open(postgresURL url: String, create: Bool) async throws(AppStoreError) -> SQLiteLedgerStorage {
+        try await BlockingWork.run("SQLiteLedgerStorage.open") { () throws(AppStoreError) -> SQLiteLedgerStorage in
+            try SQLiteLedgerStorage(postgresURL: url, create: create)
+        }
+    }
+
+    /// The database engine the ledger is kept in.
+    public var engine: DatabaseEngine { connectAgain == nil ? .sqlite : .postgresql }
 
     /// Opens (or, with `create`, creates) the database at `path` on a thread of its own, never on
     /// Swift's cooperative pool; see ``init(path:create:)``.
@@ -138,6 +180,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             let unit = { () throws(AppStoreError) -> (LedgerChanges?, Int64) in
                 let version: Int64
                 do throws(DatabaseError) {
+                    // PostgreSQL: writers in every process take one lock before they read anything, as
+                    // SQLite's take its write lock, so each reads the others' commits, and identifiers
+                    // and versions never race.
+                    if writes, connection.engine == .postgresql { try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.ledgerLockKey)]) }
                     version = try Self.version(connection)
                 } catch {
                     throw .storage(.database(error, "\(what) failed in \(path)"))
@@ -181,6 +227,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// this user, and any change is refused by ``write(_:)``.
     public func acquireLifecycleLease(wait: Bool) throws(AppStoreError) -> (any LifecycleLease)? {
         if isReadOnly { return ReadOnlyLease() }
+        if let connectAgain { return try SessionLease.acquire(connect: connectAgain, wait: wait, location: path) }
         let lock = try FileLock(path: path + "-lifecycle.lock")
         guard try lock.lock(wait: wait) else { return nil }
         return lock
@@ -199,8 +246,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         try state.withLock { (state: inout State) throws(AppStoreError) -> [String] in
             let connection = state.connection
             do throws(DatabaseError) {
-                var problems = try connection.fetchAll("PRAGMA integrity_check") { (row) throws(DatabaseError) -> String in try row["integrity_check"] }
-                    .filter { $0 != "ok" }
+                // PostgreSQL checks its pages itself (checksums, WAL); SQLite is asked.
+                var problems = connection.engine != .sqlite ? [] : try connection.fetchAll("PRAGMA integrity_check") {
+                    (row) throws(DatabaseError) -> String in try row["integrity_check"]
+                }.filter { $0 != "ok" }
                 let duplicates = try connection.fetchValue(Int.self, column: "duplicates",
                                                            "SELECT count(*) - count(DISTINCT uuid) AS duplicates FROM notifications") ?? 0
                 if duplicates > 0 { problems.append("\(duplicates) notification UUIDs appear more than once") }
@@ -341,21 +390,21 @@ extension SQLiteLedgerStorage {
     /// process opens it first. A store written before they were recorded (its layout only in `meta`)
     /// has its layouts adopted as done.
     static let migrations = SchemaMigrations(schema: "ledger", migrations: [
-        layout("layout-1-tables") { (connection) throws(DatabaseError) in try connection.execute(baseTables) },
+        layout("layout-1-tables") { (connection) throws(DatabaseError) in try schema(baseTables, on: connection) },
         layout("layout-2-view-columns") { (connection) throws(DatabaseError) in
-            try connection.execute(layoutTwoColumns)
+            try schema(layoutTwoColumns, on: connection)
             try fillLayoutTwoColumns(connection)
-            try connection.execute(layoutTwoIndexes)
+            try schema(layoutTwoIndexes, on: connection)
         },
-        layout("layout-3-notification-delivery") { (connection) throws(DatabaseError) in try connection.execute(layoutThree) },
-        layout("layout-4-fewer-index-entries") { (connection) throws(DatabaseError) in try connection.execute(layoutFour) },
-        layout("layout-5-feed-details") { (connection) throws(DatabaseError) in try connection.execute(layoutFive) },
+        layout("layout-3-notification-delivery") { (connection) throws(DatabaseError) in try schema(layoutThree, on: connection) },
+        layout("layout-4-fewer-index-entries") { (connection) throws(DatabaseError) in try schema(layoutFour, on: connection) },
+        layout("layout-5-feed-details") { (connection) throws(DatabaseError) in try schema(layoutFive, on: connection) },
         layout("layout-6-composed-names") { (connection) throws(DatabaseError) in try composeNames(connection) },
-        layout("layout-7-delivery-leases") { (connection) throws(DatabaseError) in try connection.execute(layoutSeven) },
+        layout("layout-7-delivery-leases") { (connection) throws(DatabaseError) in try schema(layoutSeven, on: connection) },
         layout("layout-8-listing-columns") { (connection) throws(DatabaseError) in
-            try connection.execute(layoutEight)
+            try schema(layoutEight, on: connection)
             try fillListingColumns(connection)
-            try connection.execute(layoutEightIndexes)
+            try schema(layoutEightIndexes, on: connection)
         },
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         guard try connection.hasTable("meta") else { return [] }
@@ -374,14 +423,24 @@ extension SQLiteLedgerStorage {
     private static func layout(_ name: String, _ change: @escaping @Sendable (any DatabaseConnection) throws(DatabaseError) -> Void) -> Migration {
         let number = (layoutNames.firstIndex(of: name) ?? 0) + 1
         return Migration(name) { (connection) throws(DatabaseError) in
-            guard connection.engine == .sqlite else {
-                throw DatabaseError(engine: connection.engine, code: nil, message: "the ledger lives in SQLite only")
-            }
             try change(connection)
-            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('layout', $1)", [.text(String(number))])
+            try connection.query(upsertMeta, [.text("layout"), .text(String(number))])
             if number > 1 { try connection.query("UPDATE meta SET value = '2' WHERE key = 'schema'") }
         }
     }
+
+    /// Runs a layout's statements, written for SQLite: on PostgreSQL its integers are 64-bit
+    /// (`BIGINT`), as SQLite's always are. Every other statement of the layouts is the same on both.
+    private static func schema(_ statements: String, on connection: any DatabaseConnection) throws(DatabaseError) {
+        switch connection.engine {
+        case .sqlite: try connection.execute(statements)
+        case .postgresql: try connection.execute(statements.replacingOccurrences(of: " INTEGER", with: " BIGINT"))
+        }
+    }
+
+    /// Whether a layout has rows of an earlier one to convert: a PostgreSQL ledger is new, made at the
+    /// latest layout with nothing in it, so only SQLite stores are converted.
+    private static func hasRowsToConvert(_ connection: any DatabaseConnection) -> Bool { connection.engine == .sqlite }
 
     /// What layout 6 changes: account and device names are kept in Unicode's composed form (NFC),
     /// as every way in now writes and looks them up, so "café" written with a combining accent is the
@@ -390,6 +449,7 @@ extension SQLiteLedgerStorage {
     /// one (an account "café" in each form) cannot be merged without a choice only their owner can
     /// make, so the conversion stops and names them, and the store stays as it was.
     private static func composeNames(_ connection: any DatabaseConnection) throws(DatabaseError) {
+        guard hasRowsToConvert(connection) else { return }
         let tables: [(table: String, unique: String?, columns: [String])] = [
             ("accounts", "name", ["name", "family_group", "record"]),
             ("devices", "name", ["name", "account", "record"]),
@@ -432,6 +492,7 @@ extension SQLiteLedgerStorage {
 
     /// Layout 1 kept everything in the JSON records; layout 2 copies the selected fields into columns.
     private static func fillLayoutTwoColumns(_ connection: any DatabaseConnection) throws(DatabaseError) {
+        guard hasRowsToConvert(connection) else { return }
         func decodeAll<T: Decodable>(_ sql: String, _ type: T.Type) throws(DatabaseError) -> [T] {
             try connection.fetchAll(sql) { (row) throws(DatabaseError) -> T in try Self.decodeRecord(type, try row["record"], on: connection) }
         }
@@ -456,6 +517,7 @@ extension SQLiteLedgerStorage {
 
     /// Layout 8 copies what the Transaction Manager lists by into columns, a thousand rows at a time.
     private static func fillListingColumns(_ connection: any DatabaseConnection) throws(DatabaseError) {
+        guard hasRowsToConvert(connection) else { return }
         var after: Int64 = -1
         while true {
             let batch = try connection.fetchAll("SELECT id, record FROM transactions WHERE id > $1 ORDER BY id LIMIT 1000", [.integer(after)]) {
@@ -491,17 +553,21 @@ extension SQLiteLedgerStorage {
     // MARK: Writing rows
 
     private static func apply(_ changes: LedgerChanges, version: Int64, to connection: any DatabaseConnection) throws {
-        try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ('version', $1)", [.text(String(version))])
+        try connection.query(upsertMeta, [.text("version"), .text(String(version))])
         for (key, value) in changes.meta {
-            try connection.query("INSERT OR REPLACE INTO meta (key, value) VALUES ($1, $2)", [.text(key), .text(value)])
+            try connection.query(upsertMeta, [.text(key), .text(value)])
         }
         for account in changes.accounts.values {
-            try connection.query("INSERT OR REPLACE INTO accounts (name, family_group, record) VALUES ($1, $2, $3)",
-                                 [.text(account.name), .optionalText(account.familyGroup), .text(try encode(account))])
+            try connection.query("""
+                INSERT INTO accounts (name, family_group, record) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET family_group = excluded.family_group, record = excluded.record
+                """, [.text(account.name), .optionalText(account.familyGroup), .text(try encode(account))])
         }
         for device in changes.devices.values {
-            try connection.query("INSERT OR REPLACE INTO devices (name, account, record) VALUES ($1, $2, $3)",
-                                 [.text(device.name), .text(device.account), .text(try encode(device))])
+            try connection.query("""
+                INSERT INTO devices (name, account, record) VALUES ($1, $2, $3)
+                ON CONFLICT (name) DO UPDATE SET account = excluded.account, record = excluded.record
+                """, [.text(device.name), .text(device.account), .text(try encode(device))])
         }
         if changes.deletesEveryTransaction {
             try connection.execute("DELETE FROM transactions; DELETE FROM subscriptions; DELETE FROM updates WHERE delivered = 0;")
@@ -514,7 +580,7 @@ extension SQLiteLedgerStorage {
         // only the others are first tried as changes in place.
         var newestStored: Int64 = .max
         if !changes.transactions.isEmpty {
-            newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT ifnull(max(id), -1) AS newest FROM transactions") ?? -1
+            newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT coalesce(max(id), -1) AS newest FROM transactions") ?? -1
         }
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
             // A plain INSERT of a new row, not INSERT OR REPLACE: a statement that may replace rows needs
@@ -574,6 +640,9 @@ extension SQLiteLedgerStorage {
         String(decoding: try AppStoreJSON.encode(value), as: UTF8.self)
     }
 
+    /// Sets a `meta` row, as an update in place when it is there.
+    static let upsertMeta = "INSERT INTO meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+
     /// The indexed columns of the transaction and subscription tables.
     enum Columns {
         static let transactionInsert = """
@@ -603,12 +672,15 @@ extension SQLiteLedgerStorage {
         }
 
         static let subscriptionInsert = """
-            INSERT OR REPLACE INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, grace_latest_id, record)
+            INSERT INTO subscriptions (original_id, account, group_id, family_source_id, next_event_ms, grace_latest_id, record)
             VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (original_id) DO UPDATE SET account = excluded.account, group_id = excluded.group_id,
+                family_source_id = excluded.family_source_id, next_event_ms = excluded.next_event_ms,
+                grace_latest_id = excluded.grace_latest_id, record = excluded.record
             """
         static let subscriptionChangeInPlace = """
             UPDATE subscriptions SET next_event_ms = $5, grace_latest_id = $6, record = $7
-            WHERE original_id = $1 AND account = $2 AND group_id = $3 AND family_source_id IS $4 RETURNING original_id
+            WHERE original_id = $1 AND account = $2 AND group_id = $3 AND family_source_id IS NOT DISTINCT FROM $4 RETURNING original_id
             """
         static let subscriptionUpdate = """
             UPDATE subscriptions SET account = $2, group_id = $3, family_source_id = $4, next_event_ms = $5, grace_latest_id = $6
@@ -627,4 +699,41 @@ extension SQLiteLedgerStorage {
 /// The lifecycle lease of a read-only store: there is nothing to serialize.
 private final class ReadOnlyLease: LifecycleLease {
     func release() {}
+}
+
+extension SQLiteLedgerStorage {
+    /// The advisory lock PostgreSQL writers of a ledger take in each write transaction (and, as a
+    /// session lock, the lifecycle lease's key beside it): a constant, as one database holds one ledger.
+    static let ledgerLockKey: Int64 = 0x4F53_4B4C_6564_6700 // "OSKLedg"
+    static let lifecycleLockKey: Int64 = 0x4F53_4B4C_6966_6500 // "OSKLife"
+}
+
+/// The lifecycle lease of a ledger in PostgreSQL: a session-level advisory lock held on a connection
+/// of its own, released when the lease is given up or when its process dies, however it dies (the
+/// server ends the session).
+private final class SessionLease: LifecycleLease {
+    private let connection: Mutex<(any DatabaseConnection)?>
+
+    private init(_ connection: any DatabaseConnection) { self.connection = Mutex(connection) }
+
+    /// Takes the lease on a new connection; without `wait`, `nil` at once when another holds it.
+    static func acquire(connect: () throws(DatabaseError) -> any DatabaseConnection, wait: Bool, location: String) throws(AppStoreError) -> SessionLease? {
+        do throws(DatabaseError) {
+            let connection = try connect()
+            let key = DatabaseValue.integer(SQLiteLedgerStorage.lifecycleLockKey)
+            if wait {
+                try connection.query("SELECT pg_advisory_lock($1)", [key])
+                return SessionLease(connection)
+            }
+            let taken = try connection.fetchValue(Bool.self, column: "taken", "SELECT pg_try_advisory_lock($1) AS taken", [key]) ?? false
+            return taken ? SessionLease(connection) : nil
+        } catch {
+            throw .storage(.database(error, "cannot take the lifecycle lease in \(location)"))
+        }
+    }
+
+    /// Ends the session, which lets the lock go.
+    func release() {
+        connection.withLock { $0 = nil }
+    }
 }

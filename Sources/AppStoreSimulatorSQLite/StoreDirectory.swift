@@ -140,14 +140,8 @@ public enum StoreDirectory {
     @available(*, noasync, message: "opening a store blocks its thread; await the async open(at:…) instead")
     public static func open(at directory: URL, clockMode override: ClockMode? = nil,
                             identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
-            throw .storage(.failed("\(directory.path) does not exist or is not a directory"))
-        }
+        try checkIsStore(directory)
         let database = databaseURL(in: directory)
-        guard FileManager.default.fileExists(atPath: database.path) else {
-            throw .storage(.failed("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`"))
-        }
         try refuseIfOthersCanWrite([directory, database, authorityURL(in: directory)])
         let storage = try SQLiteLedgerStorage(path: database.path, create: false)
         let recordedMode = try clockMode(in: storage)
@@ -159,6 +153,17 @@ public enum StoreDirectory {
         }
         let clock: any StoreClock = mode == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
+    }
+
+    /// Refuses a path that is not a store folder, before anything in it is opened.
+    static func checkIsStore(_ directory: URL) throws(AppStoreError) {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory.path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw .storage(.failed("\(directory.path) does not exist or is not a directory"))
+        }
+        guard FileManager.default.fileExists(atPath: databaseURL(in: directory).path) else {
+            throw .storage(.failed("\(directory.path) is not a store directory (no \(databaseName)); create one with `storekit store create`"))
+        }
     }
 
     /// Refuses a store another user could change (its folder, ledger or certificate authority writable
@@ -191,7 +196,8 @@ public enum StoreDirectory {
     /// ``clockMode(at:)`` on the calling thread, which it blocks.
     @available(*, noasync, message: "reading a store blocks its thread; await the async clockMode(at:) instead")
     public static func clockMode(at directory: URL) throws(AppStoreError) -> ClockMode {
-        try clockMode(in: SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false))
+        try checkIsStore(directory)
+        return try clockMode(in: SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false))
     }
 
     private static func clockMode(in storage: SQLiteLedgerStorage) throws(AppStoreError) -> ClockMode {

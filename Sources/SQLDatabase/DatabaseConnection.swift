@@ -27,6 +27,10 @@ public protocol DatabaseConnection: AnyObject, Sendable {
     /// The statement that begins a write transaction: SQLite takes its write lock at once
     /// (`BEGIN IMMEDIATE`), so writers in every process queue there; PostgreSQL locks rows as it goes.
     var beginWrite: String { get }
+    /// The statement that begins a read transaction whose statements all see one snapshot: SQLite's
+    /// `BEGIN` (WAL readers keep theirs); PostgreSQL's `REPEATABLE READ, READ ONLY` (its default, read
+    /// committed, would give each statement a newer one).
+    var beginRead: String { get }
     /// Runs SQL without results; a script of several statements is allowed.
     func execute(_ sql: String) throws(DatabaseError)
     /// Runs one statement, calling `row` for each result row, and returns how many there were.
@@ -82,7 +86,7 @@ extension DatabaseConnection {
 
     /// Runs `body` in one read transaction (one consistent snapshot), ended when it returns or throws.
     public func readTransaction<Result, Failure: Error>(wrap: (DatabaseError) -> Failure, _ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        try transaction(beginning: "BEGIN", wrap: wrap, body)
+        try transaction(beginning: beginRead, wrap: wrap, body)
     }
 
     /// One transaction begun with `begin`: committed when `body` returns, rolled back when it throws.

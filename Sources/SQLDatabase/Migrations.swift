@@ -48,7 +48,9 @@ public struct SchemaMigrations: Sendable {
     /// The migrations `connection`'s database records for this schema (none when the table is missing).
     public func recorded(on connection: any DatabaseConnection) throws(DatabaseError) -> Set<String> {
         guard try connection.hasTable("schema_migrations") else { return [] }
-        return Set(try connection.rows("SELECT name FROM schema_migrations WHERE schema_name = $1", [.text(schema)]).compactMap { $0[0] })
+        return Set(try connection.fetchAll("SELECT name FROM schema_migrations WHERE schema_name = $1", [.text(schema)]) {
+            (row) throws(DatabaseError) -> String in try row["name"]
+        })
     }
 
     /// Whether every migration is recorded; with `adoptingEarlierLayouts`, also when none is

@@ -7,6 +7,7 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
     public let engine = DatabaseEngine.postgresql
     public let location: String
     public let beginWrite = "BEGIN"
+    public let beginRead = "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY"
     private let connection: PostgresConnection
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`).

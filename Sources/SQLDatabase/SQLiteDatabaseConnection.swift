@@ -7,6 +7,7 @@ public final class SQLiteDatabaseConnection: DatabaseConnection, @unchecked Send
     public let engine = DatabaseEngine.sqlite
     public let location: String
     public let beginWrite = "BEGIN IMMEDIATE"
+    public let beginRead = "BEGIN"
     /// The connection underneath.
     private let sqlite: SQLiteConnection
     /// Each statement's result columns, by name.

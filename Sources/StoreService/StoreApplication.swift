@@ -6,7 +6,7 @@ import Foundation
 import HTTPService
 import ServiceLogging
 
-/// A store directory served as a local App Store: what `storekit serve` runs, and what tests and
+/// A store (a folder, or a PostgreSQL database several servers share) served as a local App Store: what `storekit serve` runs, and what tests and
 /// programs that embed a store start directly.
 ///
 /// ```swift
@@ -32,8 +32,9 @@ public final class StoreApplication: Sendable {
 
     /// How to serve a store.
     public struct Configuration: Sendable {
-        /// The store's folder (`storekit store create`).
-        public var directory: URL
+        /// Where the store is: its folder (`storekit store create DIR`) or its PostgreSQL database
+        /// (`storekit store create --database URL`).
+        public var store: StoreLocation
         public var host: String
         /// `0` picks a free port.
         public var port: UInt16
@@ -47,10 +48,18 @@ public final class StoreApplication: Sendable {
         /// Whether `GET /metrics` answers Prometheus' text format.
         public var metrics: Bool
 
+        /// Serves the store in a folder.
         public init(directory: URL, host: String = "127.0.0.1", port: UInt16 = 0, clock: StoreDirectory.ClockMode? = nil,
                     token: TokenSource = .whenExposed, allowedHosts: [String] = [], delivery: NotificationDeliverer.Options = .init(),
                     metrics: Bool = false) {
-            self.directory = directory
+            self.init(store: .directory(directory), host: host, port: port, clock: clock, token: token, allowedHosts: allowedHosts,
+                      delivery: delivery, metrics: metrics)
+        }
+
+        public init(store: StoreLocation, host: String = "127.0.0.1", port: UInt16 = 0, clock: StoreDirectory.ClockMode? = nil,
+                    token: TokenSource = .whenExposed, allowedHosts: [String] = [], delivery: NotificationDeliverer.Options = .init(),
+                    metrics: Bool = false) {
+            self.store = store
             self.host = host
             self.port = port
             self.clock = clock
@@ -90,11 +99,10 @@ public final class StoreApplication: Sendable {
     /// - Throws: The store's error when it cannot be opened, ``StartFailure`` when the token file is
     ///   unusable, the port is taken, or another process already plays the store's renewals.
     public static func start(_ configuration: Configuration, logger: Logger = .disabled) async throws -> StoreApplication {
-        let directory = configuration.directory
-        let (store, mode, authority) = try await BlockingWork.run("StoreApplication open") { () throws -> (SimulatedAppStore, StoreDirectory.ClockMode, CertificateAuthority) in
-            let mode = try configuration.clock ?? StoreDirectory.clockMode(at: directory)
-            return (try StoreDirectory.open(at: directory, clockMode: mode), mode, try StoreDirectory.authority(at: directory))
-        }
+        let location = configuration.store
+        let (createdMode, authority) = try await location.details()
+        let mode = configuration.clock ?? createdMode
+        let store = try await location.open(clockMode: mode)
         let access = try await access(for: configuration)
         let server: StoreServer
         do {
@@ -105,12 +113,17 @@ public final class StoreApplication: Sendable {
         }
         var lifecycle: Task<Void, Never>?
         if mode == .real {
-            // The server plays the renewals; commands and other servers leave them to it.
-            guard try await store.holdLifecycleLease(wait: false) else {
+            // The server plays the renewals; commands and other servers leave them to it. Servers that
+            // share a store in a database take turns: one holds the lease and plays, the others serve
+            // and take it over when its holder stops or dies.
+            if try await store.holdLifecycleLease(wait: false) {
+                lifecycle = Task { await playDueEvents(of: store, logger: logger) }
+            } else if case .database = location {
+                lifecycle = Task { await playDueEventsWhenLeased(of: store, logger: logger) }
+            } else {
                 await server.stop()
-                throw StartFailure(description: "another process plays this store's renewals (a server or an advance is running on \(directory.path))")
+                throw StartFailure(description: "another process plays this store's renewals (a server or an advance is running on \(location))")
             }
-            lifecycle = Task { await playDueEvents(of: store, logger: logger) }
         }
         return StoreApplication(configuration: configuration, store: store, server: server, clock: mode, lifecycle: lifecycle)
     }
@@ -146,6 +159,18 @@ public final class StoreApplication: Sendable {
                 logger.error("playing renewals failed; trying again: \(error)")
             }
             try? await Task.sleep(for: .milliseconds(200))
+        }
+    }
+
+    /// Waits for the lifecycle lease another server holds (trying every second), then plays renewals.
+    private static func playDueEventsWhenLeased(of store: SimulatedAppStore, logger: Logger) async {
+        while !Task.isCancelled {
+            if (try? await store.holdLifecycleLease(wait: false)) == true {
+                logger.notice("this server now plays the store's renewals")
+                await playDueEvents(of: store, logger: logger)
+                return
+            }
+            try? await Task.sleep(for: .seconds(1))
         }
     }
 

@@ -8,15 +8,32 @@ import StoreKitCatalog
 import Testing
 import TestSupport
 
-/// The storage contract, run against both backends: what was committed is what a reopened store sees.
+/// The storage contract, run against every kind of storage: what was committed is what a reopened
+/// store sees, in memory, in an SQLite file and in PostgreSQL (a throwaway cluster).
 @Suite(.timeLimit(.minutes(10)))
 struct LedgerStorageTests {
-    enum Backend: String, CaseIterable, Sendable { case memory, sqlite }
+    enum Backend: String, CaseIterable, Sendable { case memory, sqlite, postgresql }
 
-    static func makeStorage(_ backend: Backend, in scratch: Scratch) throws -> any LedgerStorage {
+    /// Runs `body` with a way to open the backend's storage (`create` the first time), and what it
+    /// needs (a cluster) stopped after.
+    static func withStorage(_ backend: Backend, _ body: (_ open: @Sendable (_ create: Bool) async throws -> any LedgerStorage) async throws -> Void) async throws {
+        let scratch = Scratch()
         switch backend {
-        case .memory: return InMemoryLedgerStorage()
-        case .sqlite: return try SQLiteLedgerStorage(path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: true)
+        case .memory:
+            let storage = InMemoryLedgerStorage()
+            try await body { _ in storage }
+        case .sqlite:
+            let path = scratch.url.appendingPathComponent("ledger.sqlite").path
+            try await body { create in try await SQLiteLedgerStorage.open(path: path, create: create) }
+        case .postgresql:
+            guard PostgresCluster.isAvailable else {
+                print("skipped on PostgreSQL: \(PostgresCluster.skipReason)")
+                return
+            }
+            try await PostgresCluster.with { cluster in
+                let url = cluster.url
+                try await body { create in try await SQLiteLedgerStorage.open(postgresURL: url, create: create) }
+            }
         }
     }
 
@@ -36,8 +53,11 @@ struct LedgerStorageTests {
 
     @Test("a store reopened from its storage sees every committed change", arguments: Backend.allCases)
     func reopen(backend: Backend) async throws {
-        let scratch = Scratch()
-        let storage = try Self.makeStorage(backend, in: scratch)
+        try await Self.withStorage(backend) { open in try await Self.reopen(open) }
+    }
+
+    static func reopen(_ open: @Sendable (_ create: Bool) async throws -> any LedgerStorage) async throws {
+        let storage = try await open(true)
         let clock = ManualStoreClock(startingAt: TestStore.start)
         let store = try await SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
                                                  authority: TestStore.authority, storage: storage, clock: clock, identifiers: .sequential())
@@ -52,8 +72,7 @@ struct LedgerStorageTests {
                                 store.notifications(), store.allAccounts(), store.allDevices())
 
         let reopenedClock = ManualStoreClock(startingAt: .distantPast)
-        let reopenedStorage: any LedgerStorage = backend == .memory
-            ? storage : try await SQLiteLedgerStorage.open(path: scratch.url.appendingPathComponent("ledger.sqlite").path, create: false)
+        let reopenedStorage = try await open(false)
         let reopened = try await SimulatedAppStore.open(storage: reopenedStorage, authority: TestStore.authority, clock: reopenedClock)
         let after = try await (reopened.ledgerTransactions(), reopened.subscriptionRecords(), reopened.waitingUpdates(device: "tablet"),
                                reopened.notifications(), reopened.allAccounts(), reopened.allDevices())

@@ -121,7 +121,7 @@ struct CommandDeclarationTests {
             if let range { position = range.upperBound }
         }
         let serve = await CommandRun.run(["serve", "--help"])
-        #expect(serve.standardOutput.hasPrefix("usage: storekit serve DIR [--host ADDRESS]"))
+        #expect(serve.standardOutput.hasPrefix("usage: storekit serve [DIR] [--database URL] [--database-file FILE] [--host ADDRESS]"))
         #expect(serve.standardOutput.contains("  --log-format text|json"))
     }
 }

@@ -34,16 +34,9 @@ extension CertificateAuthority {
             throw SigningError("cannot create \(directory.path): \(String(cString: strerror(errno)))")
         }
         Self.removeTemporaryFilesOfEndedSaves(in: directory)
-        let files: [(String, String, Bool)] = [
-            (FileName.rootCertificate, rootCertificate.pemRepresentation, false),
-            (FileName.intermediateCertificate, intermediateCertificate.pemRepresentation, false),
-            (FileName.signingCertificate, signingCertificate.pemRepresentation, false),
-            (FileName.rootKey, try rootKey.pemRepresentation, true),
-            (FileName.intermediateKey, try intermediateKey.pemRepresentation, true),
-            // Written last: its presence marks a complete authority.
-            (FileName.signingKey, try signingKey.pemRepresentation, true),
-        ]
-        for (name, contents, isSecret) in files {
+        let secrets: Set = [FileName.rootKey, FileName.intermediateKey, FileName.signingKey]
+        for (name, contents) in try pemFiles() {
+            let isSecret = secrets.contains(name)
             let target = directory.appendingPathComponent(name)
             let temporary = directory.appendingPathComponent(".\(name).\(getpid()).tmp")
             try Self.writeNew(temporary.path, Data(contents.utf8), mode: isSecret ? 0o600 : 0o644)
@@ -81,15 +74,39 @@ extension CertificateAuthority {
         }
     }
 
+    /// The authority's certificates and keys as PEM texts, by file name, in the order they are saved
+    /// (the signing key, whose presence marks a complete authority, last).
+    public func pemFiles() throws(SigningError) -> [(name: String, contents: String)] {
+        [(FileName.rootCertificate, rootCertificate.pemRepresentation),
+         (FileName.intermediateCertificate, intermediateCertificate.pemRepresentation),
+         (FileName.signingCertificate, signingCertificate.pemRepresentation),
+         (FileName.rootKey, try rootKey.pemRepresentation),
+         (FileName.intermediateKey, try intermediateKey.pemRepresentation),
+         (FileName.signingKey, try signingKey.pemRepresentation)]
+    }
+
     /// Reads an authority written by ``save(to:)``.
     public static func load(from directory: URL) throws(SigningError) -> CertificateAuthority {
-        func text(_ name: String) throws(SigningError) -> String {
+        try load(source: directory.path) { (name) throws(SigningError) -> String in
             let url = directory.appendingPathComponent(name)
             guard let data = FileManager.default.contents(atPath: url.path) else {
                 throw SigningError("\(url.path) is missing: \(directory.path) is not a certificate authority directory")
             }
             return String(decoding: data, as: UTF8.self)
         }
+    }
+
+    /// Reads an authority from the PEM texts ``pemFiles()`` gave, kept elsewhere than in files (a
+    /// store in PostgreSQL keeps them in its database); `source` names where, for messages.
+    public static func load(pemFiles: [String: String], source: String) throws(SigningError) -> CertificateAuthority {
+        try load(source: source) { (name) throws(SigningError) -> String in
+            guard let text = pemFiles[name] else { throw SigningError("\(source) holds no \(name): it is not a certificate authority") }
+            return text
+        }
+    }
+
+    private static func load(source: String, text: (String) throws(SigningError) -> String) throws(SigningError) -> CertificateAuthority {
+        let directory = URL(fileURLWithPath: source)
         func certificate(_ name: String) throws(SigningError) -> Certificate {
             do { return try Certificate(pemRepresentation: try text(name)) } catch {
                 throw SigningError("\(directory.appendingPathComponent(name).path): \(error.message)")
@@ -114,7 +131,7 @@ extension CertificateAuthority {
             ocspURL: intermediate.handle.ocspResponderURLs.first)
         let expected = try authority.signingKey.publicKey.derRepresentation
         guard let actual = authority.signingCertificate.p256PublicKey, try actual.derRepresentation == expected else {
-            throw SigningError("\(directory.path): the signing key does not match the signing certificate")
+            throw SigningError("\(source): the signing key does not match the signing certificate")
         }
         return authority
     }

@@ -8,7 +8,8 @@ import StoreService
 /// `storekit serve`: the store in DIR as a network service for apps, browsers, scripts and backends.
 ///
 /// The first line on standard output is `listening on http://HOST:PORT`. Every other `storekit`
-/// command keeps working on DIR meanwhile (they share the ledger). On the real clock the server holds
+/// command keeps working on DIR meanwhile (they share the ledger). A store in PostgreSQL
+/// (`--database`) may be served by several servers on several machines at once. On the real clock the server holds
 /// the store's lifecycle lease and plays renewals as they fall due. SIGINT or SIGTERM stops it
 /// cleanly (open long polls get their answers first); `kill -9` loses nothing that was acknowledged.
 ///
@@ -20,8 +21,8 @@ import StoreService
 /// (8 unless given), in order per original transaction, with Apple's retry schedule. `--metrics`
 /// turns on `GET /metrics` (Prometheus' text format), behind the access token like the rest.
 struct ServeCommand: Command {
-    static let declaration = CommandDeclaration("serve", group: .server, abstract: "Serve the store in DIR over HTTP: the device API for apps and the admin API (see docs/).", arguments: [
-        .positional("DIR", "the store's folder"),
+    static let declaration = CommandDeclaration("serve", group: .server, abstract: "Serve the store in DIR (or a database) over HTTP: the device API for apps and the admin API (see docs/).", arguments:
+        StoreLocationOptions.arguments(folderHelp: "the store's folder") + [
         .option("--host", "ADDRESS", "the address to listen on (default 127.0.0.1; any other needs the token)"),
         .option("--port", "N", "the port (default 0: a free one, printed)"),
         .option("--clock", "manual|real", "the clock to run on (default: the store's own)"),
@@ -30,7 +31,7 @@ struct ServeCommand: Command {
         .flag("--metrics", "answer GET /metrics in Prometheus' text format"),
     ] + ServerAccessOptions.arguments + LoggingOptions.arguments)
 
-    var directory: String
+    var store: StoreLocation
     var host: String
     var port: UInt16
     var clock: StoreDirectory.ClockMode?
@@ -54,12 +55,13 @@ struct ServeCommand: Command {
         metrics = arguments.flag("--metrics")
         access = try ServerAccessOptions(parsing: &arguments)
         logging = try LoggingOptions(parsing: &arguments)
-        directory = try arguments.positional("DIR")
+        store = try StoreLocationOptions.location(parsing: &arguments)
     }
 
     func run(console: Console) async throws {
+        StoreLocationOptions.warnAboutPassword(in: store, console: console)
         let application = try await StoreApplication.start(StoreApplication.Configuration(
-            directory: URL(fileURLWithPath: directory), host: host, port: port, clock: clock, token: access.tokenSource,
+            store: store, host: host, port: port, clock: clock, token: access.tokenSource,
             allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight, timeout: notificationTimeout), metrics: metrics),
             logger: logging.logger(label: "storekit.serve"))
         let server = application.server

@@ -18,13 +18,14 @@ enum StoreAccess {
 
     /// Opens the store in `path`; a store on the real clock first plays the events that fell due,
     /// unless another process (a server, another command) holds the lifecycle lease and plays them.
+    ///
+    /// `path` may also be a `postgres://` URL: a store in a database (`storekit store create --database`).
     static func open(_ path: String) async throws -> SimulatedAppStore {
-        let url = URL(fileURLWithPath: path)
+        let location = StoreLocation(path)
         // Opening reads the ledger and may wait for another process's lock: off the cooperative pool,
         // which commands run in tests share with every other test.
-        let (store, clockMode) = try await BlockingWork.run("StoreAccess.open") { () throws(AppStoreError) in
-            (try StoreDirectory.open(at: url), try StoreDirectory.clockMode(at: url))
-        }
+        let clockMode = try await location.details().clockMode
+        let store = try await location.open()
         if clockMode == .real {
             // What cannot be played now is played by the next holder of the lease; the command's own
             // work does not depend on it, so it is not failed for it.

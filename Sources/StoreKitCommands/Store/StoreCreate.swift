@@ -7,8 +7,8 @@ import StoreKitCatalog
 
 /// `storekit store create`: a new local App Store in a directory, from a `.storekit` file.
 struct StoreCreate: Command {
-    static let declaration = CommandDeclaration("store create", group: .store, abstract: "Create a local App Store in DIR from a .storekit file.", arguments: [
-        .positional("DIR", "the folder to create"),
+    static let declaration = CommandDeclaration("store create", group: .store, abstract: "Create a local App Store in DIR (or a PostgreSQL database) from a .storekit file.", arguments:
+        StoreLocationOptions.arguments(folderHelp: "the folder to create") + [
         .option("--config", "FILE", "the .storekit file to sell", required: true),
         .option("--bundle-id", "ID", "the app's bundle identifier (default com.example.app)"),
         .option("--environment", "Xcode|Sandbox|Production|LocalTesting", "what the store signs as (default Xcode)"),
@@ -23,7 +23,7 @@ struct StoreCreate: Command {
     /// Where the store's certificates say their OCSP responder is: `storekit serve` on `make serve`'s port.
     static let defaultOCSPURL = "http://127.0.0.1:8080/ocsp"
 
-    var directory: String
+    var store: StoreLocation
     var configurationPath: String
     var bundleId: String
     var environment: AppStoreModels.Environment
@@ -59,7 +59,7 @@ struct StoreCreate: Command {
             text == "none" ? "" : (URL(string: text)?.scheme == "http" ? text : nil)
         } ?? Self.defaultOCSPURL
         ocspURL = ocsp.isEmpty ? nil : ocsp
-        directory = try arguments.positional("DIR")
+        store = try StoreLocationOptions.location(parsing: &arguments)
     }
 
     func run(console: Console) async throws {
@@ -71,10 +71,10 @@ struct StoreCreate: Command {
         let start = self.start ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let identity = StoreIdentity(bundleId: bundleId, environment: environment, appAppleId: appAppleId, applicationVersion: appVersion,
                                      originalApplicationVersion: originalAppVersion)
-        let store = try await StoreAccess.create(at: URL(fileURLWithPath: directory), configuration: result.configuration, identity: identity,
-                                                 clockMode: clock, start: start, ocspURL: ocspURL)
+        StoreLocationOptions.warnAboutPassword(in: self.store, console: console)
+        let store = try await self.store.create(configuration: result.configuration, identity: identity, clockMode: clock, start: start, ocspURL: ocspURL)
         let catalog = await store.catalog()
-        console.print("created a \(environment.rawValue) store for \(bundleId) in \(directory)")
+        console.print("created a \(environment.rawValue) store for \(bundleId) in \(self.store)")
         console.print("\(catalog.products.count) products, storefront \(catalog.storefront.countryCode), \(clock.rawValue) clock at \(StoreAccess.iso(await store.now))")
         console.print("root certificate SHA-256: \(store.rootCertificate.sha256Fingerprint)")
     }
