@@ -346,7 +346,7 @@ struct BackendDashboard: Sendable {
         guard !rows.isEmpty else { return #"<p>No money in these days.</p>"# }
         let order = movementOrder
         var html = HTML()
-        html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">MRR before</th>"#)
+        html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">Reversed</th><th scope="col">Prorated refunds</th><th scope="col">MRR before</th>"#)
         for movement in order { html.raw(#"<th scope="col">\#(movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst())</th>"#) }
         html.raw(#"<th scope="col">MRR after</th></tr></thead><tbody>"#)
         for (currency, cells) in rows {
@@ -404,6 +404,7 @@ struct BackendDashboard: Sendable {
             ("churned_involuntary", "Churned, billing", grouped(sum(\.churnedInvoluntary))),
             ("refund_ends", "Ended by a refund", grouped(sum(\.refundEnds))),
             ("refunds", "Refunds", grouped(sum(\.refunds))),
+            ("refunds_reversed", "Refunds reversed", grouped(sum(\.refundsReversed))),
         ]
         var html = HTML()
         for item in items {
