@@ -213,3 +213,48 @@ struct AnalyticsShapesTests {
         }
     }
 }
+
+extension AnalyticsShapesTests {
+    @Test("one set of names and figures: /v1/metrics answers every figure daily.csv and the command line show, under the same names, with the rates and their definitions")
+    func oneSetOfNames() async throws {
+        let (year, _, bodies) = try await Self.year.value
+        try await BackendScenario.withStorage(engine: .sqlite) { storage in
+            let service = try year.service(on: storage)
+            try await AnalyticsYear.deliver(bodies, to: service)
+            let (from, to) = (Self.firstDay.adding(days: 60), Self.firstDay.adding(days: 130))
+            let answer = await service.get("/v1/metrics?from=\(from)&to=\(to)")
+            let body = try #require(try JSONSerialization.jsonObject(with: answer.body) as? [String: Any], "\(answer.status)")
+            let days = try #require(body["days"] as? [[String: Any]])
+            let names = ["date"] + DailyMetrics.countFigures.map(\.name) + DailyMetrics.moneyFigures + ["mrr_movement"]
+            #expect(Set(days.first?.keys.map { $0 } ?? []) == Set(names), "\(days.first ?? [:])")
+            let rates = try #require(body["rates"] as? [String: [String: Any]])
+            #expect(Set(rates.keys) == ["churn_rate", "trial_conversion_rate", "refund_rate"])
+            #expect(rates["churn_rate"]?["definition"] as? String == RateFigures.churnDefinition && rates["churn_rate"]?["value"] is Double)
+            // daily.csv: `date`, then the same counts, then the same amounts per currency.
+            let report = try await storage.metrics(MetricsQuery(from: from, to: to))
+            let csv = report.dailyCSV().split(separator: "\r\n").map { $0.split(separator: ",", omittingEmptySubsequences: false).map(String.init) }
+            let header = try #require(csv.first)
+            #expect(Array(header.prefix(1 + DailyMetrics.countFigures.count)) == ["date"] + DailyMetrics.countFigures.map(\.name))
+            #expect(Set(header.dropFirst(1 + DailyMetrics.countFigures.count).map { $0.split(separator: ".").dropLast().joined(separator: ".") })
+                    == Set(DailyMetrics.moneyFigures + MRRMovement.allCases.map { "mrr_movement.\($0.rawValue)" }))
+            // The same values: each CSV cell is the API's figure.
+            for (row, day) in zip(csv.dropFirst(), days) {
+                for (name, cell) in zip(header, row) {
+                    let parts = name.split(separator: ".").map(String.init)
+                    let value: Any? = switch parts.count {
+                    case 1: day[name]
+                    case 2: (day[parts[0]] as? [String: Any])?[parts[1]] ?? 0.0
+                    default: ((day[parts[0]] as? [String: Any])?[parts[1]] as? [String: Any])?[parts[2]] ?? 0.0
+                    }
+                    let text = switch value {
+                    case let string as String: string
+                    case let number as NSNumber where parts.count == 1: number.stringValue
+                    case let number as NSNumber: Money.text(units: Decimal(string: number.stringValue)!)
+                    default: "?"
+                    }
+                    #expect(text == cell, "\(row[0]) \(name)")
+                }
+            }
+        }
+    }
+}

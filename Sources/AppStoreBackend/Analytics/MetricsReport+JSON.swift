@@ -110,6 +110,24 @@ extension MetricsReport {
         })
     }
 
+    /// `daily.csv`: one row per day, every figure the API answers, named as it names them (`date`,
+    /// each count, each amount as `name.CURRENCY`, each movement as `mrr_movement.NAME.CURRENCY`),
+    /// money as shown.
+    public func dailyCSV(_ program: CommissionProgram = .standard) -> String {
+        let currencies = self.currencies.sorted()
+        var lines = [(["date"] + DailyMetrics.countFigures.map(\.name)
+                      + DailyMetrics.moneyFigures.flatMap { name in currencies.map { "\(name).\($0)" } }
+                      + MRRMovement.allCases.flatMap { movement in currencies.map { "mrr_movement.\(movement.rawValue).\($0)" } })
+            .joined(separator: ",")]
+        for day in displayedDays(program) {
+            var fields = [day.date] + day.counts.map { String($0.value) }
+            for name in DailyMetrics.moneyFigures { fields += currencies.map { Money.text(units: day.money[name]?[$0] ?? 0) } }
+            for movement in MRRMovement.allCases { fields += currencies.map { Money.text(units: day.movements[movement]?[$0] ?? 0) } }
+            lines.append(fields.joined(separator: ","))
+        }
+        return lines.joined(separator: "\r\n") + "\r\n"
+    }
+
     /// The report as `/v1/metrics` answers it, proceeds under `program`'s commission, and with every
     /// amount also in `reporting`'s currency when given.
     ///

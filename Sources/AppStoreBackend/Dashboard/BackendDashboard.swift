@@ -233,22 +233,8 @@ struct BackendDashboard: Sendable {
         }
     }
 
-    /// One row per day: every figure the API answers, named as it names them (`date`, each count,
-    /// each amount as `name.CURRENCY`, each movement as `mrr_movement.NAME.CURRENCY`), money as shown.
-    static func dailyCSV(_ report: MetricsReport, commission: CommissionProgram = .standard) -> String {
-        let currencies = report.days.reduce(into: Set<String>()) { $0.formUnion($1.currencies) }.sorted()
-        var lines = [(["date"] + DailyMetrics.countFigures.map(\.name)
-                      + DailyMetrics.moneyFigures.flatMap { name in currencies.map { "\(name).\($0)" } }
-                      + MRRMovement.allCases.flatMap { movement in currencies.map { "mrr_movement.\(movement.rawValue).\($0)" } })
-            .joined(separator: ",")]
-        for day in report.displayedDays(commission) {
-            var fields = [day.date] + day.counts.map { String($0.value) }
-            for name in DailyMetrics.moneyFigures { fields += currencies.map { Money.text(units: day.money[name]?[$0] ?? 0) } }
-            for movement in MRRMovement.allCases { fields += currencies.map { Money.text(units: day.movements[movement]?[$0] ?? 0) } }
-            lines.append(fields.joined(separator: ","))
-        }
-        return lines.joined(separator: "\r\n") + "\r\n"
-    }
+    /// One row per day: every figure the API answers (``MetricsReport/dailyCSV(_:)``).
+    static func dailyCSV(_ report: MetricsReport, commission: CommissionProgram = .standard) -> String { report.dailyCSV(commission) }
 
     /// One row per cohort month: its size, then how many were retained and the share, month by month.
     static func cohortsCSV(_ report: CohortReport) -> String {
