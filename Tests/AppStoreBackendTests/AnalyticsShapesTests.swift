@@ -110,6 +110,16 @@ struct AnalyticsShapesTests {
         #expect(Set(app.flatMap(\.proratedRefundedMicros.keys)) == ["USD", "EUR"], "upgrades mid-period in two currencies")
         #expect(expected.transactionsByID.values.contains { $0.offer?.type == .winBackOffer }, "a win-back month")
         #expect(total(\.trialOutcomesConverted) >= 2 && total(\.paidTransactionsRefunded) >= 3)
+        // The refund in grace ends access as a refund; the reversal gives it back as a reactivation on its day.
+        #expect(expected.subscriptions.values.contains { subscription in
+            expected.changes(of: subscription).contains { change in
+                change.1 == \DailyMetrics.refundEnds && expected.state(of: subscription, at: change.0.addingTimeInterval(-1))?.1 == .grace
+            }
+        }, "a refund during a grace period")
+        let reversal = try #require(expected.notifications.first { $0.type == .refundReversed })
+        let jiro = try #require(expected.subscriptions.values.first { $0.notifications.contains { $0.notificationUUID == reversal.notificationUUID } })
+        #expect(expected.changes(of: jiro).contains { $0.0 == reversal.date && $0.1 == \DailyMetrics.reactivations })
+        #expect(expected.changes(of: jiro).contains { $0.1 == \DailyMetrics.refundEnds && reversal.date.timeIntervalSince($0.0) == 5 * 86_400 })
         let tara = try #require(expected.subscriptions.values.first { $0.transactions.first?.productID == ExampleShop.basicWeekly })
         #expect(expected.changes(of: tara).contains { $0.1 == \DailyMetrics.trialConversions && $0.2.productID == ExampleShop.basicWeekly },
                 "the trial converts on its own product")
