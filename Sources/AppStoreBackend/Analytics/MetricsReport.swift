@@ -179,8 +179,8 @@ public struct DailyMetrics: Hashable, Sendable {
         case .proratedRefundedReducedCommission: proratedRefundedReducedCommissionMicros[currency, default: 0] += value
         case .paidTransactions: paidTransactions += value
         case .paidTransactionsRefunded: paidTransactionsRefunded += value
-        case .trialsEnded: trialOutcomesEnded += value
-        case .trialsConverted: trialOutcomesConverted += value
+        case .trialOutcomesEnded: trialOutcomesEnded += value
+        case .trialOutcomesConverted: trialOutcomesConverted += value
         }
     }
 

@@ -65,10 +65,4 @@ public struct ReportingCurrency: Hashable, Sendable {
     public func exactTotal(_ amounts: [String: Decimal]) -> Decimal {
         amounts.reduce(Decimal(0)) { $0 + $1.value * (rates[$1.key] ?? 0) }
     }
-
-    /// The sum of `amounts` (per currency, `perUnit` of them to a unit) in the reporting currency,
-    /// rounded once, half to even, to the cent.
-    func total(_ amounts: [String: Int64], perUnit: Int64) -> Decimal {
-        Money.rounded(exactTotal(amounts.mapValues { Decimal($0) / Decimal(perUnit) }))
-    }
 }

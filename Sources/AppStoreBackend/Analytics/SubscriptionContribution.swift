@@ -29,7 +29,7 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable {
     /// after a year of paid service.
     case salesReducedCommission = "sales_reduced_commission", refundedReducedCommission = "refunded_reduced_commission"
     /// The day's changes of MRR, by what changed it, in millionths (decreases negative): they add up to
-    /// the day's change of ``mrr``.
+    /// the day's change of ``mrr``, for each product and each group (see ``isMRRMovement``).
     case mrrNew = "mrr_new", mrrExpansion = "mrr_expansion", mrrContraction = "mrr_contraction", mrrChurned = "mrr_churned"
     case mrrReactivated = "mrr_reactivated"
     /// `REFUND_REVERSED` notifications, and what they gave back (milliunits; the reduced commission's
@@ -42,7 +42,7 @@ public enum SubscriptionMetric: String, CaseIterable, Sendable {
     case paidTransactions = "paid_transactions", paidTransactionsRefunded = "paid_transactions_refunded"
     /// Free trials by the day they started, once their outcome is known: how many ended, and how
     /// many of those converted.
-    case trialsEnded = "trial_outcomes_ended", trialsConverted = "trial_outcomes_converted"
+    case trialOutcomesEnded = "trial_outcomes_ended", trialOutcomesConverted = "trial_outcomes_converted"
 
     public var isStock: Bool { [.active, .freeTrials, .introductoryPrice, .gracePeriod, .mrr].contains(self) }
 
@@ -67,7 +67,8 @@ public enum MRRMovement: String, CaseIterable, Hashable, Sendable {
     case contraction
     /// Paying nothing any more: access ended (expiry, the end of a grace period, a refund).
     case churned
-    /// Paying again after access had ended.
+    /// Paying again after access had ended: a resubscription, billing recovered after a lapse, a refund
+    /// reversed, or a win-back free month converting (RevenueCat counts it a resubscription).
     case reactivation
 
     var metric: SubscriptionMetric {
@@ -527,8 +528,8 @@ public struct SubscriptionContribution: Equatable, Sendable {
             guard let started = trial else { return }
             trial = nil
             guard newest >= instant else { return }
-            count(.trialsEnded, at: started.start, started)
-            if converted { count(.trialsConverted, at: started.start, started) }
+            count(.trialOutcomesEnded, at: started.start, started)
+            if converted { count(.trialOutcomesConverted, at: started.start, started) }
         }
         for index in periods.indices {
             let period = periods[index]
