@@ -144,7 +144,7 @@ struct AnalyticsMigrationTests {
         // Nor the period each renewal was charged for: the MRR of periods extended or expired early
         // follows their span there. Every other figure is the same.
         // Nor, so, when access ended after a failed renewal (at the grace period's end), nor that a grace
-        // period was recovered or cancelled: the starts, conversions and ends it finds differ there. They
+        // period was recovered or cancelled: the starts, conversions, ends and trials' outcomes it finds differ there. They
         // still account for its own active subscriptions and trials every day.
         func withoutMRR(_ day: DailyMetrics) -> DailyMetrics {
             var day = day
@@ -152,9 +152,13 @@ struct AnalyticsMigrationTests {
             day.mrrMovementMicros = [:]
             for figure: WritableKeyPath<DailyMetrics, Int64> in [\.newSubscriptions, \.trialsStarted, \.trialConversions, \.introductoryConversions,
                                                                 \.trialCancellations, \.trialBillingFailures, \.reactivations, \.churnedVoluntary,
-                                                                \.churnedInvoluntary, \.refundEnds, \.movedIn, \.movedOut] {
+                                                                \.churnedInvoluntary, \.refundEnds, \.movedIn, \.movedOut, \.trialOutcomesEnded,
+                                                                \.trialOutcomesConverted] {
                 day[keyPath: figure] = 0
             }
+            // A plan left by an upgrade is prorated over the period it was charged for, which those notifications never kept either.
+            day.proratedRefundedMicros = [:]
+            day.proratedRefundedReducedCommissionMicros = [:]
             return day
         }
         for (yesterday, day) in zip(got, got.dropFirst()) {

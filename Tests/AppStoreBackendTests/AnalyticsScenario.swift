@@ -236,6 +236,10 @@ struct IndependentMetrics {
     /// Whose days the figures are counted in, by Foundation's calendar (not the backend's arithmetic).
     let calendar: Calendar
 
+    /// When each transaction stood refunded: from the revocation date a `REFUND`'s transaction carried
+    /// until a `REFUND_REVERSED` (docs/analytics.md: access is cut from the refund to the reversal).
+    let refundedSpans: [UInt64: [(start: Date, end: Date)]]
+
     init(store: SimulatedAppStore, timeZone: TimeZone = TimeZone(identifier: "UTC")!) async throws {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = timeZone
@@ -256,9 +260,53 @@ struct IndependentMetrics {
         self.subscriptions = subscriptions
         transactionsByID = byID
         asOf = notifications.map(\.date).max() ?? AnalyticsYear.start
+        var spans: [UInt64: [(start: Date, end: Date)]] = [:]
+        for notification in notifications.sorted(by: { ($0.date, $0.sequence) < ($1.date, $1.sequence) }) {
+            guard let id = notification.transactionID, byID[id] != nil else { continue }
+            if notification.type == .refund, !(spans[id]?.contains { $0.end == .distantFuture } ?? false) {
+                spans[id, default: []].append((notification.transaction?.revocationDate ?? notification.date, .distantFuture))
+            } else if notification.type == .refundReversed, let open = spans[id]?.lastIndex(where: { $0.end == .distantFuture }) {
+                spans[id]![open].end = notification.date
+            }
+        }
+        for transaction in transactions {
+            if let revocation = transaction.revocation, !(spans[transaction.id]?.contains { $0.end == .distantFuture } ?? false) {
+                spans[transaction.id, default: []].append((revocation.date, .distantFuture))
+            }
+        }
+        refundedSpans = spans
     }
 
     enum Kind { case paid, trial, intro, grace }
+
+    /// Which part of the business a count is of: the app, one group, or one product.
+    enum Scope: Hashable, CustomStringConvertible {
+        case app, group(String), product(String)
+
+        func covers(_ transaction: LedgerTransaction) -> Bool {
+            switch self {
+            case .app: true
+            case .group(let id): transaction.subscriptionGroupID == id
+            case .product(let id): transaction.productID == id
+            }
+        }
+
+        var query: (productID: String?, groupID: String?) {
+            switch self {
+            case .app: (nil, nil)
+            case .group(let id): (nil, id)
+            case .product(let id): (id, nil)
+            }
+        }
+
+        var description: String {
+            switch self {
+            case .app: "the app"
+            case .group(let id): "group \(id)"
+            case .product(let id): "product \(id)"
+            }
+        }
+    }
 
     /// The day an instant falls on in ``calendar``'s time zone.
     func localDay(_ date: Date) -> CalendarDay {
@@ -272,28 +320,32 @@ struct IndependentMetrics {
         return calendar.date(from: DateComponents(year: Int(year), month: Int(month), day: Int(dayOfMonth)))!
     }
 
+    /// Whether a transaction stood refunded at an instant.
+    func isRefunded(_ transaction: LedgerTransaction, at instant: Date) -> Bool {
+        refundedSpans[transaction.id]?.contains { $0.start <= instant && instant < $0.end } ?? false
+    }
+
     /// What a subscription was at an instant: entitled by which transaction and how, or not at all.
     func state(of subscription: Subscription, at instant: Date) -> (LedgerTransaction, Kind)? {
         let renewing = subscription.transactions.filter { $0.expirationDate != nil }
-        // The transaction in force: the last one bought by then.
-        if let current = renewing.last(where: { $0.purchaseDate <= instant }), instant < current.expirationDate!,
-           current.revocation.map({ instant < $0.date }) ?? true {
+        // The transaction in force: the last one bought by then, unless it stood refunded.
+        if let current = renewing.last(where: { $0.purchaseDate <= instant }), instant < current.expirationDate!, !isRefunded(current, at: instant) {
             switch current.offer?.discountType {
             case .freeTrial?: return (current, .trial)
             case .some where current.offer?.type == .introductoryOffer: return (current, .intro)
             default: return (current, .paid)
             }
         }
-        // A billing grace period after a failed renewal.
+        // A billing grace period after a failed renewal, until it ends, the subscription renews, or is refunded or expired.
         for failure in subscription.notifications where failure.type == .didFailToRenew {
             guard let grace = failure.renewalInfo?.gracePeriodExpiresDate, let failedID = failure.transactionID,
                   let failed = transactionsByID[failedID], let expiry = failed.expirationDate, expiry <= instant, instant < grace else { continue }
             let renewedSince = renewing.contains { $0.purchaseDate > failed.purchaseDate && $0.purchaseDate <= instant }
-            let revoked = failed.revocation.map { $0.date <= instant } ?? false
+            let refunded = refundedSpans[failedID]?.contains { $0.end > expiry && max($0.start, expiry) <= instant } ?? false
             let ended = subscription.notifications.contains {
                 [.expired, .gracePeriodExpired, .revoke].contains($0.type) && $0.date >= expiry && $0.date <= instant
             }
-            if !renewedSince && !revoked && !ended { return (failed, .grace) }
+            if !renewedSince && !refunded && !ended { return (failed, .grace) }
         }
         return nil
     }
@@ -314,8 +366,8 @@ struct IndependentMetrics {
         return MonthlyPrice.micros(price: transaction.price, numerator: numerator, denominator: denominator)
     }
 
-    /// Each day's figures from `from` through the day of ``asOf``.
-    func days(from: CalendarDay) -> [DailyMetrics] {
+    /// Each day's figures from `from` through the day of ``asOf``, for `scope`.
+    func days(from: CalendarDay, scope: Scope = .app) -> [DailyMetrics] {
         let today = localDay(asOf)
         var days: [DailyMetrics] = []
         var day = from
@@ -323,7 +375,7 @@ struct IndependentMetrics {
             var figures = DailyMetrics(day: day)
             let instant = min(start(of: day.adding(days: 1)).addingTimeInterval(-0.001), asOf)
             for subscription in subscriptions.values {
-                guard let (transaction, kind) = state(of: subscription, at: instant) else { continue }
+                guard let (transaction, kind) = state(of: subscription, at: instant), scope.covers(transaction) else { continue }
                 // Active means paying; a grace period also counts as what the failed renewal's period was.
                 var paying = kind
                 if kind == .grace {
@@ -341,36 +393,52 @@ struct IndependentMetrics {
             days.append(figures)
             day = day.adding(days: 1)
         }
+        func index(_ instant: Date) -> Int? {
+            let index = Int(localDay(instant).number - from.number)
+            return days.indices.contains(index) ? index : nil
+        }
         let reduced = reducedCommission()
-        for transaction in transactionsByID.values where transaction.price > 0 {
-            let index = Int(localDay(transaction.purchaseDate).number - from.number)
-            guard days.indices.contains(index) else { continue }
+        for transaction in transactionsByID.values where transaction.price > 0 && scope.covers(transaction) {
+            guard let index = index(transaction.purchaseDate) else { continue }
             days[index].salesMilliunits[transaction.currency, default: 0] += transaction.price
+            days[index].paidTransactions += 1
+            if transaction.revocation != nil { days[index].paidTransactionsRefunded += 1 }
             if reduced.contains(transaction.id) { days[index].salesReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
         }
         for subscription in subscriptions.values {
-            for (instant, figure) in changes(of: subscription) {
-                let index = Int(localDay(instant).number - from.number)
-                guard days.indices.contains(index) else { continue }
+            for (instant, figure, transaction) in changes(of: subscription) where scope.covers(transaction) {
+                guard let index = index(instant) else { continue }
                 days[index][keyPath: figure] += 1
             }
-            for (instant, movement, currency, micros) in movements(of: subscription) {
-                let index = Int(localDay(instant).number - from.number)
-                guard days.indices.contains(index) else { continue }
-                days[index].mrrMovementMicros[movement, default: [:]][currency, default: 0] += micros
+            for outcome in trialOutcomes(of: subscription) where scope.covers(outcome.trial) {
+                guard let index = index(outcome.started) else { continue }
+                days[index].trialOutcomesEnded += 1
+                if outcome.converted { days[index].trialOutcomesConverted += 1 }
+            }
+            for found in movements(of: subscription) where found.perProduct == (scope.query.productID != nil) && scope.covers(found.transaction) {
+                guard let index = index(found.instant) else { continue }
+                days[index].mrrMovementMicros[found.movement, default: [:]][found.transaction.currency, default: 0] += found.micros
+            }
+            for (instant, left, micros) in prorations(of: subscription) where scope.covers(left) {
+                guard let index = index(instant) else { continue }
+                days[index].proratedRefundedMicros[left.currency, default: 0] += micros
+                if reduced.contains(left.id) { days[index].proratedRefundedReducedCommissionMicros[left.currency, default: 0] += micros }
             }
         }
         for notification in notifications {
-            guard let id = notification.transactionID, let transaction = transactionsByID[id] else { continue }
-            let index = Int(localDay(notification.date).number - from.number)
-            guard days.indices.contains(index) else { continue }
-            switch (notification.type, notification.subtype) {
-            case (.didRenew, _):
+            guard let id = notification.transactionID, let transaction = transactionsByID[id], scope.covers(transaction),
+                  let index = index(notification.date) else { continue }
+            switch notification.type {
+            case .didRenew:
                 days[index].renewals += 1
-            case (.refund, _):
+            case .refund:
                 days[index].refunds += 1
-                if transaction.price != 0 { days[index].refundedMilliunits[transaction.currency, default: 0] += transaction.price }
+                days[index].refundedMilliunits[transaction.currency, default: 0] += transaction.price
                 if reduced.contains(id) { days[index].refundedReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
+            case .refundReversed:
+                days[index].refundsReversed += 1
+                days[index].reversedMilliunits[transaction.currency, default: 0] += transaction.price
+                if reduced.contains(id) { days[index].reversedReducedCommissionMilliunits[transaction.currency, default: 0] += transaction.price }
             default: break
             }
         }
@@ -378,31 +446,27 @@ struct IndependentMetrics {
         return days
     }
 
-    /// The paid renewals charged after a year of paid service: each paid transaction's paid days (to its
-    /// expiry or the next purchase; none when refunded), added up over a run of paid transactions that
-    /// no lapse of more than 60 days interrupts.
+    /// The paid transactions charged after a year of paid service, as things stood when each was
+    /// charged: the paid days of the paid transactions before it (to their expiry or the next purchase,
+    /// never past its own purchase; none for one refunded then), added up over a run that no lapse
+    /// of more than 60 days interrupts.
     func reducedCommission() -> Set<UInt64> {
         var reduced: Set<UInt64> = []
         for subscription in subscriptions.values {
             let renewing = subscription.transactions.filter { $0.expirationDate != nil }
             let paid = renewing.filter { $0.price > 0 && $0.offer?.discountType != .freeTrial }
-            var runStart = 0
             for (position, transaction) in paid.enumerated() {
-                if position > 0 {
-                    let lastEnd = paid[..<position].filter { $0.revocation == nil }.map { paidEnd(of: $0, in: renewing) }.max()
-                    if let lastEnd, transaction.purchaseDate.timeIntervalSince(lastEnd) > 60 * 86_400 { runStart = position }
-                }
-                var covered: [(Date, Date)] = []
-                for earlier in paid[runStart..<position] where earlier.revocation == nil {
-                    covered.append((earlier.purchaseDate, paidEnd(of: earlier, in: renewing)))
-                }
-                // The union of the earlier paid spans, in whole milliseconds.
+                let charged = transaction.purchaseDate
                 var total: Int64 = 0
-                var reach = Date.distantPast
-                for (start, end) in covered.sorted(by: { $0.0 < $1.0 }) where end > reach {
-                    total += AppStoreJSON.milliseconds(from: end) - AppStoreJSON.milliseconds(from: max(start, reach))
-                    reach = end
+                var reach: Date?
+                for earlier in paid[..<position] where !isRefunded(earlier, at: charged) {
+                    if let last = reach, earlier.purchaseDate.timeIntervalSince(last) > 60 * 86_400 { total = 0; reach = nil }
+                    let end = min(paidEnd(of: earlier, in: renewing), charged)
+                    let start = max(earlier.purchaseDate, reach ?? earlier.purchaseDate)
+                    if end > start { total += AppStoreJSON.milliseconds(from: end) - AppStoreJSON.milliseconds(from: start) }
+                    reach = max(reach ?? end, end)
                 }
+                if let last = reach, charged.timeIntervalSince(last) > 60 * 86_400 { total = 0 }
                 if total >= 365 * 86_400_000 { reduced.insert(transaction.id) }
             }
         }
@@ -412,6 +476,26 @@ struct IndependentMetrics {
     private func paidEnd(of transaction: LedgerTransaction, in renewing: [LedgerTransaction]) -> Date {
         let next = renewing.first { $0.purchaseDate > transaction.purchaseDate }?.purchaseDate ?? .distantFuture
         return min(transaction.expirationDate!, next)
+    }
+
+    /// The unused part of each plan an upgrade mid-period left: its price × the time it still had ÷
+    /// the time it was bought for, in millionths (half to even), on the day of the upgrade.
+    func prorations(of subscription: Subscription) -> [(Date, LedgerTransaction, Int64)] {
+        let renewing = subscription.transactions.filter { $0.expirationDate != nil }
+        var found: [(Date, LedgerTransaction, Int64)] = []
+        for (left, next) in zip(renewing, renewing.dropFirst()) where left.price > 0 && left.offer?.discountType != .freeTrial {
+            // The period it was charged for: to the expiry the first notification about it told (an extension adds free days).
+            let expiry = subscription.notifications.filter { $0.transactionID == left.id }.min { ($0.date, $0.sequence) < ($1.date, $1.sequence) }?
+                .transaction?.expiresDate ?? left.expirationDate!
+            guard next.productID != left.productID, next.purchaseDate < expiry, next.purchaseDate > left.purchaseDate,
+                  !isRefunded(left, at: next.purchaseDate) else { continue }
+            let remaining = Decimal(AppStoreJSON.milliseconds(from: expiry) - AppStoreJSON.milliseconds(from: next.purchaseDate))
+            let whole = Decimal(AppStoreJSON.milliseconds(from: expiry) - AppStoreJSON.milliseconds(from: left.purchaseDate))
+            var exact = Decimal(left.price) * 1_000 * remaining / whole, rounded = Decimal()
+            NSDecimalRound(&rounded, &exact, 0, .bankers)
+            found.append((next.purchaseDate, left, NSDecimalNumber(decimal: rounded).int64Value))
+        }
+        return found
     }
 
     /// What a subscription is at an instant: paying (full or introductory price), in a free trial, or
@@ -425,37 +509,40 @@ struct IndependentMetrics {
     }
 
     /// The subscription's starts, conversions and ends up to ``asOf``, found by reading its standing at
-    /// every moment it could change, each with the figure it counts in.
-    func changes(of subscription: Subscription) -> [(Date, WritableKeyPath<DailyMetrics, Int64>)] {
-        var found: [(Date, WritableKeyPath<DailyMetrics, Int64>)] = []
+    /// every moment it could change, each with the figure it counts in and the transaction whose product
+    /// it counts for: the one after the change; for an end, and for a trial's conversion, the one before.
+    func changes(of subscription: Subscription) -> [(Date, WritableKeyPath<DailyMetrics, Int64>, LedgerTransaction)] {
+        var found: [(Date, WritableKeyPath<DailyMetrics, Int64>, LedgerTransaction)] = []
         var was: (standing: Standing, transaction: LedgerTransaction?, kind: Kind?) = (.none, nil, nil)
         var everPaid = false
         for instant in candidateInstants(of: subscription) where instant <= asOf {
             let now = standing(of: subscription, at: instant)
             switch (was.standing, now.0) {
-            case (.none, .paying): found.append((instant, everPaid ? \.reactivations : \.newSubscriptions))
-            case (.none, .trial): found.append((instant, \.trialsStarted))
-            case (.trial, .paying): found.append((instant, \.trialConversions))
-            case (.paying, .trial): found += [(instant, \.churnedVoluntary), (instant, \.trialsStarted)]
+            case (.none, .paying): found.append((instant, everPaid ? \.reactivations : \.newSubscriptions, now.1!))
+            case (.none, .trial): found.append((instant, \.trialsStarted, now.1!))
+            case (.trial, .paying):
+                found.append((instant, \.trialConversions, was.transaction!))
+                if was.transaction!.productID != now.1!.productID { found += [(instant, \.movedOut, was.transaction!), (instant, \.movedIn, now.1!)] }
+            case (.paying, .trial): found += [(instant, \.churnedVoluntary, was.transaction!), (instant, \.trialsStarted, now.1!)]
             case (.paying(let wasIntro), .paying(let isIntro)):
-                if was.transaction?.productID != now.1?.productID { found += [(instant, \.movedOut), (instant, \.movedIn)] }
-                if wasIntro, !isIntro, now.2 != .grace { found.append((instant, \.introductoryConversions)) }
+                if was.transaction!.productID != now.1!.productID { found += [(instant, \.movedOut, was.transaction!), (instant, \.movedIn, now.1!)] }
+                if wasIntro, !isIntro, now.2 != .grace { found.append((instant, \.introductoryConversions, now.1!)) }
             case (.paying, .none), (.trial, .none):
-                // Why access ended: a refund, a renewal that could not be billed, or the customer.
+                // Why access ended: a refund (also in a grace period), a renewal that could not be billed, or the customer.
                 let ended = was.transaction!
                 let about = subscription.notifications.filter { $0.transactionID == ended.id }
                 var reason: WritableKeyPath<DailyMetrics, Int64> = \.churnedVoluntary
-                if was.kind == .grace {
+                if refundedSpans[ended.id]?.contains(where: { $0.start == instant }) == true {
+                    reason = \.refundEnds
+                } else if was.kind == .grace {
                     let cancelled = subscription.notifications.contains { $0.type == .expired && $0.subtype == .voluntary && $0.date == instant }
                     reason = cancelled ? \.churnedVoluntary : \.churnedInvoluntary
-                } else if ended.revocation?.date == instant {
-                    reason = \.refundEnds
                 } else if about.contains(where: { $0.type == .didFailToRenew })
                             || about.contains(where: { $0.type == .expired && ($0.subtype == .billingRetry || $0.subtype == .productNotForSale) }) {
                     reason = \.churnedInvoluntary
                 }
                 if was.standing == .trial { reason = reason == \.churnedInvoluntary ? \.trialBillingFailures : \.trialCancellations }
-                found.append((instant, reason))
+                found.append((instant, reason, ended))
             default: break
             }
             if case .paying = now.0 { everPaid = true }
@@ -464,13 +551,35 @@ struct IndependentMetrics {
         return found
     }
 
-    /// Every moment a subscription's state could change: each purchase, expiry and refund, each grace
-    /// period's end, each ending notification.
+    /// Each free trial's outcome, on the instant it started, once a notification from its end on has arrived.
+    func trialOutcomes(of subscription: Subscription) -> [(started: Date, trial: LedgerTransaction, converted: Bool)] {
+        var found: [(started: Date, trial: LedgerTransaction, converted: Bool)] = []
+        var running: (Date, LedgerTransaction)?
+        var was = Standing.none
+        for instant in candidateInstants(of: subscription) where instant <= asOf {
+            let now = standing(of: subscription, at: instant)
+            if now.0 == .trial, was != .trial { running = (instant, now.1!) }
+            if was == .trial, now.0 != .trial, let (started, trial) = running {
+                running = nil
+                if subscription.notifications.contains(where: { $0.date >= instant }) {
+                    if case .paying = now.0 { found.append((started, trial, true)) } else { found.append((started, trial, false)) }
+                }
+            }
+            was = now.0
+        }
+        return found
+    }
+
+    /// Every moment a subscription's state could change: each purchase, expiry, refund and reversal,
+    /// each grace period's end, each ending notification.
     func candidateInstants(of subscription: Subscription) -> [Date] {
         var instants: Set<Date> = []
         for transaction in subscription.transactions where transaction.expirationDate != nil {
             instants.formUnion([transaction.purchaseDate, transaction.expirationDate!])
-            if let revocation = transaction.revocation { instants.insert(revocation.date) }
+            for span in refundedSpans[transaction.id] ?? [] {
+                instants.insert(span.start)
+                if span.end != .distantFuture { instants.insert(span.end) }
+            }
         }
         for notification in subscription.notifications {
             if let grace = notification.renewalInfo?.gracePeriodExpiresDate { instants.insert(grace) }
@@ -480,34 +589,57 @@ struct IndependentMetrics {
     }
 
     /// The subscription's changes of MRR up to ``asOf``, found by reading its state at every moment it
-    /// could change (``candidateInstants(of:)``).
-    func movements(of subscription: Subscription) -> [(Date, MRRMovement, String, Int64)] {
-        var found: [(Date, MRRMovement, String, Int64)] = []
-        var was: (active: Bool, currency: String, micros: Int64) = (false, "", 0)
+    /// could change (``candidateInstants(of:)``), each with the transaction whose product and currency it
+    /// counts for, for its group (`perProduct` false) and for its products (`perProduct` true): a plan
+    /// change moves the group by the difference, the plan left down by all it paid (a contraction) and the
+    /// plan taken up by all it pays. Paying again after a lapse, a free month first or not, is a reactivation.
+    func movements(of subscription: Subscription) -> [(instant: Date, movement: MRRMovement, transaction: LedgerTransaction, micros: Int64, perProduct: Bool)] {
+        var found: [(instant: Date, movement: MRRMovement, transaction: LedgerTransaction, micros: Int64, perProduct: Bool)] = []
+        var was: (transaction: LedgerTransaction?, micros: Int64) = (nil, 0)
         var everPaid = false
+        var afterLapse = false
         for instant in candidateInstants(of: subscription) where instant <= asOf {
             let state = self.state(of: subscription, at: instant)
-            let now = (active: state != nil, currency: state?.0.currency ?? "", micros: state.map { monthlyMicros($0.0) } ?? 0)
-            var paying = was.micros
-            if was.active, now.active, was.currency != now.currency, paying > 0 {
-                found.append((instant, .contraction, was.currency, -paying))
-                paying = 0
+            let now = (transaction: state?.0, micros: state.map { monthlyMicros($0.0) } ?? 0)
+            func both(_ movement: MRRMovement, _ transaction: LedgerTransaction, _ micros: Int64, group: Bool = true, product: Bool = true) {
+                guard micros != 0 else { return }
+                if group { found.append((instant, movement, transaction, micros, false)) }
+                if product { found.append((instant, movement, transaction, micros, true)) }
             }
-            if !now.active {
-                if paying > 0 { found.append((instant, .churned, was.currency, -paying)) }
-            } else if paying == 0, now.micros > 0 {
-                found.append((instant, everPaid ? (was.active ? .expansion : .reactivation) : .new, now.currency, now.micros))
-            } else if now.micros != paying {
-                found.append((instant, now.micros > paying ? .expansion : .contraction, now.currency, now.micros - paying))
+            if was.transaction == nil, now.transaction != nil { afterLapse = everPaid }
+            let increase: MRRMovement = everPaid ? (was.transaction == nil || afterLapse ? .reactivation : .expansion) : .new
+            if let before = was.transaction, let after = now.transaction {
+                let moved = before.productID != after.productID
+                if moved {
+                    both(.contraction, before, -was.micros, group: false)
+                    both(was.micros == 0 || before.currency != after.currency ? increase : .expansion, after, now.micros, group: false)
+                }
+                var paying = was.micros
+                if before.currency != after.currency {
+                    both(.contraction, before, -paying, product: !moved)
+                    paying = 0
+                }
+                if paying == 0, now.micros > 0 {
+                    both(increase, after, now.micros, product: !moved)
+                } else if now.micros != paying {
+                    both(now.micros > paying ? .expansion : .contraction, now.micros > paying ? after : before, now.micros - paying, product: !moved)
+                }
+            } else if let before = was.transaction {
+                both(.churned, before, -was.micros)
+            } else if let after = now.transaction {
+                both(increase, after, now.micros)
             }
-            if now.micros > 0 { everPaid = true }
+            if now.micros > 0 {
+                everPaid = true
+                afterLapse = false
+            }
             was = now
         }
         return found
     }
 
-    /// Each month's new subscriptions and how many were active at the end of each month after, for
-    /// the months ended by ``asOf``.
+    /// Each month's new subscriptions and how many were paying at the end of each month after (a free
+    /// trial is not retained yet), for the months ended by ``asOf``.
     func cohorts() -> [CohortReport.Cohort] {
         var byMonth: [CalendarDay: [Subscription]] = [:]
         for subscription in subscriptions.values {
@@ -519,7 +651,9 @@ struct IndependentMetrics {
             var months: Int64 = 1
             while start(of: month.firstOfMonth(adding: months + 1)).addingTimeInterval(-0.001) <= asOf {
                 let instant = start(of: month.firstOfMonth(adding: months + 1)).addingTimeInterval(-0.001)
-                retained.append(Int64(byMonth[month]!.filter { state(of: $0, at: instant) != nil }.count))
+                retained.append(Int64(byMonth[month]!.filter {
+                    if case .paying = standing(of: $0, at: instant).0 { return true } else { return false }
+                }.count))
                 months += 1
             }
             return CohortReport.Cohort(month: month, subscriptions: Int64(byMonth[month]!.count), retained: retained)

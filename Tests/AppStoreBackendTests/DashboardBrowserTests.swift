@@ -69,7 +69,7 @@ struct DashboardBrowserTests {
             // Exports, presets, grouping and a range too long.
             let csv = try #require(report["csv"] as? [String: Any], "\(report)")
             #expect(csv["dailyStatus"] as? Int == 200 && (csv["dailyType"] as? String)?.hasPrefix("text/csv") == true, "\(csv)")
-            #expect((csv["dailyHeader"] as? [String])?.prefix(3) == ["day", "active_subscriptions", "trials"], "\(csv)")
+            #expect((csv["dailyHeader"] as? [String])?.prefix(3) == ["date", "active_subscriptions", "trials"], "\(csv)")
             #expect(csv["dailyRows"] as? Int == 14, "a row per day of the 14 days shown: \(csv)")
             #expect((csv["cohortRows"] as? Int ?? 0) >= 6, "\(csv)")
             #expect(csv["moneyRows"] as? Int == 4 && (csv["moneyHeader"] as? [String])?.prefix(3) == ["currency", "revenue", "proceeds"], "\(csv)")

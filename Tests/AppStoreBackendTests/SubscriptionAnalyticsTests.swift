@@ -85,6 +85,18 @@ struct SubscriptionAnalyticsTests {
             Self.expectEqual(try await storage.metrics(query).days, expectedDays, "after a rebuild")
             #expect(try await storage.cohorts(from: Self.firstDay, to: Self.firstDay.adding(days: 400)).cohorts == expectedCohorts)
 
+            // Per group and per product too: every day's figures equal the independent count, and every
+            // identity (active subscriptions, trials, MRR movements as shown) holds each day.
+            AnalyticsShapesTests.expectIdentities(try await storage.metrics(query), "the app")
+            let scopes: [IndependentMetrics.Scope] = [.group(ExampleShop.plus), .group(ExampleShop.news)]
+                + [ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.basicWeekly, ExampleShop.newsPlus,
+                   ExampleShop.newsLite, ExampleShop.gems, ExampleShop.pro].map { .product($0) }
+            for scope in scopes {
+                let report = try await storage.metrics(MetricsQuery(from: Self.firstDay, to: query.to, productID: scope.query.productID,
+                                                                    groupID: scope.query.groupID))
+                Self.expectEqual(report.days, expected.days(from: Self.firstDay, scope: scope), "\(scope)")
+                AnalyticsShapesTests.expectIdentities(report, "\(scope)")
+            }
             // Per product and group: the parts add up to the whole.
             var active = [Int64](repeating: 0, count: expectedDays.count)
             for product in [ExampleShop.premiumYearly, ExampleShop.premiumMonthly, ExampleShop.standardMonthly, ExampleShop.basicWeekly,

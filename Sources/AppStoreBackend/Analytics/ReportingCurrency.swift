@@ -54,33 +54,15 @@ public struct ReportingCurrency: Hashable, Sendable {
     static func isCode(_ code: String) -> Bool { code.count == 3 && code.allSatisfy { $0.isASCII && $0.isUppercase } }
 
     /// Refuses a report holding a currency with no rate, naming it.
-    func check(_ currencies: Set<String>) throws(BackendError) {
+    public func check(_ currencies: Set<String>) throws(BackendError) {
         let missing = currencies.subtracting(rates.keys).sorted()
         guard missing.isEmpty else {
             throw .badRequest("no rate to \(currency) for \(missing.joined(separator: ", ")): give a rate for every currency the figures hold")
         }
     }
 
-    /// A day's money in the reporting currency, as the `--money` table's columns from SALES on
-    /// (sales, refunded, revenue, proceeds, MRR, then each movement); `nil` for a day with none.
-    /// - Throws: `badRequest` naming a currency with no rate.
-    public func converted(_ day: DailyMetrics, commission: CommissionProgram) throws(BackendError) -> [Decimal]? {
-        let currencies = day.currencies
-        guard !currencies.isEmpty else { return nil }
-        try check(currencies)
-        return [total(day.salesMilliunits, perUnit: 1_000), total(day.refundedMilliunits, perUnit: 1_000), total(day.revenueMilliunits, perUnit: 1_000),
-                total(day.proceedsMilliunits(commission), perUnit: 1_000), total(day.mrrMicros, perUnit: 1_000_000)]
-            + MRRMovement.allCases.map { total(day.mrrMovementMicros[$0] ?? [:], perUnit: 1_000_000) }
-    }
-
-    /// The sum of `amounts` (per currency, `perUnit` of them to a unit) in the reporting currency,
-    /// rounded half away from zero to the cent.
-    func total(_ amounts: [String: Int64], perUnit: Int64) -> Decimal {
-        var sum = Decimal(0)
-        for (code, amount) in amounts { sum += Decimal(amount) * (rates[code] ?? 0) }
-        var units = sum / Decimal(perUnit)
-        var rounded = Decimal()
-        NSDecimalRound(&rounded, &units, 2, .plain)
-        return rounded
+    /// The sum of `amounts` (exact, in units of each currency) in the reporting currency, exactly.
+    public func exactTotal(_ amounts: [String: Decimal]) -> Decimal {
+        amounts.reduce(Decimal(0)) { $0 + $1.value * (rates[$1.key] ?? 0) }
     }
 }

@@ -101,9 +101,12 @@ public struct NotificationFact: Hashable, Sendable {
     public var graceExpiresMilliseconds: Int64?
     /// The expiry of its transaction as it told it (see ``BackendNotification/transactionExpiresDate``).
     public var transactionExpiresMilliseconds: Int64?
+    /// The revocation date its transaction carried (a `REFUND`'s), which a reversal takes off the stored transaction.
+    public var transactionRevokedMilliseconds: Int64?
 
     public init(notificationUUID: String, type: String, subtype: String?, signedMilliseconds: Int64, transactionID: String?,
-                graceExpiresMilliseconds: Int64?, transactionExpiresMilliseconds: Int64? = nil) {
+                graceExpiresMilliseconds: Int64?, transactionExpiresMilliseconds: Int64? = nil, transactionRevokedMilliseconds: Int64? = nil) {
+        self.transactionRevokedMilliseconds = transactionRevokedMilliseconds
         self.transactionExpiresMilliseconds = transactionExpiresMilliseconds
         self.notificationUUID = notificationUUID
         self.type = type

@@ -233,31 +233,8 @@ struct BackendDashboard: Sendable {
         }
     }
 
-    /// One row per day: the API's names for columns, money in decimal units of each currency.
-    static func dailyCSV(_ report: MetricsReport, commission: CommissionProgram = .standard) -> String {
-        let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) + Array($0.salesMilliunits.keys) }).sorted()
-        var lines = [(["day", "active_subscriptions", "trials", "introductory_price", "in_grace_period", "new_subscriptions", "trials_started",
-                       "trial_conversions", "renewals", "churned_voluntary", "churned_involuntary", "reactivations", "refunds"]
-                      + currencies.map { "mrr.\($0)" } + currencies.map { "refunded.\($0)" }
-                      + ["sales", "revenue", "proceeds"].flatMap { name in currencies.map { "\(name).\($0)" } }
-                      + MRRMovement.allCases.flatMap { movement in currencies.map { "mrr_movement.\(movement.rawValue).\($0)" } })
-            .joined(separator: ",")]
-        for day in report.days {
-            var fields = [day.day.description] + [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions,
-                                                  day.trialsStarted, day.trialConversions, day.renewals, day.churnedVoluntary, day.churnedInvoluntary,
-                                                  day.reactivations, day.refunds].map(String.init)
-            fields += currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
-            fields += currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) }
-            for amounts in [day.salesMilliunits, day.revenueMilliunits, day.proceedsMilliunits(commission)] {
-                fields += currencies.map { Money.text(milliunits: amounts[$0] ?? 0) }
-            }
-            for movement in MRRMovement.allCases {
-                fields += currencies.map { Money.text(micros: day.mrrMovementMicros[movement]?[$0] ?? 0) }
-            }
-            lines.append(fields.joined(separator: ","))
-        }
-        return lines.joined(separator: "\r\n") + "\r\n"
-    }
+    /// One row per day: every figure the API answers (``MetricsReport/dailyCSV(_:)``).
+    static func dailyCSV(_ report: MetricsReport, commission: CommissionProgram = .standard) -> String { report.dailyCSV(commission) }
 
     /// One row per cohort month: its size, then how many were retained and the share, month by month.
     static func cohortsCSV(_ report: CohortReport) -> String {
@@ -274,79 +251,74 @@ struct BackendDashboard: Sendable {
         return lines.joined(separator: "\r\n") + "\r\n"
     }
 
-    /// The range's rates, each defined beside its figure in docs/analytics.md: churn (of the
-    /// subscriptions active when the range began), trial conversion (conversions per trial started in
-    /// the range), refunds (per paid purchase or renewal in the range); and ARR (MRR × 12) on the last day.
+    /// The range's rates (``RateFigures``), each with its definition beside it, and ARR (MRR × 12) on the last day.
     static func rates(_ report: MetricsReport) -> String {
-        guard let first = report.days.first, let last = report.days.last else { return "" }
-        func sum(_ value: (DailyMetrics) -> Int64) -> Int64 { report.days.reduce(0) { $0 + value($1) } }
-        func percent(_ part: Int64, _ whole: Int64) -> String {
-            whole == 0 ? "—" : String(format: "%.1f%%", Double(part) / Double(whole) * 100)
-        }
-        let startingActive = first.activeSubscriptions
-        var items: [(String, String, String)] = [
-            ("churn_rate", "Churn rate", percent(sum(\.churnedVoluntary) + sum(\.churnedInvoluntary), startingActive)),
-            ("trial_conversion_rate", "Trial conversion rate", percent(sum(\.trialConversions), sum(\.trialsStarted))),
-            ("refund_rate", "Refund rate", percent(sum(\.refunds), sum(\.newSubscriptions) + sum(\.renewals))),
+        guard let last = report.days.last else { return "" }
+        let rates = report.rates
+        var items: [(String, String, String, String)] = [
+            ("churn_rate", "Churn rate", RateFigures.percent(rates.churn),
+             rates.churnPeriods.isEmpty ? "Shown for 30 days or more: " + RateFigures.churnDefinition : RateFigures.churnDefinition),
+            ("trial_conversion_rate", "Trial conversion rate", RateFigures.percent(rates.trialConversion),
+             "\(rates.trialsConverted) of \(rates.trialsEnded) ended, \(rates.trialsPending) pending: " + RateFigures.trialConversionDefinition),
+            ("refund_rate", "Refund rate", RateFigures.percent(rates.refund),
+             "\(rates.paidTransactionsRefunded) of \(rates.paidTransactions): " + RateFigures.refundDefinition),
         ]
         for (currency, micros) in last.mrrMicros.sorted(by: { $0.key < $1.key }) {
             // Twelve times the MRR shown (in whole cents), so the two figures agree as a reader checks them.
-            items.append(("arr.\(currency)", "ARR, \(currency)", Money.text(cents: Money.roundedCents(micros, per: 10_000) * 12)))
+            items.append(("arr.\(currency)", "ARR, \(currency)", Money.text(units: Money.units(micros: micros) * 12), "twelve times the last day's MRR"))
         }
         var html = HTML()
-        for (name, label, value) in items {
+        for (name, label, value, definition) in items {
             html.raw(#"<li data-figure=""#)
             html.add(name)
             html.raw(#""><span class="name">"#)
             html.add(label)
             html.raw(#"</span> <span class="value">"#)
             html.add(value)
+            html.raw(#"</span> <span class="definition">"#)
+            html.add(definition)
             html.raw("</span></li>\n")
         }
         return html.text
     }
 
     /// Revenue, proceeds and refunds over the range, and MRR from the day before it to its last day
-    /// with every movement between: one row per currency, each cell named as the API names it.
+    /// with every movement between: one row per currency, each cell named as the API names it, each
+    /// rounded once from the exact sum (the movements so that they add up to the change shown).
     static func moneyRows(_ report: MetricsReport, commission: CommissionProgram,
                           reporting: ReportingCurrency? = nil) -> [(currency: String, cells: [(name: String, value: String)])] {
         guard let last = report.days.last else { return [] }
-        var revenue: [String: Int64] = [:], proceeds: [String: Int64] = [:], refunded: [String: Int64] = [:]
-        var movements: [MRRMovement: [String: Int64]] = [:]
+        var sums: [String: [String: Decimal]] = [:]
+        var movements: [MRRMovement: [String: Decimal]] = [:]
         for day in report.days {
-            for (currency, amount) in day.revenueMilliunits { revenue[currency, default: 0] += amount }
-            for (currency, amount) in day.proceedsMilliunits(commission) { proceeds[currency, default: 0] += amount }
-            for (currency, amount) in day.refundedMilliunits { refunded[currency, default: 0] += amount }
+            let exact = day.exactMoney(commission)
+            for name in ["revenue", "proceeds", "refunded", "reversed", "prorated_refunded"] {
+                for (currency, amount) in exact[name] ?? [:] { sums[name, default: [:]][currency, default: 0] += amount }
+            }
             for (movement, byCurrency) in day.mrrMovementMicros {
-                for (currency, micros) in byCurrency { movements[movement, default: [:]][currency, default: 0] += micros }
+                for (currency, micros) in byCurrency { movements[movement, default: [:]][currency, default: 0] += Money.exact(micros: micros) }
             }
         }
-        let currencies = Set(revenue.keys).union(refunded.keys).union(last.mrrMicros.keys).union(movements.values.flatMap(\.keys)).sorted()
+        let before = report.mrrBeforeMicros.mapValues(Money.exact(micros:))
+        let after = last.mrrMicros.mapValues(Money.exact(micros:))
+        let currencies = Set(sums.values.flatMap(\.keys)).union(after.keys).union(before.keys).union(movements.values.flatMap(\.keys)).sorted()
+        func row(_ amounts: (String) -> Decimal, start: Decimal, moved: (MRRMovement) -> Decimal, end: Decimal) -> [(name: String, value: String)] {
+            var cells = ["revenue", "proceeds", "refunded", "reversed", "prorated_refunded"].map { ($0, Money.text(units: amounts($0))) }
+            cells.append(("mrr_before", Money.text(units: start)))
+            let shown = Money.allocate(from: start, movementOrder.map(moved))
+            cells += zip(movementOrder, shown).map { ("mrr_movement.\($0.rawValue)", Money.text(units: $1)) }
+            cells.append(("mrr_after", Money.text(units: end)))
+            return cells
+        }
         var rows = currencies.map { currency in
-            let end = last.mrrMicros[currency] ?? 0
-            let net = movementOrder.reduce(0) { $0 + (movements[$1]?[currency] ?? 0) }
-            var cells: [(name: String, value: String)] = [
-                ("revenue", Money.text(milliunits: revenue[currency] ?? 0)), ("proceeds", Money.text(milliunits: proceeds[currency] ?? 0)),
-                ("refunded", Money.text(milliunits: refunded[currency] ?? 0)), ("mrr_before", Money.text(micros: end - net)),
-            ]
-            cells += movementOrder.map { ("mrr_movement.\($0.rawValue)", Money.text(micros: movements[$0]?[currency] ?? 0)) }
-            cells.append(("mrr_after", Money.text(micros: end)))
-            return (currency: currency, cells: cells)
+            (currency: currency, cells: row({ sums[$0]?[currency] ?? 0 }, start: before[currency] ?? 0, moved: { movements[$0]?[currency] ?? 0 },
+                                            end: after[currency] ?? 0))
         }
         // Every currency added up in the reporting one, at its rates (when every currency has one).
         if let reporting, (try? reporting.check(Set(currencies))) != nil {
-            let endMicros = last.mrrMicros
-            var beforeMicros = endMicros
-            for byCurrency in movements.values { for (currency, micros) in byCurrency { beforeMicros[currency, default: 0] -= micros } }
-            var cells: [(name: String, value: String)] = [
-                ("revenue", Money.text(units: reporting.total(revenue, perUnit: 1_000))),
-                ("proceeds", Money.text(units: reporting.total(proceeds, perUnit: 1_000))),
-                ("refunded", Money.text(units: reporting.total(refunded, perUnit: 1_000))),
-                ("mrr_before", Money.text(units: reporting.total(beforeMicros, perUnit: 1_000_000))),
-            ]
-            cells += movementOrder.map { ("mrr_movement.\($0.rawValue)", Money.text(units: reporting.total(movements[$0] ?? [:], perUnit: 1_000_000))) }
-            cells.append(("mrr_after", Money.text(units: reporting.total(endMicros, perUnit: 1_000_000))))
-            rows.append((currency: "all in \(reporting.currency)", cells: cells))
+            rows.append((currency: "all in \(reporting.currency)", cells: row({ reporting.exactTotal(sums[$0] ?? [:]) }, start: reporting.exactTotal(before),
+                                                                             moved: { reporting.exactTotal(movements[$0] ?? [:]) },
+                                                                             end: reporting.exactTotal(after))))
         }
         return rows
     }
@@ -360,7 +332,7 @@ struct BackendDashboard: Sendable {
         guard !rows.isEmpty else { return #"<p>No money in these days.</p>"# }
         let order = movementOrder
         var html = HTML()
-        html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">MRR before</th>"#)
+        html.raw(#"<div class="scroll" role="region" aria-label="Money by currency, scrolls sideways" tabindex="0"><table class="money"><thead><tr><th scope="col">Currency</th><th scope="col">Revenue</th><th scope="col">Proceeds</th><th scope="col">Refunded</th><th scope="col">Reversed</th><th scope="col">Prorated refunds</th><th scope="col">MRR before</th>"#)
         for movement in order { html.raw(#"<th scope="col">\#(movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst())</th>"#) }
         html.raw(#"<th scope="col">MRR after</th></tr></thead><tbody>"#)
         for (currency, cells) in rows {
@@ -418,6 +390,7 @@ struct BackendDashboard: Sendable {
             ("churned_involuntary", "Churned, billing", grouped(sum(\.churnedInvoluntary))),
             ("refund_ends", "Ended by a refund", grouped(sum(\.refundEnds))),
             ("refunds", "Refunds", grouped(sum(\.refunds))),
+            ("refunds_reversed", "Refunds reversed", grouped(sum(\.refundsReversed))),
         ]
         var html = HTML()
         for item in items {
@@ -464,12 +437,12 @@ struct BackendDashboard: Sendable {
         }
         let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
         let moneyBy = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
-        let moneyCurrencies = Set(all.flatMap { Array($0.salesMilliunits.keys) + Array($0.refundedMilliunits.keys) }).sorted()
+        let moneyCurrencies = Set(all.flatMap(\.moneyFlowCurrencies)).sorted()
         for currency in moneyCurrencies {
             charts.append(DashboardChart(id: "revenue-\(currency.lowercased())", title: "Revenue and proceeds, \(currency), \(moneyBy)", style: .bars,
                                          labels: labels, series: [
-                .init(name: "Revenue", values: summedMoney({ $0.revenueMilliunits[currency] ?? 0 }, per: 1_000)),
-                .init(name: "Proceeds", values: summedMoney({ $0.proceedsMilliunits(commission)[currency] ?? 0 }, per: 1_000)),
+                .init(name: "Revenue", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.revenue[currency] ?? 0) }).doubleValue }),
+                .init(name: "Proceeds", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.proceeds(commission)[currency] ?? 0) }).doubleValue }),
             ], format: moneyText, covers: flowWords))
         }
         for currency in Set(all.flatMap { $0.mrrMovementMicros.values.flatMap(\.keys) }).sorted() {

@@ -43,7 +43,8 @@ public struct SignedDataIntake: Sendable {
         var change = BackendChange(notification: BackendNotification(
             notificationUUID: uuid, type: type.rawValue, subtype: payload.subtype?.rawValue, signedDate: signedDate,
             transactionID: embedded.transaction?.transactionId, originalTransactionID: embedded.transaction?.originalTransactionId,
-            gracePeriodExpiresDate: embedded.renewalInfo?.gracePeriodExpiresDate, transactionExpiresDate: embedded.transaction?.expiresDate))
+            gracePeriodExpiresDate: embedded.renewalInfo?.gracePeriodExpiresDate, transactionExpiresDate: embedded.transaction?.expiresDate,
+            transactionRevocationDate: embedded.transaction?.revocationDate))
         if let transaction = embedded.transaction, let jws = payload.data?.signedTransactionInfo {
             change.transaction = BackendTransaction(payload: transaction, signedTransaction: jws, customerID: Self.customer(of: transaction))
         }

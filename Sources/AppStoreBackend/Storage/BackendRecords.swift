@@ -52,10 +52,14 @@ public struct BackendNotification: Hashable, Sendable {
     /// renewal tells the period it was charged for, whatever an extension or an early expiry makes
     /// of it later.
     public var transactionExpiresDate: Date?
+    /// The revocation date its transaction carried (a `REFUND`'s): kept with the notification, since a
+    /// reversal later takes it off the stored transaction.
+    public var transactionRevocationDate: Date?
 
     public init(notificationUUID: String, type: String, subtype: String?, signedDate: Date, transactionID: String?, originalTransactionID: String?,
-                gracePeriodExpiresDate: Date? = nil, transactionExpiresDate: Date? = nil) {
+                gracePeriodExpiresDate: Date? = nil, transactionExpiresDate: Date? = nil, transactionRevocationDate: Date? = nil) {
         self.transactionExpiresDate = transactionExpiresDate
+        self.transactionRevocationDate = transactionRevocationDate
         self.gracePeriodExpiresDate = gracePeriodExpiresDate
         self.notificationUUID = notificationUUID
         self.type = type

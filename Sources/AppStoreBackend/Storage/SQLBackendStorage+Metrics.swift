@@ -35,8 +35,11 @@ extension SQLBackendStorage {
     /// notification told it (an extension or an early expiry no longer rewrites it). 6: active
     /// subscriptions are the paying ones; free trials count apart, and a grace period also as what it was.
     /// 7: starts, conversions and ends dated when they happen, from the entitled periods; each last
-    /// period keeps what its end counts as.
-    static let metricsLayout: Int64 = 7
+    /// period keeps what its end counts as. 8: a refund reversed returns access on its day (each
+    /// notification keeps its transaction's revocation date); refunds in grace end by refund; proration
+    /// of upgrades, paid transactions and trial outcomes by their day; MRR movements per product apart
+    /// from the group's; cohorts retain paying subscriptions only.
+    static let metricsLayout: Int64 = 8
 
     /// The product and group of the rows that add up every product (of a group, or of the app).
     static let allRows = "*"
@@ -117,7 +120,7 @@ extension SQLBackendStorage {
             FROM transactions WHERE original_transaction_id IN (\(list))
             UNION ALL
             SELECT 'n', original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, CAST(transaction_expires_ms AS TEXT),
-                   NULL, NULL, NULL, NULL, NULL
+                   transaction_revoked_ms, NULL, NULL, NULL, NULL
             FROM notifications WHERE original_transaction_id IN (\(list))
             """, subscriptions.map { .text($0) })
         for row in rows {
@@ -133,7 +136,8 @@ extension SQLBackendStorage {
                 facts[subscription]!.notifications.append(NotificationFact(notificationUUID: id, type: row[4] ?? "", subtype: row[5],
                                                                            signedMilliseconds: integer(row[3]) ?? 0, transactionID: row[6],
                                                                            graceExpiresMilliseconds: integer(row[7]),
-                                                                           transactionExpiresMilliseconds: integer(row[8])))
+                                                                           transactionExpiresMilliseconds: integer(row[8]),
+                                                                           transactionRevokedMilliseconds: integer(row[9])))
             }
         }
         return facts
@@ -204,12 +208,22 @@ extension SQLBackendStorage {
     }
 
     /// The rollup rows a contribution's cells add to (see ``metricsLayout``): counts without their currency (no
-    /// answer splits them by it), each cell also in its group's row and the app's.
+    /// answer splits them by it), each cell also in its group's row and the app's; MRR movements are
+    /// computed per product and per group apart (product `*`), each group's also in the app's row.
     static func rollupRows(_ days: [MetricKey: Int64]) -> [MetricKey: Int64] {
         var rows: [MetricKey: Int64] = [:]
         for (key, value) in days {
             var cell = key
             if !cell.metric.isMoney { cell.currency = "" }
+            if cell.metric.isMRRMovement {
+                // A group's movements are its own (a plan change moves only the difference), a product's its own.
+                rows[cell, default: 0] += value
+                if cell.productID == allRows {
+                    cell.groupID = allRows
+                    rows[cell, default: 0] += value
+                }
+                continue
+            }
             rows[cell, default: 0] += value
             var group = cell
             group.productID = allRows
@@ -380,7 +394,8 @@ extension NotificationFact {
         self.init(notificationUUID: notification.notificationUUID, type: notification.type, subtype: notification.subtype,
                   signedMilliseconds: AppStoreJSON.milliseconds(from: notification.signedDate), transactionID: notification.transactionID,
                   graceExpiresMilliseconds: notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:)),
-                  transactionExpiresMilliseconds: notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:)))
+                  transactionExpiresMilliseconds: notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:)),
+                  transactionRevokedMilliseconds: notification.transactionRevocationDate.map(AppStoreJSON.milliseconds(from:)))
     }
 }
 

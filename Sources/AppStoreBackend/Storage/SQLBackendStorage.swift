@@ -94,6 +94,8 @@ public final class SQLBackendStorage: BackendStorage {
         .sql("metric-tables", metricsSchema),
         // Before the rollups are rebuilt, which read it.
         .sql("metric-time-zone", "CREATE TABLE IF NOT EXISTS metric_time_zone (id INTEGER PRIMARY KEY, identifier TEXT NOT NULL)"),
+        // Before the rollups are rebuilt, which read it.
+        .sql("notification-transaction-revocation", "ALTER TABLE notifications ADD COLUMN transaction_revoked_ms BIGINT"),
         Migration("metric-rollups-\(metricsLayout)") { (connection) throws(DatabaseError) in
             do throws(BackendError) { try rebuildRollups(on: BackendDatabase(connection: connection)) } catch {
                 if case .database(let failure) = error { throw failure }
@@ -122,6 +124,7 @@ public final class SQLBackendStorage: BackendStorage {
         if try connection.hasColumn("transaction_expires_ms", in: "notifications") { applied.append("notification-transaction-expiry") }
         if try connection.hasTable("metric_days") { applied.append("metric-tables") }
         if try connection.hasTable("metric_time_zone") { applied.append("metric-time-zone") }
+        if try connection.hasColumn("transaction_revoked_ms", in: "notifications") { applied.append("notification-transaction-revocation") }
         if try connection.hasTable("dashboard_sessions") { applied.append("dashboard-sessions") }
         if try connection.hasTable("metric_layout"),
            try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {
@@ -215,13 +218,14 @@ public final class SQLBackendStorage: BackendStorage {
         if let notification = change.notification {
             let inserted = try database.query("""
                 INSERT INTO notifications (uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms,
-                                           transaction_expires_ms)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
+                                           transaction_expires_ms, transaction_revoked_ms)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT (uuid) DO NOTHING RETURNING uuid
                 """, [.text(notification.notificationUUID), .text(notification.type), .optionalText(notification.subtype),
                       .integer(AppStoreJSON.milliseconds(from: notification.signedDate)),
                       .optionalText(notification.transactionID), .optionalText(notification.originalTransactionID),
                       Self.optionalInteger(notification.gracePeriodExpiresDate.map(AppStoreJSON.milliseconds(from:))),
-                      Self.optionalInteger(notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:)))])
+                      Self.optionalInteger(notification.transactionExpiresDate.map(AppStoreJSON.milliseconds(from:))),
+                      Self.optionalInteger(notification.transactionRevocationDate.map(AppStoreJSON.milliseconds(from:)))])
             guard inserted.count == 1 else {
                 try database.execute("ROLLBACK TO SAVEPOINT change")
                 try database.execute("RELEASE SAVEPOINT change")

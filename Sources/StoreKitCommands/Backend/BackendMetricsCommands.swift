@@ -66,47 +66,55 @@ struct BackendMetricsCommand: Command {
         }
     }
 
+    /// A row per day: every count, then MRR and refunds per currency, named as the API names them;
+    /// the range's rates at the foot, each with its definition.
     static func table(_ report: MetricsReport) -> String {
         guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
         let currencies = Set(report.days.flatMap { Array($0.mrrMicros.keys) + Array($0.refundedMilliunits.keys) }).sorted()
-        var table = TextTable(header: ["DATE", "ACTIVE", "TRIALS", "INTRO", "GRACE", "NEW", "TRIAL STARTS", "CONVERSIONS", "INTRO CONV",
-                                       "TRIALS ENDED", "RENEWALS", "CHURN VOL", "CHURN INVOL", "REFUND ENDS", "REACTIVATED", "REFUNDS"]
-                                  + currencies.map { "MRR \($0)" } + currencies.map { "REFUNDED \($0)" })
+        var table = TextTable(header: ["date"] + DailyMetrics.countFigures.map(\.name) + currencies.map { "mrr.\($0)" } + currencies.map { "refunded.\($0)" })
         table.numeric = Set(1..<table.header.count)
-        for day in report.days {
-            let counts = [day.activeSubscriptions, day.freeTrials, day.introductoryPrice, day.gracePeriod, day.newSubscriptions, day.trialsStarted,
-                          day.trialConversions, day.introductoryConversions, day.trialCancellations + day.trialBillingFailures, day.renewals,
-                          day.churnedVoluntary, day.churnedInvoluntary, day.refundEnds, day.reactivations, day.refunds]
-            table.rows.append([day.day.description] + counts.map(String.init)
-                              + currencies.map { Money.text(micros: day.mrrMicros[$0] ?? 0) }
-                              + currencies.map { Money.text(milliunits: day.refundedMilliunits[$0] ?? 0) })
+        for day in report.displayedDays() {
+            table.rows.append([day.date] + day.counts.map { String($0.value) }
+                              + currencies.map { Money.text(units: day.money["mrr"]?[$0] ?? 0) }
+                              + currencies.map { Money.text(units: day.money["refunded"]?[$0] ?? 0) })
         }
         return table.text + "\n\nstock figures at the end of each day (\(report.timeZone)); the last day's at the newest notification, \(asOf.formatted(.iso8601))"
+            + "\n" + rateLines(report.rates)
     }
 
-    /// A row per day and currency: what was sold, refunded, kept after refunds and after Apple's
-    /// commission, and what moved MRR (decreases negative; they add up to the change of MRR).
+    /// The rates at the foot of the table, each with its definition (docs/analytics.md).
+    static func rateLines(_ rates: RateFigures) -> String {
+        [
+            "churn_rate \(RateFigures.percent(rates.churn)): \(RateFigures.churnDefinition)",
+            "trial_conversion_rate \(RateFigures.percent(rates.trialConversion)) (\(rates.trialsConverted) of \(rates.trialsEnded) ended, \(rates.trialsPending) pending): \(RateFigures.trialConversionDefinition)",
+            "refund_rate \(RateFigures.percent(rates.refund)) (\(rates.paidTransactionsRefunded) of \(rates.paidTransactions)): \(RateFigures.refundDefinition)",
+        ].joined(separator: "\n")
+    }
+
+    /// A row per day and currency: what was sold, refunded, given back, kept after refunds and after
+    /// Apple's commission, and what moved MRR (decreases negative; as shown, they add up to the change
+    /// of the MRR shown).
     static func moneyTable(_ report: MetricsReport, commission: CommissionProgram, reporting: ReportingCurrency? = nil) throws(BackendError) -> String {
         guard let asOf = report.asOf else { return "no notifications recorded yet: nothing to count" }
-        var table = TextTable(header: ["DATE", "CURRENCY", "SALES", "REFUNDED", "REVENUE", "PROCEEDS", "MRR", "NEW", "EXPANSION", "CONTRACTION",
-                                       "CHURNED", "REACTIVATED"])
+        if let reporting { try reporting.check(report.days.reduce(into: Set<String>()) { $0.formUnion($1.currencies) }) }
+        let money = ["sales", "refunded", "reversed", "prorated_refunded", "revenue", "proceeds", "mrr"]
+        var table = TextTable(header: ["date", "currency"] + money + MRRMovement.allCases.map { "mrr_movement.\($0.rawValue)" })
         table.numeric = Set(2..<table.header.count)
-        for day in report.days {
-            let proceeds = day.proceedsMilliunits(commission)
+        for (day, shown) in zip(report.days, report.displayedDays(commission, reporting: reporting)) {
             for currency in day.currencies.sorted() {
-                table.rows.append([day.day.description, currency]
-                                  + [day.salesMilliunits, day.refundedMilliunits, day.revenueMilliunits, proceeds].map { Money.text(milliunits: $0[currency] ?? 0) }
-                                  + [Money.text(micros: day.mrrMicros[currency] ?? 0)]
-                                  + MRRMovement.allCases.map { Money.text(micros: day.mrrMovementMicros[$0]?[currency] ?? 0) })
+                table.rows.append([shown.date, currency] + money.map { Money.text(units: shown.money[$0]?[currency] ?? 0) }
+                                  + MRRMovement.allCases.map { Money.text(units: shown.movements[$0]?[currency] ?? 0) })
             }
-            if let reporting, let converted = try reporting.converted(day, commission: commission) {
-                table.rows.append([day.day.description, "all:\(reporting.currency)"] + converted.map(Money.text(units:)))
+            if let reporting, let converted = shown.converted, !day.currencies.isEmpty {
+                table.rows.append([shown.date, "all:\(reporting.currency)"] + money.map { Money.text(units: converted.money[$0] ?? 0) }
+                                  + MRRMovement.allCases.map { Money.text(units: converted.movements[$0] ?? 0) })
             }
         }
         let rates = reporting.map { reporting in
             "; all:\(reporting.currency) adds every currency at " + reporting.rates.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         } ?? ""
         return table.text + "\n\nsales on the day of each purchase; proceeds after Apple's commission (\(commission.rawValue)), before taxes\(rates); "
+            + "amounts rounded once, to the cent, half to even; "
             + "MRR at the end of each day (\(report.timeZone)), the last day's at the newest notification, \(asOf.formatted(.iso8601))"
     }
 
