@@ -55,11 +55,11 @@ extension DatabaseConnection {
         try query(sql, values) { _ in }
     }
 
-    /// Runs one statement and returns its rows, each column as text (`nil` for NULL).
+    /// Runs one statement and returns its rows, copied (to read by column name after it has run).
     @discardableResult
-    public func rows(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseError) -> [[String?]] {
-        var rows: [[String?]] = []
-        try query(sql, values) { row in rows.append((0..<row.columnCount).map { row.text(at: $0) }) }
+    public func rows(_ sql: String, _ values: [DatabaseValue] = []) throws(DatabaseError) -> [DatabaseRow] {
+        var rows: [DatabaseRow] = []
+        try query(sql, values) { rows.append($0.copy()) }
         return rows
     }
 

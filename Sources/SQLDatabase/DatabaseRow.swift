@@ -18,6 +18,8 @@ public struct DatabaseRow {
     enum Storage {
         case sqlite(SQLiteConnection.Row)
         case postgres(PostgresConnection.Row)
+        /// The row's values, copied as text: valid after its statement has moved on.
+        case copied([String?])
     }
     let storage: Storage
     let columns: DatabaseColumns
@@ -30,6 +32,16 @@ public struct DatabaseRow {
         switch storage {
         case .sqlite(let row): return row.isNull(Int32(column)) ? nil : row.text(Int32(column))
         case .postgres(let row): return row.text(column)
+        case .copied(let values): return values[column]
+        }
+    }
+
+    /// The row with its values copied, to keep after the statement has moved on to the next row (an
+    /// SQLite row is read from its statement while it runs).
+    public func copy() -> DatabaseRow {
+        switch storage {
+        case .sqlite: return DatabaseRow(storage: .copied((0..<columnCount).map { text(at: $0) }), columns: columns)
+        case .postgres, .copied: return self
         }
     }
 
@@ -42,6 +54,7 @@ public struct DatabaseRow {
             if row.isInteger(index) { return row.integer(index) }
             return row.text(index).flatMap { Int64($0) }
         case .postgres(let row): return row.text(column).flatMap { Int64($0) }
+        case .copied(let values): return values[column].flatMap { Int64($0) }
         }
     }
 
@@ -49,6 +62,7 @@ public struct DatabaseRow {
         switch storage {
         case .sqlite(let row): return row.isNull(Int32(column))
         case .postgres(let row): return row.isNull(column)
+        case .copied(let values): return values[column] == nil
         }
     }
 

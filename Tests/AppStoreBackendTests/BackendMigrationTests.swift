@@ -47,12 +47,14 @@ struct BackendMigrationTests {
     /// What the migrated database must hold: every migration recorded once, in order, and the
     /// earlier key beside the four new ones.
     static func expectMigratedOnce(_ connection: any DatabaseConnection) throws {
-        let recorded = try connection.rows("SELECT name FROM schema_migrations WHERE schema_name = 'backend' ORDER BY position").map { $0[0] ?? "" }
+        let recorded = try connection.fetchAll("SELECT name FROM schema_migrations WHERE schema_name = 'backend' ORDER BY position") {
+            (row) throws(DatabaseError) -> String in try row["name"]
+        }
         #expect(recorded == SQLBackendStorage.migrations.migrations.map(\.name))
         #expect(try connection.hasColumn("grace_expires_ms", in: "notifications"))
         #expect(try connection.hasColumn("renewal", in: "transactions"))
-        #expect(try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(SQLBackendStorage.metricsLayout))
-        let labels = try connection.rows("SELECT label FROM keys ORDER BY label").map { $0[0] ?? "" }
+        #expect(try connection.fetchValue(Int64.self, column: "version", "SELECT version FROM metric_layout WHERE id = 1") == SQLBackendStorage.metricsLayout)
+        let labels = try connection.fetchAll("SELECT label FROM keys ORDER BY label") { (row) throws(DatabaseError) -> String in try row["label"] }
         #expect(labels == ["earlier", "opener-0", "opener-1", "opener-2", "opener-3"])
     }
 

@@ -246,9 +246,12 @@ final class RecoveryDrill {
                               + "backend's log: \(backend.standardError.suffix(3_000))")
         }
         let recorded = try await eventually(orNil: "the notifications counted") {
-            try? await storage.read { (database) throws(BackendError) in try database.query("SELECT count(*), count(DISTINCT uuid) FROM notifications", []) }
+            try? await storage.read { (database) throws(BackendError) -> (all: Int, distinct: Int)? in
+                let row = try database.query("SELECT count(*) AS all_rows, count(DISTINCT uuid) AS distinct_rows FROM notifications", []).first
+                return try row.map { (row) throws(BackendError) in (try row.column("all_rows"), try row.column("distinct_rows")) }
+            } ?? nil
         }
-        #expect(recorded.first?[0] == recorded.first?[1], "each notification recorded once")
+        #expect(recorded.all == recorded.distinct, "each notification recorded once")
         var differences: [String] = []
         try await eventually("the backend's entitlements equal the store's") {
             differences = try await entitlementDifferences()
@@ -272,7 +275,9 @@ final class RecoveryDrill {
     }
 
     private func recordedNotifications() async throws -> Set<String> {
-        Set(try await storage.read { (database) throws(BackendError) in try database.query("SELECT uuid FROM notifications", []) }.compactMap { $0[0] })
+        Set(try await storage.read { (database) throws(BackendError) in
+            try database.query("SELECT uuid FROM notifications", []).map { (row) throws(BackendError) -> String in try row.column("uuid") }
+        })
     }
 
     /// Each customer whose entitlements differ, with both lists.

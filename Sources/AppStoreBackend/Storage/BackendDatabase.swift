@@ -19,9 +19,20 @@ struct BackendDatabase: Sendable {
         do { try connection.execute(sql) } catch { throw .database(error) }
     }
 
+    /// Runs one statement and returns its rows, to read by column name (``DatabaseRow/column(_:as:)``).
     @discardableResult
-    func query(_ sql: String, _ values: [DatabaseValue]) throws(BackendError) -> [[String?]] {
+    func query(_ sql: String, _ values: [DatabaseValue]) throws(BackendError) -> [DatabaseRow] {
         do { return try connection.rows(sql, values) } catch { throw .database(error) }
+    }
+
+    /// Runs one statement whose rows, if any, are not needed.
+    func run(_ sql: String, _ values: [DatabaseValue] = []) throws(BackendError) {
+        do { try connection.query(sql, values) } catch { throw .database(error) }
+    }
+
+    /// The first row's column `name`, or `nil` when there is no row.
+    func value<Value: DatabaseValueConvertible>(_ type: Value.Type, _ name: String, _ sql: String, _ values: [DatabaseValue] = []) throws(BackendError) -> Value? {
+        do { return try connection.fetchValue(type, column: name, sql, values) } catch { throw .database(error) }
     }
 
     /// Runs `body` in one read transaction: its statements see one snapshot of the database.
@@ -36,5 +47,13 @@ struct BackendDatabase: Sendable {
             if case .database(let failure) = error { return failure }
             return nil
         }, wrap: { .database($0) }, body)
+    }
+}
+
+extension DatabaseRow {
+    /// The column named `name`, decoded as `Value`: a missing column or a value of another type is a
+    /// ``BackendError/database(_:)`` naming it.
+    package func column<Value: DatabaseValueConvertible>(_ name: String, as type: Value.Type = Value.self) throws(BackendError) -> Value {
+        do { return try decode(type, name) } catch { throw .database(error) }
     }
 }

@@ -59,7 +59,7 @@ extension SQLBackendStorage {
 
     /// The days the rollups are kept in: the database's time zone (`metric_time_zone`), UTC when it names none.
     static func calendar(on database: BackendDatabase) throws(BackendError) -> ReportingCalendar {
-        guard let identifier = try database.query("SELECT identifier FROM metric_time_zone WHERE id = 1", []).first?[0] ?? nil else { return .utc }
+        guard let identifier = try database.value(String.self, "identifier", "SELECT identifier FROM metric_time_zone WHERE id = 1") else { return .utc }
         return try ReportingCalendar(timeZone: identifier)
     }
 
@@ -109,36 +109,40 @@ extension SQLBackendStorage {
          .integer(fact.isFamilyShared ? 1 : 0), .integer(fact.isRenewal ? 1 : 0)]
     }
 
-    /// The facts of each of `subscriptions` (every one present, with no facts when it has none), in
-    /// one statement: transactions ('t'), then notifications ('n'), in the columns each uses.
+    /// The facts of each of `subscriptions` (every one present, with no facts when it has none): their
+    /// transactions' fact columns, then their notifications'.
     static func readFacts(of subscriptions: [String], on database: BackendDatabase) throws(BackendError) -> [String: SubscriptionFacts] {
         var facts = Dictionary(uniqueKeysWithValues: subscriptions.map { ($0, SubscriptionFacts(transactions: [], notifications: [])) })
         guard !subscriptions.isEmpty else { return facts }
         let list = subscriptions.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let rows = try database.query("""
-            SELECT 't', original_transaction_id, transaction_id, signed_ms, \(factColumns)
+        let values = subscriptions.map { DatabaseValue.text($0) }
+        for row in try database.query("""
+            SELECT original_transaction_id, transaction_id, signed_ms, \(factColumns)
             FROM transactions WHERE original_transaction_id IN (\(list))
-            UNION ALL
-            SELECT 'n', original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, CAST(transaction_expires_ms AS TEXT),
-                   transaction_revoked_ms, NULL, NULL, NULL, NULL
+            """, values) {
+            let subscription: String = try row.column("original_transaction_id")
+            guard facts[subscription] != nil else { continue }
+            facts[subscription]!.transactions.append(TransactionFact(
+                transactionID: try row.column("transaction_id"), subscription: subscription, signedMilliseconds: try row.column("signed_ms"),
+                productID: try row.column("product_id", as: String?.self) ?? "", groupID: try row.column("group_id", as: String?.self) ?? "",
+                currency: try row.column("currency", as: String?.self) ?? "", price: try row.column("price", as: Int64?.self) ?? 0,
+                offer: TransactionFact.Offer(rawValue: try row.column("offer", as: String?.self) ?? "") ?? .none,
+                purchaseMilliseconds: try row.column("purchase_ms", as: Int64?.self) ?? 0,
+                expiresMilliseconds: try row.column("expires_ms"), revokedMilliseconds: try row.column("revoked_ms"),
+                isFamilyShared: try row.column("family_shared", as: Int64?.self) == 1, isRenewal: try row.column("renewal", as: Int64?.self) == 1))
+        }
+        for row in try database.query("""
+            SELECT original_transaction_id, uuid, signed_ms, type, subtype, transaction_id, grace_expires_ms, transaction_expires_ms,
+                   transaction_revoked_ms
             FROM notifications WHERE original_transaction_id IN (\(list))
-            """, subscriptions.map { .text($0) })
-        for row in rows {
-            guard let subscription = row[1], facts[subscription] != nil else { continue }
-            if row[0] == "t" {
-                facts[subscription]!.transactions.append(TransactionFact(
-                    transactionID: row[2] ?? "", subscription: subscription, signedMilliseconds: integer(row[3]) ?? 0, productID: row[4] ?? "",
-                    groupID: row[5] ?? "", currency: row[6] ?? "", price: integer(row[7]) ?? 0,
-                    offer: TransactionFact.Offer(rawValue: row[8] ?? "") ?? .none, purchaseMilliseconds: integer(row[9]) ?? 0,
-                    expiresMilliseconds: integer(row[10]), revokedMilliseconds: integer(row[11]), isFamilyShared: row[12] == "1",
-                    isRenewal: row[13] == "1"))
-            } else if let id = row[2] {
-                facts[subscription]!.notifications.append(NotificationFact(notificationUUID: id, type: row[4] ?? "", subtype: row[5],
-                                                                           signedMilliseconds: integer(row[3]) ?? 0, transactionID: row[6],
-                                                                           graceExpiresMilliseconds: integer(row[7]),
-                                                                           transactionExpiresMilliseconds: integer(row[8]),
-                                                                           transactionRevokedMilliseconds: integer(row[9])))
-            }
+            """, values) {
+            let subscription: String = try row.column("original_transaction_id")
+            guard facts[subscription] != nil else { continue }
+            facts[subscription]!.notifications.append(NotificationFact(
+                notificationUUID: try row.column("uuid"), type: try row.column("type"), subtype: try row.column("subtype"),
+                signedMilliseconds: try row.column("signed_ms"), transactionID: try row.column("transaction_id"),
+                graceExpiresMilliseconds: try row.column("grace_expires_ms"), transactionExpiresMilliseconds: try row.column("transaction_expires_ms"),
+                transactionRevokedMilliseconds: try row.column("transaction_revoked_ms")))
         }
         return facts
     }
@@ -264,10 +268,10 @@ extension SQLBackendStorage {
                 SELECT transaction_id, original_transaction_id, customer_id, payload FROM transactions
                 WHERE transaction_id > $1 ORDER BY transaction_id LIMIT 1000
                 """, [.text(after)])
-            guard let last = rows.last?[0] ?? nil else { break }
+            guard let last = try rows.last?.column("transaction_id", as: String.self) else { break }
             for row in rows {
-                let payload = try decode(JWSTransactionDecodedPayload.self, row[3] ?? "")
-                let fact = TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: row[2]))
+                let payload = try decode(JWSTransactionDecodedPayload.self, try row.column("payload"))
+                let fact = TransactionFact(BackendTransaction(payload: payload, signedTransaction: "", customerID: try row.column("customer_id")))
                 try database.query("UPDATE transactions SET (\(factColumns)) = ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) WHERE transaction_id = $11",
                                    factValues(fact) + [.text(fact.transactionID)])
             }
@@ -280,7 +284,7 @@ extension SQLBackendStorage {
         while true {
             let subscriptions = try database.query("""
                 SELECT DISTINCT original_transaction_id FROM transactions WHERE original_transaction_id > $1 ORDER BY original_transaction_id LIMIT 500
-                """, [.text(after)]).compactMap { $0[0] }
+                """, [.text(after)]).map { (row) throws(BackendError) -> String in try row.column("original_transaction_id") }
             guard let last = subscriptions.last else { break }
             var lastPeriods: [(subscription: String, period: EntitledPeriod?)] = []
             for (subscription, facts) in try readFacts(of: subscriptions, on: database).sorted(by: { $0.key < $1.key }) {
@@ -322,7 +326,7 @@ extension SQLBackendStorage {
         }
         return try await read { (database) throws(BackendError) in
             let calendar = try Self.calendar(on: database)
-            guard let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil) else {
+            guard let asOf = try database.value(Int64?.self, "newest", Self.newestSignedDate) ?? nil else {
                 return MetricsReport(asOf: nil, days: [], timeZone: calendar.identifier)
             }
             // The rows of one product, of a group's products summed, or of the whole app.
@@ -330,33 +334,34 @@ extension SQLBackendStorage {
             let filter = "product_id = $1 AND group_id \(query.productID != nil && query.groupID == nil ? "<>" : "=") $2"
             let lastDay = min(query.to, calendar.day(asOf))
             let stock = SubscriptionMetric.allCases.filter(\.isStock).map { "'\($0.rawValue)'" }.joined(separator: ", ")
-            let before = try database.query("""
-                SELECT metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
+            var before: [(SubscriptionMetric, String, Int64)] = []
+            for row in try database.query("""
+                SELECT metric, \(Self.moneyCurrency) AS currency, CAST(sum(value) AS BIGINT) AS total FROM metric_days
                 WHERE \(filter) AND day < $3 AND metric IN (\(stock))
                 GROUP BY metric, \(Self.moneyCurrency)
-                """, rowsOf + [.integer(query.from.number)]).compactMap { row -> (SubscriptionMetric, String, Int64)? in
-                guard let metric = row[0].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[2]) else { return nil }
-                return (metric, row[1] ?? "", value)
+                """, rowsOf + [.integer(query.from.number)]) {
+                guard let metric = SubscriptionMetric(rawValue: try row.column("metric")) else { continue }
+                before.append((metric, try row.column("currency"), try row.column("total")))
             }
-            let rows = try database.query("""
-                SELECT day, metric, \(Self.moneyCurrency), CAST(sum(value) AS BIGINT) FROM metric_days
+            var rows: [(day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)] = []
+            for row in try database.query("""
+                SELECT day, metric, \(Self.moneyCurrency) AS currency, CAST(sum(value) AS BIGINT) AS total FROM metric_days
                 WHERE \(filter) AND day >= $3 AND day <= $4
                 GROUP BY day, metric, \(Self.moneyCurrency)
-                """, rowsOf + [.integer(query.from.number), .integer(lastDay.number)]).compactMap {
-                row -> (day: Int64, metric: SubscriptionMetric, currency: String, value: Int64)? in
-                guard let day = Self.integer(row[0]), let metric = row[1].flatMap(SubscriptionMetric.init(rawValue:)), let value = Self.integer(row[3]) else { return nil }
-                return (day, metric, row[2] ?? "", value)
+                """, rowsOf + [.integer(query.from.number), .integer(lastDay.number)]) {
+                guard let metric = SubscriptionMetric(rawValue: try row.column("metric")) else { continue }
+                rows.append((try row.column("day"), metric, try row.column("currency"), try row.column("total")))
             }
             let endOfDay = calendar.lastMilliseconds(of: calendar.day(asOf))
-            let running = try database.query("""
+            var running: [EntitledPeriod] = []
+            for row in try database.query("""
                 SELECT last_start_ms, last_end_ms, last_period FROM metric_subscriptions
                 WHERE last_end_ms > $1 AND last_end_ms <= $2 AND last_start_ms <= $1
-                """, [.integer(asOf), .integer(endOfDay)]).compactMap { row -> EntitledPeriod? in
-                guard let start = Self.integer(row[0]), let end = Self.integer(row[1]), let text = row[2],
-                      let period = EntitledPeriod(encoded: text, start: start, end: end),
+                """, [.integer(asOf), .integer(endOfDay)]) {
+                guard let period = EntitledPeriod(encoded: try row.column("last_period"), start: try row.column("last_start_ms"), end: try row.column("last_end_ms")),
                       query.productID.map({ $0 == period.productID }) ?? true, query.groupID.map({ $0 == period.groupID }) ?? true
-                else { return nil }
-                return period
+                else { continue }
+                running.append(period)
             }
             return MetricsReport.assemble(query: query, asOf: asOf, before: before, rows: rows, running: running, calendar: calendar)
         }
@@ -366,13 +371,13 @@ extension SQLBackendStorage {
         guard from <= to else { throw .badRequest("from (\(from)) is after to (\(to))") }
         return try await read { (database) throws(BackendError) in
             let calendar = try Self.calendar(on: database)
-            let asOf = Self.integer(try database.query(Self.newestSignedDate, []).first?[0] ?? nil)
+            let asOf = try database.value(Int64?.self, "newest", Self.newestSignedDate) ?? nil
             var cells: [CohortKey: Int64] = [:]
             for row in try database.query("""
-                SELECT cohort, months, CAST(sum(subscriptions) AS BIGINT) FROM metric_cohorts WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
+                SELECT cohort, months, CAST(sum(subscriptions) AS BIGINT) AS total FROM metric_cohorts
+                WHERE cohort >= $1 AND cohort <= $2 GROUP BY cohort, months
                 """, [.integer(from.firstOfMonth.number), .integer(to.number)]) {
-                guard let cohort = Self.integer(row[0]), let months = Self.integer(row[1]), let value = Self.integer(row[2]) else { continue }
-                cells[CohortKey(cohort: cohort, months: months)] = value
+                cells[CohortKey(cohort: try row.column("cohort"), months: try row.column("months"))] = try row.column("total")
             }
             return CohortReport.assemble(from: from, to: to, asOf: asOf, cells: cells, calendar: calendar)
         }
@@ -383,7 +388,7 @@ extension SQLBackendStorage {
     static let moneyCurrency = "CASE WHEN metric IN (\(SubscriptionMetric.allCases.filter(\.isMoney).map { "'\($0.rawValue)'" }.joined(separator: ", "))) THEN currency ELSE '' END"
 
     /// The backend's latest signed date: when its newest notification was signed (indexed).
-    static let newestSignedDate = "SELECT max(signed_ms) FROM notifications"
+    static let newestSignedDate = "SELECT max(signed_ms) AS newest FROM notifications"
 
     static func integer(_ text: String?) -> Int64? { text.flatMap { Int64($0) } }
     static func optionalInteger(_ value: Int64?) -> DatabaseValue { value.map { .integer($0) } ?? .null }

@@ -14,8 +14,8 @@ extension SQLBackendStorage {
 
     public func addRetentionRule(_ rule: RetentionRule) async throws(BackendError) {
         try rule.validate()
-        _ = try await write { (database) throws(BackendError) in
-            try database.query("""
+        try await write { (database) throws(BackendError) in
+            try database.run("""
                 INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """, [.text(rule.id), .integer(Int64(rule.position)), .optionalText(rule.productID), .optionalInteger(rule.minimumDays.map(Int64.init)),
@@ -29,11 +29,12 @@ extension SQLBackendStorage {
             try database.query("""
                 SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id
                 FROM retention_rules ORDER BY position, rule_id
-                """, []).map { row in
-                RetentionRule(id: row[0] ?? "", position: Int(row[1] ?? "") ?? 0, productID: row[2], minimumDays: row[3].flatMap { Int($0) },
-                              maximumDays: row[4].flatMap { Int($0) }, inTrial: row[5].map { $0 == "1" },
-                              kind: RetentionRule.Kind(rawValue: row[6] ?? "") ?? .message, messageIdentifier: row[7] ?? "", alternateProductID: row[8],
-                              offerIdentifier: row[9])
+                """, []).map { (row) throws(BackendError) in
+                RetentionRule(id: try row.column("rule_id"), position: try row.column("position"), productID: try row.column("product_id"),
+                              minimumDays: try row.column("min_days"), maximumDays: try row.column("max_days"),
+                              inTrial: (try row.column("in_trial", as: Int64?.self)).map { $0 == 1 },
+                              kind: RetentionRule.Kind(rawValue: try row.column("kind")) ?? .message, messageIdentifier: try row.column("message_id"),
+                              alternateProductID: try row.column("alternate_product_id"), offerIdentifier: try row.column("offer_id"))
             }
         }
     }
@@ -45,8 +46,8 @@ extension SQLBackendStorage {
     }
 
     public func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError) {
-        _ = try await write { (database) throws(BackendError) in
-            try database.query("""
+        try await write { (database) throws(BackendError) in
+            try database.run("""
                 INSERT INTO retention_requests (request_id, original_transaction_id, product_id, requested_ms, rule_id, message_id)
                 VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id) DO NOTHING
                 """, [.text(record.requestIdentifier), .text(record.originalTransactionID), .text(record.productID), .integer(record.requestedDate),
@@ -58,24 +59,24 @@ extension SQLBackendStorage {
         // Each answered request with the first notification about its subscription that followed it
         // and says what the customer did.
         let rows = try await read { (database) throws(BackendError) in
-            try database.readTransaction { () throws(BackendError) in
+            try database.readTransaction { () throws(BackendError) -> [(message: String, outcome: String?)] in
                 try database.query("""
-                    SELECT r.message_id,
+                    SELECT r.message_id AS message_id,
                            (SELECT n.type || '/' || COALESCE(n.subtype, '') FROM notifications n
                             WHERE n.original_transaction_id = r.original_transaction_id AND n.signed_ms >= r.requested_ms
                               AND ((n.type = 'DID_CHANGE_RENEWAL_STATUS' AND n.subtype = 'AUTO_RENEW_DISABLED') OR n.type = 'OFFER_REDEEMED'
                                    OR n.type = 'DID_CHANGE_RENEWAL_PREF')
-                            ORDER BY n.signed_ms, n.uuid LIMIT 1)
+                            ORDER BY n.signed_ms, n.uuid LIMIT 1) AS outcome
                     FROM retention_requests r WHERE r.message_id IS NOT NULL
-                    """, [])
+                    """, []).map { (row) throws(BackendError) in (try row.column("message_id"), try row.column("outcome")) }
             }
         }
         var figures: [String: RetentionFigure] = [:]
         for row in rows {
-            guard let message = row[0] else { continue }
+            let message = row.message
             var figure = figures[message] ?? RetentionFigure(messageIdentifier: message, shown: 0, kept: 0, switched: 0, redeemed: 0, cancelled: 0)
             figure.shown += 1
-            switch row[1]?.split(separator: "/").first.map(String.init) {
+            switch row.outcome?.split(separator: "/").first.map(String.init) {
             case "DID_CHANGE_RENEWAL_STATUS"?: figure.cancelled += 1
             case "OFFER_REDEEMED"?: figure.redeemed += 1
             case "DID_CHANGE_RENEWAL_PREF"?: figure.switched += 1

@@ -127,7 +127,7 @@ public final class SQLBackendStorage: BackendStorage {
         if try connection.hasColumn("transaction_revoked_ms", in: "notifications") { applied.append("notification-transaction-revocation") }
         if try connection.hasTable("dashboard_sessions") { applied.append("dashboard-sessions") }
         if try connection.hasTable("metric_layout"),
-           try connection.rows("SELECT version FROM metric_layout WHERE id = 1").first?[0] == String(metricsLayout) {
+           try connection.fetchValue(Int64.self, column: "version", "SELECT version FROM metric_layout WHERE id = 1") == metricsLayout {
             applied.append("metric-rollups-\(metricsLayout)")
         }
         if try connection.hasTable("retention_rules") { applied.append("retention-rules") }
@@ -268,7 +268,7 @@ public final class SQLBackendStorage: BackendStorage {
                 ON CONFLICT (original_transaction_id) DO NOTHING
                 """, [.text(link.originalTransactionID), .text(link.customerID)])
             let linked = try database.query("SELECT customer_id FROM links WHERE original_transaction_id = $1", [.text(link.originalTransactionID)])
-            if let existing = linked.first?[0] ?? nil, existing != link.customerID {
+            if let existing = try linked.first?.column("customer_id", as: String?.self) ?? nil, existing != link.customerID {
                 try database.execute("ROLLBACK TO SAVEPOINT change")
                 try database.execute("RELEASE SAVEPOINT change")
                 throw .conflict("purchase \(link.originalTransactionID) is linked to another customer; a user id links only a purchase no one has yet")
@@ -311,7 +311,7 @@ public final class SQLBackendStorage: BackendStorage {
         let (transactionRows, statusRows) = try await read { (database) throws(BackendError) in
             try database.readTransaction { () throws(BackendError) in
                 let transactions = try Self.transactionRows(customer: customer, on: database)
-                let statuses = try Self.statusRows(originalTransactionIDs: Set(transactions.compactMap { $0[3] }), on: database)
+                let statuses = try Self.statusRows(originalTransactionIDs: Set(transactions.compactMap(\.originalTransactionID)), on: database)
                 return (transactions, statuses)
             }
         }
@@ -319,20 +319,49 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     /// A customer's transaction rows: payload, JWS, customer, original transaction identifier.
-    private static func transactionRows(customer: String, on database: BackendDatabase) throws(BackendError) -> [[String?]] {
+    private static func transactionRows(customer: String, on database: BackendDatabase) throws(BackendError) -> [TransactionRow] {
         try database.query("""
             SELECT payload, jws, customer_id, original_transaction_id FROM transactions
             WHERE customer_id = $1
                OR original_transaction_id IN (SELECT original_transaction_id FROM links WHERE customer_id = $1)
                OR original_transaction_id IN (SELECT original_transaction_id FROM transactions WHERE customer_id = $1)
             ORDER BY length(transaction_id), transaction_id
-            """, [.text(customer)])
+            """, [.text(customer)]).map(TransactionRow.init)
     }
 
-    private static func transactions(from rows: [[String?]]) throws(BackendError) -> [BackendTransaction] {
+    /// A stored transaction's columns, read on a lane and decoded on the caller's thread.
+    struct TransactionRow: Sendable {
+        var payload: String
+        var jws: String
+        var customerID: String?
+        var originalTransactionID: String?
+
+        init(_ row: DatabaseRow) throws(BackendError) {
+            payload = try row.column("payload")
+            jws = try row.column("jws")
+            customerID = try row.column("customer_id")
+            originalTransactionID = row.hasColumn("original_transaction_id") ? try row.column("original_transaction_id") : nil
+        }
+    }
+
+    /// A subscription status's columns, read on a lane and decoded on the caller's thread.
+    struct StatusRow: Sendable {
+        var originalTransactionID: String
+        var status: Int32?
+        var renewalInfo: String?
+        var signedMilliseconds: Int64
+
+        init(_ row: DatabaseRow) throws(BackendError) {
+            originalTransactionID = try row.column("original_transaction_id")
+            status = try row.column("status")
+            renewalInfo = try row.column("renewal_info")
+            signedMilliseconds = try row.column("signed_ms")
+        }
+    }
+
+    private static func transactions(from rows: [TransactionRow]) throws(BackendError) -> [BackendTransaction] {
         try rows.map { (row) throws(BackendError) in
-            BackendTransaction(payload: try decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
-                               customerID: row[2])
+            BackendTransaction(payload: try decode(JWSTransactionDecodedPayload.self, row.payload), signedTransaction: row.jws, customerID: row.customerID)
         }
     }
 
@@ -343,17 +372,15 @@ public final class SQLBackendStorage: BackendStorage {
                 WHERE original_transaction_id = $1
                    OR original_transaction_id = (SELECT original_transaction_id FROM transactions WHERE transaction_id = $1)
                 ORDER BY length(transaction_id), transaction_id
-                """, [.text(transactionID)])
+                """, [.text(transactionID)]).map(TransactionRow.init)
         }
-        return try rows.map { (row) throws(BackendError) in
-            BackendTransaction(payload: try Self.decode(JWSTransactionDecodedPayload.self, row[0] ?? ""), signedTransaction: row[1] ?? "",
-                               customerID: row[2])
-        }
+        return try Self.transactions(from: rows)
     }
 
     public func linkedCustomer(originalTransactionID: String) async throws(BackendError) -> String? {
         try await read { (database) throws(BackendError) in
-            try database.query("SELECT customer_id FROM links WHERE original_transaction_id = $1", [.text(originalTransactionID)]).first?[0] ?? nil
+            try database.value(String?.self, "customer_id", "SELECT customer_id FROM links WHERE original_transaction_id = $1",
+                               [.text(originalTransactionID)]) ?? nil
         }
     }
 
@@ -361,18 +388,17 @@ public final class SQLBackendStorage: BackendStorage {
         guard !originalTransactionIDs.isEmpty, limit > 0 else { return [] }
         let ids = originalTransactionIDs.sorted()
         let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
-        let rows = try await read { (database) throws(BackendError) in
+        return try await read { (database) throws(BackendError) in
             try database.query("""
                 SELECT uuid, type, subtype, signed_ms, transaction_id, original_transaction_id, grace_expires_ms FROM notifications
                 WHERE original_transaction_id IN (\(placeholders))
                 ORDER BY signed_ms DESC, uuid LIMIT \(limit)
-                """, ids.map { .text($0) })
-        }
-        return rows.compactMap { row in
-            guard let uuid = row[0], let type = row[1] else { return nil }
-            return BackendNotification(notificationUUID: uuid, type: type, subtype: row[2],
-                                       signedDate: AppStoreJSON.date(fromMilliseconds: Self.integer(row[3]) ?? 0), transactionID: row[4],
-                                       originalTransactionID: row[5], gracePeriodExpiresDate: Self.integer(row[6]).map(AppStoreJSON.date(fromMilliseconds:)))
+                """, ids.map { .text($0) }).map { (row) throws(BackendError) in
+                BackendNotification(notificationUUID: try row.column("uuid"), type: try row.column("type"), subtype: try row.column("subtype"),
+                                    signedDate: AppStoreJSON.date(fromMilliseconds: try row.column("signed_ms")), transactionID: try row.column("transaction_id"),
+                                    originalTransactionID: try row.column("original_transaction_id"),
+                                    gracePeriodExpiresDate: (try row.column("grace_expires_ms", as: Int64?.self)).map(AppStoreJSON.date(fromMilliseconds:)))
+            }
         }
     }
 
@@ -382,58 +408,59 @@ public final class SQLBackendStorage: BackendStorage {
         return try Self.statuses(from: rows)
     }
 
-    private static func statusRows(originalTransactionIDs: Set<String>, on database: BackendDatabase) throws(BackendError) -> [[String?]] {
+    private static func statusRows(originalTransactionIDs: Set<String>, on database: BackendDatabase) throws(BackendError) -> [StatusRow] {
         guard !originalTransactionIDs.isEmpty else { return [] }
         let ids = originalTransactionIDs.sorted()
         let placeholders = ids.indices.map { "$\($0 + 1)" }.joined(separator: ", ")
         return try database.query("""
             SELECT original_transaction_id, status, renewal_info, signed_ms FROM statuses
             WHERE original_transaction_id IN (\(placeholders))
-            """, ids.map { .text($0) })
+            """, ids.map { .text($0) }).map(StatusRow.init)
     }
 
-    private static func statuses(from rows: [[String?]]) throws(BackendError) -> [String: BackendSubscriptionStatus] {
+    private static func statuses(from rows: [StatusRow]) throws(BackendError) -> [String: BackendSubscriptionStatus] {
         var found: [String: BackendSubscriptionStatus] = [:]
         for row in rows {
-            guard let id = row[0] else { continue }
-            found[id] = BackendSubscriptionStatus(
-                originalTransactionID: id, status: row[1].flatMap { Int32($0) }.map(Status.init(rawValue:)),
-                renewalInfo: try row[2].map { (text) throws(BackendError) in try decode(JWSRenewalInfoDecodedPayload.self, text) },
-                signedDate: AppStoreJSON.date(fromMilliseconds: row[3].flatMap { Int64($0) } ?? 0))
+            found[row.originalTransactionID] = BackendSubscriptionStatus(
+                originalTransactionID: row.originalTransactionID, status: row.status.map(Status.init(rawValue:)),
+                renewalInfo: try row.renewalInfo.map { (text) throws(BackendError) in try decode(JWSRenewalInfoDecodedPayload.self, text) },
+                signedDate: AppStoreJSON.date(fromMilliseconds: row.signedMilliseconds))
         }
         return found
     }
 
     public func notificationCount() async throws(BackendError) -> Int {
-        try await read { (database) throws(BackendError) in Int(try database.query("SELECT count(*) FROM notifications", []).first?[0] ?? "0") ?? 0 }
+        try await read { (database) throws(BackendError) in try database.value(Int.self, "count", "SELECT count(*) AS count FROM notifications") ?? 0 }
     }
 
     /// How many notifications of a type were recorded, and about how many original transactions:
     /// a benchmark's check that each subscription's notification was recorded once.
     package func notificationTally(type: String) async throws(BackendError) -> (notifications: Int, originalTransactions: Int) {
-        let row = try await read { (database) throws(BackendError) in
-            try database.query("SELECT count(*), count(DISTINCT original_transaction_id) FROM notifications WHERE type = $1", [.text(type)]).first
+        try await read { (database) throws(BackendError) in
+            let row = try database.query("""
+                SELECT count(*) AS notifications, count(DISTINCT original_transaction_id) AS subscriptions FROM notifications WHERE type = $1
+                """, [.text(type)]).first
+            return (try row?.column("notifications") ?? 0, try row?.column("subscriptions") ?? 0)
         }
-        return (Int(row?[0] ?? "0") ?? 0, Int(row?[1] ?? "0") ?? 0)
     }
 
     public func latestNotificationDate() async throws(BackendError) -> Date? {
-        let newest = try await read { (database) throws(BackendError) in try database.query(Self.newestSignedDate, []).first?[0] }
-        return newest.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
+        let newest = try await read { (database) throws(BackendError) in try database.value(Int64?.self, "newest", Self.newestSignedDate) ?? nil }
+        return newest.map(AppStoreJSON.date(fromMilliseconds:))
     }
 
     public func reconciledThrough() async throws(BackendError) -> Date? {
         let value = try await read { (database) throws(BackendError) in
-            try database.query("SELECT complete_through_ms FROM reconciliation WHERE id = 1", []).first?[0]
+            try database.value(Int64.self, "complete_through_ms", "SELECT complete_through_ms FROM reconciliation WHERE id = 1")
         }
-        return value.flatMap { Int64($0) }.map(AppStoreJSON.date(fromMilliseconds:))
+        return value.map(AppStoreJSON.date(fromMilliseconds:))
     }
 
     public func markReconciled(through date: Date) async throws(BackendError) {
         let milliseconds = AppStoreJSON.milliseconds(from: date)
         _ = try await write { (database) throws(BackendError) in
             // Re-read in the write: instances reconciling at once keep the furthest.
-            if let known = try database.query("SELECT complete_through_ms FROM reconciliation WHERE id = 1", []).first?[0].flatMap({ Int64($0) }) {
+            if let known = try database.value(Int64.self, "complete_through_ms", "SELECT complete_through_ms FROM reconciliation WHERE id = 1") {
                 if known < milliseconds {
                     try database.query("UPDATE reconciliation SET complete_through_ms = $1 WHERE id = 1", [.integer(milliseconds)])
                 }
@@ -452,22 +479,22 @@ public final class SQLBackendStorage: BackendStorage {
                 WHERE s.status IN (1, 4)
                   AND (SELECT max(t.expires_ms) FROM transactions t WHERE t.original_transaction_id = s.original_transaction_id) <= $1
                 ORDER BY s.original_transaction_id LIMIT $2
-                """, [.integer(AppStoreJSON.milliseconds(from: date)), .integer(Int64(limit))]).compactMap { $0[0] }
+                """, [.integer(AppStoreJSON.milliseconds(from: date)), .integer(Int64(limit))]).map { (row) throws(BackendError) in
+                    try row.column("original_transaction_id", as: String.self)
+                }
         }
     }
 
     public func addKey(hash: String, label: String, created: Date) async throws(BackendError) {
-        _ = try await write { (database) throws(BackendError) in
-            try database.query("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
+        try await write { (database) throws(BackendError) in
+            try database.run("INSERT INTO keys (hash, label, created_ms) VALUES ($1, $2, $3)",
                                [.text(hash), .text(label), .integer(AppStoreJSON.milliseconds(from: created))])
         }
     }
 
     public func keys() async throws(BackendError) -> [ServiceKeyRecord] {
         try await read { (database) throws(BackendError) in
-            try database.query("SELECT hash, label, created_ms FROM keys ORDER BY created_ms, hash", []).map { row in
-                ServiceKeyRecord(digest: row[0] ?? "", label: row[1] ?? "", created: AppStoreJSON.date(fromMilliseconds: Int64(row[2] ?? "") ?? 0))
-            }
+            try database.query("SELECT hash, label, created_ms FROM keys ORDER BY created_ms, hash", []).map(Self.keyRecord)
         }
     }
 
@@ -475,18 +502,20 @@ public final class SQLBackendStorage: BackendStorage {
         guard !digestPrefix.isEmpty, digestPrefix.allSatisfy(\.isHexDigit) else { throw .badRequest("a key is named by the hexadecimal id backend key list shows") }
         let pattern = digestPrefix.lowercased() + "%"
         return try await write { (database) throws(BackendError) in
-            let removed = try database.query("SELECT hash, label, created_ms FROM keys WHERE hash LIKE $1", [.text(pattern)]).map { row in
-                ServiceKeyRecord(digest: row[0] ?? "", label: row[1] ?? "", created: AppStoreJSON.date(fromMilliseconds: Int64(row[2] ?? "") ?? 0))
-            }
+            let removed = try database.query("SELECT hash, label, created_ms FROM keys WHERE hash LIKE $1", [.text(pattern)]).map(Self.keyRecord)
             try database.query("DELETE FROM dashboard_sessions WHERE key_hash IN (SELECT hash FROM keys WHERE hash LIKE $1)", [.text(pattern)])
             try database.query("DELETE FROM keys WHERE hash LIKE $1", [.text(pattern)])
             return removed
         }
     }
 
+    private static func keyRecord(_ row: DatabaseRow) throws(BackendError) -> ServiceKeyRecord {
+        ServiceKeyRecord(digest: try row.column("hash"), label: try row.column("label"), created: AppStoreJSON.date(fromMilliseconds: try row.column("created_ms")))
+    }
+
     public func openSession(hash: String, keyHash: String, expires: Date) async throws(BackendError) {
-        _ = try await write { (database) throws(BackendError) in
-            try database.query("INSERT INTO dashboard_sessions (id_hash, key_hash, expires_ms) VALUES ($1, $2, $3)",
+        try await write { (database) throws(BackendError) in
+            try database.run("INSERT INTO dashboard_sessions (id_hash, key_hash, expires_ms) VALUES ($1, $2, $3)",
                                [.text(hash), .text(keyHash), .integer(AppStoreJSON.milliseconds(from: expires))])
         }
     }
@@ -501,13 +530,13 @@ public final class SQLBackendStorage: BackendStorage {
     }
 
     public func endSession(hash: String) async throws(BackendError) {
-        _ = try await write { (database) throws(BackendError) in
-            try database.query("DELETE FROM dashboard_sessions WHERE id_hash = $1", [.text(hash)])
+        try await write { (database) throws(BackendError) in
+            try database.run("DELETE FROM dashboard_sessions WHERE id_hash = $1", [.text(hash)])
         }
     }
 
     public func checkHealth() async throws(BackendError) {
-        _ = try await read { (database) throws(BackendError) in try database.query("SELECT 1", []) }
+        try await read { (database) throws(BackendError) in try database.run("SELECT 1") }
     }
 
     public func hasKey(hash: String) async throws(BackendError) -> Bool {
