@@ -91,16 +91,19 @@ struct ServedExamplesTests {
         }
     }
 
-    @Test("subscription plans over HTTP: buys, renews after an admin advance, a second device restores, a CLI refund arrives on its updates")
-    func subscriptionPlans() async throws {
-        let scratch = Scratch()
-        let directory = try await makeStoreDirectory(in: scratch)
-        try await ServeProcess.serving(directory) { server in
+    @Test("subscription plans over HTTP: buys, renews after an admin advance, a second device restores, a CLI refund arrives on its updates; a store in a folder and in PostgreSQL",
+          arguments: TestStores.Engine.allCases)
+    func subscriptionPlans(engine: TestStores.Engine) async throws {
+        try await TestStores.withStore(engine, in: Scratch()) { store in try await Self.subscriptionPlans(store: store) }
+    }
+
+    static func subscriptionPlans(store directory: String) async throws {
+        try await ServeProcess.serving(store: directory) { server in
             let app = try Running(Built.tool("SubscriptionPlans"), ["--store", server.url.absoluteString, "--wait-for-refund"])
             defer { if app.process.isRunning { app.process.signal(SIGTERM) } }
             let waiting = try await app.line { $0.contains("Waiting for a refund of #") }
             let id = try #require(waiting.split(separator: "#").last?.split(separator: " ").first.map(String.init))
-            #expect(try await ChildProcess.run(Built.storekit, ["refund", directory.path, id]).status == 0)
+            #expect(try await ChildProcess.run(Built.storekit, ["refund", directory, id]).status == 0)
             #expect(await app.exitCode() == 0, "\(app.text)")
             let text = app.text
             #expect(text.contains("A month later → 1 renewal arrived through Transaction.updates"))
@@ -114,20 +117,25 @@ struct ServedExamplesTests {
         }
     }
 
-    @Test("every example runs its whole session against a served store", arguments: [
+    static let examples = [
         ("PotionShop", "Shop.storekit", "com.example.shop", "Done: 4 potions"),
         ("GemStore", "Shop.storekit", "com.example.shop", "Done: 80 gems"),
         ("LegacyShop", "Shop.storekit", "com.example.shop", "Restore Purchases → purchased"),
         ("Recipes", "Recipes/Recipes.storekit", "com.example.recipes", "Why pro?"),
         ("Productivity", "Productivity/Productivity.storekit", "com.example.productivity", "•"),
-    ])
-    func example(name: String, file: String, bundleID: String, expected: String) async throws {
-        let scratch = Scratch()
-        let directory = try await makeStoreDirectory(in: scratch, file: SharedTestData.packageRoot.appendingPathComponent("Examples/\(file)"), bundleID: bundleID)
-        try await ServeProcess.serving(directory) { server in
-            let app = try Running(Built.tool(name), ["--store", server.url.absoluteString])
-            #expect(await app.exitCode() == 0, "\(app.text)")
-            #expect(app.text.contains(expected), "\(app.text)")
+    ]
+
+    @Test("every example runs its whole session against a served store, in a folder and in PostgreSQL",
+          arguments: examples.indices, TestStores.Engine.allCases)
+    func example(index: Int, engine: TestStores.Engine) async throws {
+        let (name, file, bundleID, expected) = Self.examples[index]
+        let configuration = SharedTestData.packageRoot.appendingPathComponent("Examples/\(file)")
+        try await TestStores.withStore(engine, in: Scratch(), file: configuration, bundleID: bundleID) { store in
+            try await ServeProcess.serving(store: store) { server in
+                let app = try Running(Built.tool(name), ["--store", server.url.absoluteString])
+                #expect(await app.exitCode() == 0, "\(name): \(app.text)")
+                #expect(app.text.contains(expected), "\(name): \(app.text)")
+            }
         }
     }
 }

@@ -52,7 +52,12 @@ final class ServeProcess: Sendable {
 
     /// Starts `storekit serve DIR` and waits for its `listening on` line.
     static func start(directory: URL, arguments: [String] = []) async throws -> ServeProcess {
-        try await start(command: ["serve", directory.path, "--port", "0"] + arguments)
+        try await start(store: directory.path, arguments: arguments)
+    }
+
+    /// Starts `storekit serve` on a store folder's path or a database URL.
+    static func start(store: String, arguments: [String] = []) async throws -> ServeProcess {
+        try await start(command: ["serve", store, "--port", "0"] + arguments)
     }
 
     /// Starts a `storekit` command that serves and waits for its `listening on` line.
@@ -70,7 +75,12 @@ final class ServeProcess: Sendable {
 
     /// Runs `body` with `storekit serve DIR`, stopped with SIGTERM when `body` returns or throws.
     static func serving<Result>(_ directory: URL, arguments: [String] = [], _ body: (ServeProcess) async throws -> Result) async throws -> Result {
-        let server = try await start(directory: directory, arguments: arguments)
+        try await serving(store: directory.path, arguments: arguments, body)
+    }
+
+    /// Runs `body` with `storekit serve` on a folder's path or a database URL, stopped with SIGTERM after.
+    static func serving<Result>(store: String, arguments: [String] = [], _ body: (ServeProcess) async throws -> Result) async throws -> Result {
+        let server = try await start(store: store, arguments: arguments)
         do {
             let result = try await body(server)
             await server.stop()

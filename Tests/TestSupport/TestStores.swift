@@ -36,6 +36,42 @@ public enum TestStores {
         return (directory, store)
     }
 
+    /// A store kept in a PostgreSQL database (`storekit store create --database URL`), made off the
+    /// cooperative pool.
+    @discardableResult
+    public static func database(_ url: String, file: URL? = nil, bundleID: String = "com.example.shop",
+                                environment: AppStoreModels.Environment = .xcode, clockMode: StoreDirectory.ClockMode = .manual,
+                                start: Date = start) async throws -> SimulatedAppStore {
+        let configuration = try file.map { try StoreKitConfiguration.load(contentsOf: $0).configuration } ?? shop
+        return try await StoreLocation.database(url).create(configuration: configuration, identity: StoreIdentity(bundleId: bundleID, environment: environment),
+                                                            clockMode: clockMode, start: start)
+    }
+
+    /// Where a test's store is kept: the two engines every served scenario runs on.
+    public enum Engine: String, CaseIterable, Sendable {
+        case sqlite, postgresql
+    }
+
+    /// Runs `body` with a new store (from `file`) on `engine`, named as `storekit` commands take it: a
+    /// folder's path, or a database URL (in a throwaway cluster, stopped after). On a machine without
+    /// PostgreSQL's server the PostgreSQL case says so and does nothing.
+    public static func withStore(_ engine: Engine, in scratch: Scratch, file: URL? = nil, bundleID: String = "com.example.shop",
+                                 _ body: (_ store: String) async throws -> Void) async throws {
+        switch engine {
+        case .sqlite:
+            try await body(try await directory(in: scratch, file: file, bundleID: bundleID).url.path)
+        case .postgresql:
+            guard PostgresCluster.isAvailable else {
+                print("skipped on PostgreSQL: \(PostgresCluster.skipReason)")
+                return
+            }
+            try await PostgresCluster.with { cluster in
+                try await database(cluster.url, file: file, bundleID: bundleID)
+                try await body(cluster.url)
+            }
+        }
+    }
+
     /// Opens a store folder again (as another process, or a restart, would), off the cooperative pool.
     public static func open(_ directory: URL) async throws -> SimulatedAppStore {
         try await BlockingWork.run("TestStores.open") { () throws(AppStoreError) -> SimulatedAppStore in try StoreDirectory.open(at: directory) }
