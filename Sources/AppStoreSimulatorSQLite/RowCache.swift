@@ -1,5 +1,6 @@
 import AppStoreSimulator
 import Foundation
+import SQLDatabase
 
 extension SQLiteLedgerStorage {
     /// Decoded rows of one ledger version, so a process that keeps working on a store does not decode
@@ -86,6 +87,87 @@ extension SQLiteLedgerStorage {
         mutating func removeAll() {
             newer = [:]
             older = [:]
+        }
+    }
+}
+
+extension SQLiteLedgerStorage.RowCache {
+    /// Drops the rows other processes changed, making the cache that of `version`.
+    func invalidate(_ changed: SQLiteLedgerStorage.ChangeLog.Keys, version: Int64) {
+        self.version = version
+        for key in changed.meta { meta[key] = nil }
+        for name in changed.accounts { accounts[name] = nil }
+        if !changed.devices.isEmpty {
+            for name in changed.devices { devices[name] = nil }
+            devicesByAccount.removeAll()
+        }
+        if changed.everyTransaction {
+            transactions.removeAll()
+            subscriptions.removeAll()
+        }
+        for id in changed.transactions { transactions[id] = nil }
+        for id in changed.subscriptions { subscriptions[id] = nil }
+    }
+}
+
+extension SQLiteLedgerStorage {
+    /// Which rows each commit changed, kept in a PostgreSQL ledger for the other processes sharing it:
+    /// a process that finds the ledger's version moved on drops only those rows from its cache, rather
+    /// than all of them, so instances taking turns keep their caches warm.
+    enum ChangeLog {
+        /// The rows one or more commits changed.
+        struct Keys: Codable {
+            var meta: [String] = []
+            var accounts: [String] = []
+            var devices: [String] = []
+            var transactions: [UInt64] = []
+            var subscriptions: [UInt64] = []
+            var everyTransaction = false
+
+            init() {}
+
+            init(_ changes: LedgerChanges) {
+                meta = Array(changes.meta.keys)
+                accounts = Array(changes.accounts.keys)
+                devices = Array(changes.devices.keys)
+                transactions = Array(changes.transactions.keys) + changes.deletedTransactions
+                subscriptions = Array(changes.subscriptions.keys) + changes.deletedSubscriptions
+                everyTransaction = changes.deletesEveryTransaction
+            }
+
+            mutating func add(_ other: Keys) {
+                meta += other.meta
+                accounts += other.accounts
+                devices += other.devices
+                transactions += other.transactions
+                subscriptions += other.subscriptions
+                everyTransaction = everyTransaction || other.everyTransaction
+            }
+        }
+
+        /// How many commits behind a cache may be and still be brought up to date from the log.
+        static let reach: Int64 = 256
+
+        /// Writes the commit's changed rows, and every `reach` commits drops entries no cache can use.
+        static func record(_ changes: LedgerChanges, version: Int64, on connection: any DatabaseConnection) throws {
+            let text = String(decoding: try JSONEncoder().encode(Keys(changes)), as: UTF8.self)
+            try connection.query("INSERT INTO ledger_changes (version, keys) VALUES ($1, $2)", [.integer(version), .text(text)])
+            if version % reach == 0 { try connection.query("DELETE FROM ledger_changes WHERE version <= $1", [.integer(version - reach)]) }
+        }
+
+        /// The rows changed after `version` up to `through`, or `nil` when the log does not hold every
+        /// commit between (too far behind, or a cache that never held a version).
+        static func changes(on connection: any DatabaseConnection, after version: Int64, through latest: Int64) -> Keys? {
+            guard version >= 0, latest > version, latest - version <= reach else { return nil }
+            guard let texts = try? connection.fetchAll("SELECT keys FROM ledger_changes WHERE version > $1 AND version <= $2 ORDER BY version",
+                                                       [.integer(version), .integer(latest)], { (row) throws(DatabaseError) -> String in try row["keys"] }),
+                  texts.count == Int(latest - version) else { return nil }
+            var keys = Keys()
+            for text in texts {
+                guard let entry = try? JSONDecoder().decode(Keys.self, from: Data(text.utf8)) else { return nil }
+                keys.add(entry)
+            }
+            return keys
         }
     }
 }

@@ -117,7 +117,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             guard create || holdsStore else {
                 throw DatabaseError(engine: .postgresql, code: nil, message: "the database holds no store; create one with `storekit store create --database`")
             }
-            try Self.migrations.migrate(database)
+            try Self.postgresMigrations.migrate(database)
         } catch {
             throw .storage(.database(error, "cannot open the ledger in \(location)"))
         }
@@ -182,13 +182,23 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                 do throws(DatabaseError) {
                     // PostgreSQL: writers in every process take one lock before they read anything, as
                     // SQLite's take its write lock, so each reads the others' commits, and identifiers
-                    // and versions never race.
-                    if writes, connection.engine == .postgresql { try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.ledgerLockKey)]) }
+                    // and versions never race. The commit does not wait for its log to reach the disk
+                    // while it holds the lock: that wait comes after, outside it (see below), so one
+                    // instance's wait overlaps another's unit of work.
+                    if writes, connection.engine == .postgresql {
+                        try connection.execute("SET LOCAL synchronous_commit TO off")
+                        try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.ledgerLockKey)])
+                    }
                     version = try Self.version(connection)
                 } catch {
                     throw .storage(.database(error, "\(what) failed in \(path)"))
                 }
-                if cache.version != version { cache.reset(version: version) }
+                if cache.version != version {
+                    // Other processes committed: on PostgreSQL their change log says which rows to drop
+                    // from the cache; otherwise (or when the log is out of reach) all of them go.
+                    let changed = connection.engine == .postgresql ? ChangeLog.changes(on: connection, after: cache.version, through: version) : nil
+                    if let changed { cache.invalidate(changed, version: version) } else { cache.reset(version: version) }
+                }
                 let reader = Reader(connection: connection, cache: cache, version: version, path: path)
                 let (changes, result) = try body(reader)
                 if let failure = reader.failure { throw failure }
@@ -209,7 +219,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                 let (changes, version) = writes
                     ? try state.database.writeTransaction(attempts: 1, databaseError: { _ in nil }, wrap: failed, unit)
                     : try state.database.readTransaction(wrap: failed, unit)
-                if let changes, !changes.isEmpty { cache.didCommit(changes, version: version + 1) }
+                if let changes, !changes.isEmpty {
+                    cache.didCommit(changes, version: version + 1)
+                    if connection.engine == .postgresql { try Self.waitUntilDurable(connection, what: what, path: path) }
+                }
             } catch {
                 // Rows written by a transaction that was rolled back may be in the cache.
                 if applying { cache.reset(version: -1) }
@@ -217,6 +230,21 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             }
         }
         return output!
+    }
+
+    /// Returns once everything this connection committed is on the disk: a transaction of its own
+    /// that commits synchronously flushes PostgreSQL's log up to its commit record, which follows the
+    /// ledger's (several servers' waits share one flush). Nothing is acknowledged before this returns;
+    /// a failure here is reported, although the change may be kept.
+    private static func waitUntilDurable(_ connection: any DatabaseConnection, what: String, path: String) throws(AppStoreError) {
+        do throws(DatabaseError) {
+            try connection.execute("BEGIN")
+            try connection.query("SELECT pg_current_xact_id()")
+            try connection.execute("COMMIT")
+        } catch {
+            try? connection.execute("ROLLBACK")
+            throw .storage(.database(error, "\(what) in \(path): the commit may not be on disk"))
+        }
     }
 
     // MARK: The lifecycle lease
@@ -406,12 +434,21 @@ extension SQLiteLedgerStorage {
             try fillListingColumns(connection)
             try schema(layoutEightIndexes, on: connection)
         },
-    ], alreadyApplied: { (connection) throws(DatabaseError) in
+    ], alreadyApplied: layoutsApplied)
+
+    /// A PostgreSQL ledger's migrations: the layouts, then the change log other instances read to keep
+    /// their caches (see ``ChangeLog``).
+    static let postgresMigrations = SchemaMigrations(schema: "ledger", migrations: migrations.migrations + [
+        Migration.sql("postgres-change-log", "CREATE TABLE IF NOT EXISTS ledger_changes (version BIGINT PRIMARY KEY, keys TEXT NOT NULL)"),
+    ], alreadyApplied: layoutsApplied)
+
+    /// The layouts a store written before migrations were recorded holds (its layout number in `meta`).
+    @Sendable private static func layoutsApplied(_ connection: any DatabaseConnection) throws(DatabaseError) -> [String] {
         guard try connection.hasTable("meta") else { return [] }
         let stored = try connection.fetchValue(String.self, column: "value", "SELECT value FROM meta WHERE key = 'layout'")
         let layout = stored.flatMap { Int($0) } ?? 1
         return layoutNames.prefix(layout).map { $0 }
-    })
+    }
 
     /// The layouts' migrations by number (``layoutVersion`` of them).
     private static let layoutNames = ["layout-1-tables", "layout-2-view-columns", "layout-3-notification-delivery",
@@ -554,6 +591,7 @@ extension SQLiteLedgerStorage {
 
     private static func apply(_ changes: LedgerChanges, version: Int64, to connection: any DatabaseConnection) throws {
         try connection.query(upsertMeta, [.text("version"), .text(String(version))])
+        if connection.engine == .postgresql { try ChangeLog.record(changes, version: version, on: connection) }
         for (key, value) in changes.meta {
             try connection.query(upsertMeta, [.text(key), .text(value)])
         }

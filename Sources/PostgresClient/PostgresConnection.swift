@@ -43,6 +43,14 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 /// Statements take text parameters (`$1`, `$2`, …) and give text results.
 public final class PostgresConnection: @unchecked Sendable {
     private let connection: OpaquePointer
+    /// The statements prepared on this session, by their SQL: each is parsed and planned by the
+    /// server once instead of on every call. Bounded: a statement past the bound (SQL built with
+    /// values in it) runs unprepared.
+    private var prepared: [String: String] = [:]
+    private static let preparedLimit = 512
+    /// Statements run once so far: a statement is prepared when it comes again, so SQL made once (a
+    /// list of values written into it) does not take a place.
+    private var seenOnce: Set<String> = []
 
     /// Connects with a libpq connection string or URL (`postgres://user@host:port/db`).
     public init(_ url: String) throws(PostgresError) {
@@ -66,6 +74,9 @@ public final class PostgresConnection: @unchecked Sendable {
     /// libpq's connection stays broken until it is reset.
     public func reset() throws(PostgresError) {
         PQreset(connection)
+        // A new session has none of the old one's prepared statements.
+        prepared.removeAll()
+        seenOnce.removeAll()
         guard isConnected else {
             let message = String(cString: PQerrorMessage(connection)).trimmingCharacters(in: .whitespacesAndNewlines)
             var failure = PostgresError.connectFailure(message)
@@ -105,6 +116,29 @@ public final class PostgresConnection: @unchecked Sendable {
         try query(sql, values, simple: false)
     }
 
+    /// The name `sql` is prepared under on this session, preparing it first; `nil` past the bound.
+    private func preparedName(_ sql: String, parameters: Int) throws(PostgresError) -> String? {
+        if let name = prepared[sql] { return name }
+        guard prepared.count < Self.preparedLimit else { return nil }
+        guard seenOnce.remove(sql) != nil else {
+            if seenOnce.count >= 4 * Self.preparedLimit { seenOnce.removeAll() }
+            seenOnce.insert(sql)
+            return nil
+        }
+        let name = "openstorekit_\(prepared.count + 1)"
+        guard let result = PQprepare(connection, name, sql, Int32(parameters), nil) else {
+            throw PostgresError(String(cString: PQerrorMessage(connection)))
+        }
+        defer { PQclear(result) }
+        guard PQresultStatus(result) == PGRES_COMMAND_OK else {
+            let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)
+            let state = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            throw PostgresError(message.isEmpty ? "preparing the statement failed" : message, sqlState: state)
+        }
+        prepared[sql] = name
+        return name
+    }
+
     private func query(_ sql: String, _ values: [Value], simple: Bool) throws(PostgresError) -> [Row] {
         let result: OpaquePointer?
         if simple {
@@ -114,9 +148,13 @@ public final class PostgresConnection: @unchecked Sendable {
             let strings = values.map { value -> String? in if case .text(let text) = value { return text } else { return nil } }
             var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
             defer { for pointer in pointers { free(pointer) } }
+            let name = try preparedName(sql, parameters: values.count)
             result = pointers.withUnsafeMutableBufferPointer { buffer in
                 buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { parameters in
-                    PQexecParams(connection, sql, Int32(values.count), nil, values.isEmpty ? nil : parameters, nil, nil, 0)
+                    if let name {
+                        return PQexecPrepared(connection, name, Int32(values.count), values.isEmpty ? nil : parameters, nil, nil, 0)
+                    }
+                    return PQexecParams(connection, sql, Int32(values.count), nil, values.isEmpty ? nil : parameters, nil, nil, 0)
                 }
             }
         }

@@ -8,6 +8,6 @@ public enum Benchmarks {
     /// The `bench` commands, added to the tree by the `storekit` executable.
     public static let commands: [any Command.Type] = [
         BenchVerify.self, BenchCatalog.self, BenchPurchase.self, BenchRenewals.self, BenchLedger.self, BenchLedgerProbe.self,
-        BenchServe.self, BenchTransactionManager.self, BenchBackend.self, BenchPipeline.self,
+        BenchServe.self, BenchSharedStore.self, BenchTransactionManager.self, BenchBackend.self, BenchPipeline.self,
     ]
 }

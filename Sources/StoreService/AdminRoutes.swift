@@ -175,7 +175,14 @@ struct AdminRoutes {
                 guard let step = TimeStep(text) else { throw APIError.badRequest("by must be like P1M, PT12H, 3d or 1M, not \"\(text)\"") }
                 played = try await store.advanceTime { step.date(after: $0) }
             case (nil, let milliseconds?):
-                played = try await store.advanceTime(to: AppStoreJSON.date(fromMilliseconds: milliseconds))
+                // As the command line: time only moves forward (the engine would leave it where it is,
+                // and an answer of 200 would say it moved).
+                let target = AppStoreJSON.date(fromMilliseconds: milliseconds)
+                let now = try await store.currentTime()
+                guard target >= now else {
+                    throw AppStoreError.control(.invalidAction, "time only moves forward: \(milliseconds) is before the store's time, \(AppStoreJSON.milliseconds(from: now))")
+                }
+                played = try await store.advanceTime(to: target)
             default:
                 throw APIError.badRequest("give by (a duration such as P1M) or to (milliseconds since 1970), one of them")
             }

@@ -37,6 +37,7 @@ struct ServerInputTests {
         BadRequest(method: "PATCH", path: "/v1/admin/settings", body: "{\"askToBuyEnabled\": \"maybe\"}", status: 409, code: "invalidAction"),
         BadRequest(method: "PATCH", path: "/v1/admin/settings", body: "{\"noSuchSetting\": true}", status: 409, code: "invalidAction"),
         BadRequest(method: "POST", path: "/v1/admin/clock/advance", body: "{\"by\": \"P1X\"}", status: 400, code: "badRequest"),
+        BadRequest(method: "POST", path: "/v1/admin/clock/advance", body: "{\"to\": 1700000000000}", status: 409, code: "invalidAction"),
         BadRequest(method: "POST", path: "/v1/admin/subscriptions/expire", body: "{\"productID\": \"com.example.shop.pro\", \"account\": \"alice\"}", status: 409, code: "invalidProductType"),
         BadRequest(method: "PUT", path: "/v1/admin/accounts/alice", body: "{\"storefront\": \"XYZ\"}", status: 409, code: "invalidAction"),
     ]
