@@ -36,6 +36,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         var connection: any DatabaseConnection { database }
         let cache = RowCache()
     }
+    /// While writes fail: the latest failure and when the run of them began (see ``writeFailure``).
+    private let failingWrites = Mutex<(failure: StorageFailure, since: Date)?>(nil)
+
+    /// While this process's commits fail (a full disk, a database that went away): the latest
+    /// failure, and the real time the first of them came; `nil` once one commits again.
+    public var writeFailure: (failure: StorageFailure, since: Date)? { failingWrites.withLock { $0 } }
+
     /// How a new connection to the same database is made (PostgreSQL: for the lifecycle lease's own
     /// session); `nil` for a file.
     private let connectAgain: (@Sendable () throws(DatabaseError) -> any DatabaseConnection)?
@@ -222,8 +229,15 @@ public final class SQLiteLedgerStorage: LedgerStorage {
                 if let changes, !changes.isEmpty {
                     cache.didCommit(changes, version: version + 1)
                     if connection.engine == .postgresql { try Self.waitUntilDurable(connection, what: what, path: path) }
+                    failingWrites.withLock { $0 = nil }
                 }
             } catch {
+                // A write the storage refused (not the unit's own refusal): remembered for /health.
+                if writes, case .storage(let failure) = error {
+                    // Real time, for people reading /health: not the store's clock.
+                    let now = SystemStoreClock().now()
+                    failingWrites.withLock { $0 = (failure, $0?.since ?? now) }
+                }
                 // Rows written by a transaction that was rolled back may be in the cache.
                 if applying { cache.reset(version: -1) }
                 throw error

@@ -208,7 +208,18 @@ enum StoreRoutes {
                                          "applicationVersion": identity.applicationVersion,
                                          "rootCertificate": store.rootCertificate.derRepresentation.base64EncodedString()])
         }
-        router.on("GET", "/health") { _, _ in try APIResponse.json(HealthBody(status: "ok", requestsInProgress: progress.requestsInProgress)) }
+        // Degraded (503) while the store's writes fail (a full disk, a database away), with the latest
+        // reason and since when; purchases meanwhile get 5xx and nothing half-written.
+        router.on("GET", "/health") { _, _ in
+            guard let failing = store.writeFailure else {
+                return try APIResponse.json(HealthBody(status: "ok", requestsInProgress: progress.requestsInProgress))
+            }
+            var response = try APIResponse.json(HealthBody(status: "degraded", requestsInProgress: progress.requestsInProgress,
+                                                           reason: "writes fail (\(failing.failure.reason.rawValue)): \(failing.failure.message)",
+                                                           failingSince: AppStoreJSON.milliseconds(from: failing.since)), status: 503)
+            response.headers.append(("Cache-Control", "no-store"))
+            return response
+        }
         return router
     }
 
@@ -243,6 +254,9 @@ struct StoreErrorMapping: HTTPMiddleware {
 struct HealthBody: Encodable {
     var status: String
     var requestsInProgress: Int
+    /// While degraded: why, and since when (real time, milliseconds).
+    var reason: String?
+    var failingSince: Int64?
 }
 
 /// The server a router belongs to, known once it started, for what `/health` reports. Held weakly:

@@ -90,6 +90,41 @@ struct RecoveryDrillTests {
         }
     }
 
+    @Test("the backend's disk full while purchases go on: /health says degraded with the reason as long as writes fail, and once there is room the backend records what it refused by itself, long before its hourly reconciliation")
+    func backendDiskFull() async throws {
+        let scratch = Scratch()
+        guard let disk = await SmallDisk.make(in: scratch, megabytes: 24) else { return }
+        do {
+            let drill = try await RecoveryDrill(database: .sqliteIn(disk.folder), reconcileEvery: "1h")
+            try await drill.run { drill in
+                try await drill.live(days: 2)
+                try await drill.expectBackendEqualsStore()
+                try await disk.fill()
+                try await drill.buy(count: 6)
+                try await eventually("the deliveries to a full disk failed") {
+                    try await drill.store.notificationRecords().contains { $0.delivery.attempts.contains { $0.result != "SUCCESS" } }
+                }
+                // As long as writes fail, /health says so, with the current reason.
+                for _ in 0..<3 {
+                    let full = try await drill.health()
+                    let reason = full.json?["reason"] as? String ?? ""
+                    #expect(full.status == 503 && full.json?["status"] as? String == "degraded", "\(full.status) \(String(decoding: full.body, as: UTF8.self))")
+                    #expect(reason.contains("disk is full"), "\(reason)")
+                    try await Task.sleep(for: .milliseconds(300))
+                }
+                try disk.empty()
+                // Healed by the backend's own reconciliation, tried again within a minute while writes
+                // failed, not an hour later.
+                try await drill.expectBackendEqualsStore()
+                try await eventually("/health ok once writes work again", within: .seconds(90)) { (try? await drill.health().status) == 200 }
+            }
+        } catch {
+            await disk.unmount()
+            throw error
+        }
+        await disk.unmount()
+    }
+
     @Test("PostgreSQL stopped and started under a running backend: /health says degraded, then ok, and the backend catches up by itself",
           .enabled(if: PostgresCluster.isAvailable, Comment(rawValue: PostgresCluster.skipReason)), arguments: ["fast", "immediate"])
     func postgresRestart(mode: String) async throws {
@@ -118,11 +153,41 @@ struct RecoveryDrillTests {
     }
 }
 
+/// A small filesystem of a drill's own (a tmpfs), to fill: `nil` where this user may not mount one.
+final class SmallDisk {
+    let folder: URL
+
+    static func make(in scratch: Scratch, megabytes: Int) async -> SmallDisk? {
+        let folder = scratch.url.appendingPathComponent("disk")
+        try? FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        guard let mounted = try? await ChildProcess.run(URL(fileURLWithPath: "/bin/mount"), ["-t", "tmpfs", "-o", "size=\(megabytes)m,mode=0700", "tmpfs", folder.path]),
+              mounted.status == 0 else {
+            print("skipped: cannot mount a tmpfs here (root may; the drill fills a small filesystem of its own)")
+            return nil
+        }
+        return SmallDisk(folder: folder)
+    }
+
+    private init(folder: URL) { self.folder = folder }
+
+    /// Fills what is left of the filesystem with a file of zeros.
+    func fill() async throws {
+        _ = try await ChildProcess.run(URL(fileURLWithPath: "/bin/sh"), ["-c", "cat /dev/zero > \(folder.appendingPathComponent("filler").path) 2>/dev/null; sync"])
+    }
+
+    /// Makes room again.
+    func empty() throws { try FileManager.default.removeItem(at: folder.appendingPathComponent("filler")) }
+
+    func unmount() async { _ = try? await ChildProcess.run(URL(fileURLWithPath: "/bin/umount"), ["-l", folder.path]) }
+}
+
 /// A store served by `storekit serve`, a backend by `storekit backend serve` reconciling every two
 /// seconds through the store's Server API, and the test's own handle on both.
 final class RecoveryDrill {
     enum Database {
         case sqlite
+        /// SQLite in this folder (a small filesystem of the drill's own).
+        case sqliteIn(URL)
         case postgres(String)
     }
 
@@ -142,7 +207,11 @@ final class RecoveryDrill {
     private(set) var backend: ServeProcess
     private var purchases = 0
 
-    init(database: Database, serverArguments: [String] = []) async throws {
+    /// How often the backend reconciles by itself.
+    let reconcileEvery: String
+
+    init(database: Database, serverArguments: [String] = [], reconcileEvery: String = "2s") async throws {
+        self.reconcileEvery = reconcileEvery
         let made = try await TestStores.directory(in: scratch)
         directory = made.url
         store = made.store
@@ -154,20 +223,24 @@ final class RecoveryDrill {
         case .sqlite:
             self.database = "sqlite:" + scratch.url.appendingPathComponent("backend.sqlite").path
             storage = try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)
+        case .sqliteIn(let folder):
+            self.database = "sqlite:" + folder.appendingPathComponent("backend.sqlite").path
+            storage = try await SQLBackendStorage.sqlite(path: folder.appendingPathComponent("backend.sqlite").path)
         case .postgres(let url):
             self.database = url
             storage = try await SQLBackendStorage.postgres(url: url)
         }
         try await storage.addKey(hash: ServiceKeys.digest(Self.serviceKey), label: "drill", created: TestStores.start)
         server = try await ServeProcess.start(directory: directory, arguments: serverArguments)
-        backend = try await ServeProcess.start(command: Self.backendCommand(database: self.database, root: root, keyFile: keyFile, storeURL: server.url, port: 0))
+        backend = try await ServeProcess.start(command: Self.backendCommand(database: self.database, root: root, keyFile: keyFile, storeURL: server.url, port: 0,
+                                                                            every: reconcileEvery))
         let backendURL = backendNotificationURL.absoluteString
         try await store.updateSettings { $0.notificationURL = backendURL }
     }
 
-    private static func backendCommand(database: String, root: URL, keyFile: URL, storeURL: URL, port: UInt16) -> [String] {
+    private static func backendCommand(database: String, root: URL, keyFile: URL, storeURL: URL, port: UInt16, every: String) -> [String] {
         ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Xcode", "--root", root.path,
-         "--port", String(port), "--reconcile", "every", "2s", "--key-file", keyFile.path, "--api-url", storeURL.absoluteString]
+         "--port", String(port), "--reconcile", "every", every, "--key-file", keyFile.path, "--api-url", storeURL.absoluteString]
     }
 
     var backendNotificationURL: URL { backend.url.appendingPathComponent("/apple/notifications") }
@@ -191,7 +264,7 @@ final class RecoveryDrill {
     /// Starts the killed backend again on its port (the store's notification URL stays right).
     func restartBackend() async throws {
         backend = try await ServeProcess.start(command: Self.backendCommand(database: database, root: root, keyFile: keyFile, storeURL: server.url,
-                                                                            port: UInt16(backend.url.port ?? 0)))
+                                                                            port: UInt16(backend.url.port ?? 0), every: reconcileEvery))
     }
 
     /// Starts the killed store server again (another port: the backend reconciles through the

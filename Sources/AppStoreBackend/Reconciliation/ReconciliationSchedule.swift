@@ -6,7 +6,9 @@ import Synchronization
 /// Runs a ``NotificationReconciler`` by itself (`backend serve --reconcile every 1h`): once at start,
 /// then every interval; after a failed run (the database or the App Store unreachable) again after
 /// a short backoff; and at once when the database answers again after failing (a reconnect), so
-/// an outage is closed without anyone running a command.
+/// an outage is closed without anyone running a command. While the backend's writes fail (a full
+/// disk) it tries again after the same backoff, never later than the interval: its own writes tell
+/// when they work again, and the notifications refused meanwhile are recorded then.
 public final class ReconciliationSchedule: Sendable {
     /// What the schedule has done, for `/health` and the logs.
     public struct State: Sendable, Hashable {
@@ -72,6 +74,7 @@ public final class ReconciliationSchedule: Sendable {
                 logger.notice("the database answers again: reconciling with the App Store's notification history now")
                 due = .now
             }
+            if !answers, due > .now + min(backoff, interval) { due = .now + min(backoff, interval) }
             databaseAnswers = answers
         }
     }

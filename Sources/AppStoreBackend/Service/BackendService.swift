@@ -204,7 +204,7 @@ public struct BackendService: Sendable {
                 try await storage.checkHealth()
             } catch {
                 body["status"] = "degraded"
-                body["reason"] = "the database does not answer: \(error)"
+                if case .unavailable(let message) = error { body["reason"] = message } else { body["reason"] = "the database does not answer: \(error)" }
                 var response = Self.json(body, status: 503)
                 response.headers.append(("Cache-Control", "no-store"))
                 return response

@@ -179,8 +179,12 @@ public final class SQLBackendStorage: BackendStorage {
                 let results = Self.commit(batch, on: BackendDatabase(connection: connection))
                 self.commitObserver.withLock { $0 }?((ContinuousClock.now - started) / .seconds(1), batch.count)
                 switch results {
-                case .success(let outcomes): return outcomes
-                case .failure(let error): return Array(repeating: .failure(error), count: batch.count)
+                case .success(let outcomes):
+                    self.noteWrite(nil)
+                    return outcomes
+                case .failure(let error):
+                    self.noteWrite(error)
+                    return Array(repeating: .failure(error), count: batch.count)
                 }
             }
         }.get()
@@ -282,7 +286,14 @@ public final class SQLBackendStorage: BackendStorage {
     func write<Result: Sendable>(_ body: @escaping @Sendable (BackendDatabase) throws(BackendError) -> Result) async throws(BackendError) -> Result {
         try await writerLane.run { (connection) throws(BackendError) -> Result in
             let database = BackendDatabase(connection: connection)
-            return try database.writeTransaction { () throws(BackendError) -> Result in try body(database) }
+            do throws(BackendError) {
+                let result = try database.writeTransaction { () throws(BackendError) -> Result in try body(database) }
+                self.noteWrite(nil)
+                return result
+            } catch {
+                self.noteWrite(error)
+                throw error
+            }
         }
     }
 
@@ -535,8 +546,30 @@ public final class SQLBackendStorage: BackendStorage {
         }
     }
 
+    /// Fails while the database does not answer, and while writes fail (a full disk, a role that may
+    /// not write), with the latest reason: the reconciliation then tries again soon, and its writes
+    /// tell when they work again.
     public func checkHealth() async throws(BackendError) {
         try await read { (database) throws(BackendError) in try database.run("SELECT 1") }
+        if let failing = failingWrites.withLock({ $0 }) {
+            let full = failing.error.isStorageFull ? "the database's disk is full: " : ""
+            throw .unavailable("writes fail since \(failing.since.formatted(.iso8601)): \(full)\(failing.error.message)")
+        }
+    }
+
+    /// While writes fail: the latest failure, and when the run of them began (real time).
+    private let failingWrites = Mutex<(error: DatabaseError, since: Date)?>(nil)
+
+    /// Notes how a write ended: a database failure starts (or continues) a run of failing writes,
+    /// a commit ends it.
+    private func noteWrite(_ failure: BackendError?) {
+        switch failure {
+        case nil: failingWrites.withLock { $0 = nil }
+        case .database(let error)?:
+            let now = Date()
+            failingWrites.withLock { $0 = (error, $0?.since ?? now) }
+        default: break
+        }
     }
 
     public func hasKey(hash: String) async throws(BackendError) -> Bool {

@@ -1,3 +1,4 @@
+import AppStoreModels
 import Foundation
 import StoreKitCatalog
 
@@ -40,6 +41,15 @@ public protocol LedgerStorage: Sendable {
 
     /// Problems a consistency check finds; empty when the storage is sound.
     func integrityProblems() throws(AppStoreError) -> [String]
+
+    /// While this process's writes fail: the latest failure, and when the first of them came (real
+    /// time). `nil` once a write commits again. A server's `/health` reports it.
+    var writeFailure: (failure: StorageFailure, since: Date)? { get }
+}
+
+extension LedgerStorage {
+    /// Storage that does not track its writes' failures never reports one.
+    public var writeFailure: (failure: StorageFailure, since: Date)? { nil }
 }
 
 /// A held lifecycle lease (see ``LedgerStorage/acquireLifecycleLease(wait:)``).

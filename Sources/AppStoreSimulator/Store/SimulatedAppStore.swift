@@ -29,6 +29,10 @@ public actor SimulatedAppStore {
     /// The root every signed payload chains to; servers and clients trust it.
     public nonisolated let rootCertificate: Certificate
     nonisolated let storage: any LedgerStorage
+
+    /// While the store's writes fail (a full disk, a database away): the latest failure and when the
+    /// run of them began, in real time; `nil` once a write commits again.
+    public nonisolated var writeFailure: (failure: StorageFailure, since: Date)? { storage.writeFailure }
     nonisolated let clock: any StoreClock
     /// Real time, apart from the store's clock: signing certificates' validity and senders' claims.
     nonisolated let realTime: any StoreClock
