@@ -34,16 +34,31 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
                              isUnavailable: error.isServerUnavailable || state == "53300")
     }
 
-    /// The failure, marked as a lost connection when libpq's connection is down whatever it said.
+    /// The failure, marked as a lost connection when libpq's connection is down whatever it said;
+    /// when connecting again failed since, that failure, which says why the server is away now
+    /// (out of connection slots, shutting down) rather than how the old connection ended.
     private func failure(_ error: PostgresError) -> DatabaseError {
         var failure = Self.error(error)
-        if !connection.isConnected { failure.isConnectionLost = true }
+        if !connection.isConnected {
+            if let reconnecting = reconnectFailure { return reconnecting }
+            failure.isConnectionLost = true
+        }
         return failure
     }
 
+    /// Why the last attempt to connect again failed, until one succeeds.
+    private var reconnectFailure: DatabaseError?
+
     public func reconnectIfLost() throws(DatabaseError) {
         guard !connection.isConnected else { return }
-        do { try connection.reset() } catch { throw Self.error(error).with(connectionLost: true) }
+        do {
+            try connection.reset()
+            reconnectFailure = nil
+        } catch {
+            let failure = Self.error(error).with(connectionLost: true)
+            reconnectFailure = failure
+            throw failure
+        }
     }
 
     public func execute(_ sql: String) throws(DatabaseError) {
