@@ -160,16 +160,21 @@ extension SimulatedAppStore {
 
     /// Upload Message: the header, body, image and bullet points within Apple's limits; every image
     /// it names must have been uploaded.
+    ///
+    /// Lengths are counted as Apple's servers and libraries count a string's length: in UTF-16 code
+    /// units (Java's and JavaScript's `length`), not grapheme clusters, so one "character" of a
+    /// hundred combining marks is a hundred, and a text within its limit is at most three bytes per
+    /// unit (198 bytes for 66).
     public func uploadRetentionMessage(_ identifier: String, _ content: UploadMessageRequestBody) throws {
         let identifier = try Self.retentionIdentifier(identifier, refusal: .badRequest)
-        guard content.header.count <= RetentionLimits.headerLength else { throw RetentionMessagingRefusal.headerTooLong.with("It has \(content.header.count) characters; at most \(RetentionLimits.headerLength).") }
-        guard content.body.count <= RetentionLimits.bodyLength else { throw RetentionMessagingRefusal.bodyTooLong.with("It has \(content.body.count) characters; at most \(RetentionLimits.bodyLength).") }
-        if let image = content.image, image.altText.count > RetentionLimits.altTextLength { throw RetentionMessagingRefusal.altTextTooLong }
+        guard content.header.utf16.count <= RetentionLimits.headerLength else { throw RetentionMessagingRefusal.headerTooLong.with("It has \(content.header.utf16.count) characters; at most \(RetentionLimits.headerLength).") }
+        guard content.body.utf16.count <= RetentionLimits.bodyLength else { throw RetentionMessagingRefusal.bodyTooLong.with("It has \(content.body.utf16.count) characters; at most \(RetentionLimits.bodyLength).") }
+        if let image = content.image, image.altText.utf16.count > RetentionLimits.altTextLength { throw RetentionMessagingRefusal.altTextTooLong }
         let bullets = content.bulletPoints ?? []
         guard bullets.count <= RetentionLimits.bulletPoints else { throw RetentionMessagingRefusal.tooManyBulletPoints.with("\(bullets.count) given; at most \(RetentionLimits.bulletPoints).") }
         for bullet in bullets {
-            guard bullet.text.count <= RetentionLimits.bulletPointTextLength else { throw RetentionMessagingRefusal.bulletPointTextTooLong }
-            guard bullet.altText.count <= RetentionLimits.altTextLength else { throw RetentionMessagingRefusal.altTextTooLong }
+            guard bullet.text.utf16.count <= RetentionLimits.bulletPointTextLength else { throw RetentionMessagingRefusal.bulletPointTextTooLong }
+            guard bullet.altText.utf16.count <= RetentionLimits.altTextLength else { throw RetentionMessagingRefusal.altTextTooLong }
         }
         if content.headerPosition == .aboveImage, content.image == nil { throw RetentionMessagingRefusal.aboveImageRequiresAnImage }
         if let position = content.headerPosition, !RetentionHeaderPosition.knownValues.contains(position) {
