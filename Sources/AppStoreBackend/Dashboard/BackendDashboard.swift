@@ -217,8 +217,8 @@ struct BackendDashboard: Sendable {
             case "money.csv":
                 let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission,
                                           reporting: service.reporting)
-                csv = ((["currency"] + (rows.first?.cells.map(\.name) ?? [])).joined(separator: ",") + "\r\n")
-                    + rows.map { ([$0.currency] + $0.cells.map(\.value)).joined(separator: ",") + "\r\n" }.joined()
+                csv = CSV.row(["currency"] + (rows.first?.cells.map(\.name) ?? [])) + "\r\n"
+                    + rows.map { CSV.row([$0.currency] + $0.cells.map(\.value)) + "\r\n" }.joined()
             case "cohorts.csv":
                 csv = Self.cohortsCSV(try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to))
             default:
@@ -240,13 +240,13 @@ struct BackendDashboard: Sendable {
     static func cohortsCSV(_ report: CohortReport) -> String {
         let longest = report.cohorts.map(\.retained.count).max() ?? 0
         var lines = [(["month", "subscriptions"] + (0..<longest).flatMap { ["retained_month_\($0 + 1)", "retention_percent_month_\($0 + 1)"] })
-            .joined(separator: ",")]
+            .map(CSV.cell).joined(separator: ",")]
         for cohort in report.cohorts {
             var fields = [cohort.month.monthDescription, String(cohort.subscriptions)]
             for index in 0..<longest {
                 fields += index < cohort.retained.count ? [String(cohort.retained[index]), String(cohort.retentionPercent[index])] : ["", ""]
             }
-            lines.append(fields.joined(separator: ","))
+            lines.append(CSV.row(fields))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }
