@@ -41,6 +41,8 @@ extension SimulatedAppStore {
         let record = try registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
         try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
             .write(to: url)
+        // A key file others can read is refused (#53).
+        guard chmod(url.path, 0o600) == 0 else { throw CocoaError(.fileWriteNoPermission) }
     }
 }
 

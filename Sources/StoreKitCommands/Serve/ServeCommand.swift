@@ -59,7 +59,6 @@ struct ServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        StoreLocationOptions.warnAboutPassword(in: store, console: console)
         let application = try await StoreApplication.start(StoreApplication.Configuration(
             store: store, host: host, port: port, clock: clock, token: access.tokenSource,
             allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight, timeout: notificationTimeout), metrics: metrics),
@@ -93,6 +92,7 @@ struct ServerAccessOptions {
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         requiresToken = arguments.flag("--token")
         tokenFile = try arguments.value("--token-file")
+        if let tokenFile { try SecretFile.check(tokenFile, option: "--token-file", holding: "the access token") }
         allowedHosts = try arguments.values("--allowed-host")
     }
 
