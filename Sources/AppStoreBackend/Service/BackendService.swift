@@ -49,6 +49,10 @@ public struct BackendService: Sendable {
     public var reporting: ReportingCurrency?
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
+    /// Real time, by which dashboard sessions expire: never the App Store's clock (``clock``), which
+    /// for Xcode data is a store's manual clock, so a session would never end, or end when the
+    /// store's clock moved.
+    public var sessionClock: @Sendable () -> Date = { Date() }
     /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
     public let refusalLogBudget = LogBudget()
 
