@@ -353,14 +353,15 @@ struct SecurityTests {
         // A browser opens a page with ?token= once: a cookie, and the page's address without the token.
         let port = local.port ?? 0
         let opened = await RawHTTP.exchange(port: UInt16(port), "GET /store?token=\(token) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n")
-        #expect(opened.status == 303)
-        #expect(opened.text.contains("Location: /store\r\n"))
+        #expect(opened.status == 200 && opened.text.contains("location.replace(\"/store?osk_session="))
         // The cookie is a session named for the port, never the token: a page of another local server
         // that receives it learns nothing it can use elsewhere, and the token stays out of the browser.
         let setCookie = try #require(opened.text.split(separator: "\r\n").first { $0.hasPrefix("Set-Cookie: storekit_session_\(port)=") })
         #expect(setCookie.contains("; Path=/; HttpOnly; SameSite=Strict; Max-Age=") && !setCookie.contains(token))
         let session = String(setCookie.dropFirst("Set-Cookie: ".count).prefix { $0 != ";" })
-        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", session)]).status == 200)
+        let secret = try #require(opened.text.range(of: "osk_session=").map { String(opened.text[$0.upperBound...].prefix { $0.isHexDigit }) })
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", session)]).status == 401, "the cookie alone (#53)")
+        #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", session), ("X-OpenStoreKit-Session", secret)]).status == 200)
         #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_session_\(port)=\(token)")]).status == 401,
                 "the token itself is not a session")
         #expect(try await Exchange.send("GET", local.appendingPathComponent("/"), headers: [("Cookie", "storekit_token=\(token)")]).status == 401)
