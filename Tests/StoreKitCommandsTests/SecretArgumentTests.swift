@@ -29,4 +29,22 @@ struct SecretArgumentTests {
         let owned = await CommandRun.run(commands[0].1)
         #expect(!owned.standardError.contains("can be read by other users"), "\(owned.standardError)")
     }
+
+    @Test("--api-url takes https, or plain http only to this machine: the key's tokens never travel in clear to another host (#53)")
+    func apiURLInClearOnlyToThisMachine() async throws {
+        let scratch = Scratch()
+        let key = try scratch.write("{}", to: "key.json")
+        #expect(chmod(key, 0o600) == 0)
+        let database = "sqlite:\(scratch.path("backend.sqlite"))"
+        for url in ["http://api.example.com", "http://10.0.0.5:8080", "ftp://127.0.0.1"] {
+            let refused = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", key,
+                                                "--key-file", key, "--api-url", url])
+            #expect(refused.status == 64 && refused.standardError.contains("--api-url"), "\(url): \(refused.standardError)")
+        }
+        for url in ["http://127.0.0.1:9", "http://localhost:9", "https://api.example.com"] {
+            let accepted = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", key,
+                                                 "--key-file", key, "--api-url", url])
+            #expect(!accepted.standardError.contains("--api-url"), "\(url): \(accepted.standardError)")
+        }
+    }
 }

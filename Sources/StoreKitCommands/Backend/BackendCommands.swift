@@ -158,7 +158,15 @@ struct ServerAPIAccess {
 
     /// Reads `--key-file` and `--api-url`; `nil` when no key file is given.
     static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> ServerAPIAccess? {
-        let apiURL = try arguments.value("--api-url", expected: "an http(s) URL") { URL(string: $0).flatMap { $0.scheme?.hasPrefix("http") == true ? $0 : nil } }
+        // The key's tokens go to this URL: https, or plain http only to this machine (a local store).
+        let apiURL = try arguments.value("--api-url", expected: "an https URL, or http://127.0.0.1:PORT (a local store on this machine)") { text -> URL? in
+            guard let url = URL(string: text), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+            switch url.scheme?.lowercased() {
+            case "https": return url
+            case "http": return ["localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") ? url : nil
+            default: return nil
+            }
+        }
         guard let keyFile = try arguments.value("--key-file") else {
             if apiURL != nil { throw ValidationError("--api-url needs the API key with --key-file FILE") }
             return nil
