@@ -309,10 +309,7 @@ extension SimulatedAppStore {
     /// URL on this machine (a local `backend serve`). A store signing as Production needs a passing
     /// performance test of the URL first, as Apple's does.
     public func configureRetentionRealtimeURL(_ url: String?) throws {
-        guard let url, url.count <= RetentionLimits.realtimeURLLength, let parsed = URL(string: url),
-              let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased(), !host.isEmpty,
-              scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
-        else { throw RetentionMessagingRefusal.badRealtimeURL.with("An https URL (or http on this machine) of at most \(RetentionLimits.realtimeURLLength) characters is needed.") }
+        guard let url, Self.isAcceptableRealtimeURL(url) else { throw RetentionMessagingRefusal.badRealtimeURL.with("An https URL (or http on this machine) of at most \(RetentionLimits.realtimeURLLength) characters is needed.") }
         let production = identity.environment == .production
         try changingRetentionSetup { setup, _ in
             if production, !setup.performanceTests.contains(where: { $0.target == url && $0.result?.result == .pass }) {
@@ -320,6 +317,15 @@ extension SimulatedAppStore {
             }
             setup.realtimeURL = url
         }
+    }
+
+    /// Whether Set Realtime URL takes `url`: https, or http on this machine, of at most 256
+    /// characters. Checked again whenever a stored URL is used: a store folder is data, and one
+    /// written by hand (or by an older version) may hold any text.
+    public static func isAcceptableRealtimeURL(_ url: String) -> Bool {
+        guard url.count <= RetentionLimits.realtimeURLLength, let parsed = URL(string: url),
+              let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased(), !host.isEmpty else { return false }
+        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
     }
 
     /// Get Realtime URL.
