@@ -35,8 +35,10 @@ public final class HTTPServer: Sendable {
     public var requestsCutOff: Int { context.connections.requestsCutOff }
     /// Connections that waited for a request and were closed to make room for new clients.
     public var connectionsDropped: Int { context.connections.connectionsDropped }
-    /// Connections open now.
+    /// Connections open now, those in their lingering close included.
     public var openConnections: Int { context.connections.openConnections }
+    /// Answered connections whose sockets the server still reads and drops before closing them.
+    public var lingeringConnections: Int { context.connections.lingeringConnections }
 
     /// The largest request body accepted; larger ones are answered `413`.
     public var maximumBodySize: Int { context.maximumBodySize }
