@@ -240,4 +240,26 @@ struct BackendSecurityTests {
             #expect(logged.written.allSatisfy { $0.metadata["client"] == "127.0.0.1" })
         }
     }
+
+    @Test("on loopback, a local process flooding other refusals cannot keep a forged notification out of the log (#53)")
+    func forgedNotificationsHaveTheirOwnBudget() async throws {
+        let scenario = try BackendScenario()
+        try await scenario.withBackend { backend in
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
+            // One local process: a thousand requests with a wrong key, all from 127.0.0.1.
+            var flood = HTTPRequest(method: "GET", path: "/v1/customers/alice/entitlements", headers: ["authorization": "Bearer osk_guess"])
+            flood.remoteAddress = "127.0.0.1"
+            for _ in 0..<1_000 { _ = await logging.handle(flood) }
+            let before = logged.written.count
+            #expect(before == logging.refusalLogBudget.linesPerWindow)
+            // Another local process (the same address) sends a forged notification: it is logged.
+            var forged = HTTPRequest(method: "POST", path: "/apple/notifications", headers: ["content-type": "application/json"],
+                                     body: Data(#"{"signedPayload":"forged.by.mallory"}"#.utf8))
+            forged.remoteAddress = "127.0.0.1"
+            #expect(await logging.handle(forged).status == 422)
+            #expect(logged.written.count == before + 1)
+            #expect(logged.written.last.map { StreamLogHandler.line($0, format: .text, time: Date()) }?.contains("/apple/notifications") == true)
+        }
+    }
 }

@@ -234,13 +234,29 @@ public struct BackendService: Sendable {
         var response = Self.json(["error": ["code": code, "message": error.description]], status: status)
         if status >= 500 {
             response.failure = error.description
-        } else if let dropped = refusalLogBudget.admit(request.remoteAddress) {
-            // Anyone can send refused requests: each client's share of the log is bounded.
-            let earlier = dropped > 0 ? " (\(dropped) earlier refusals of this client were not logged)" : ""
+        } else if let dropped = refusalLogBudget.admit(request.remoteAddress + " " + Self.refusalKind(request)) {
+            // Anyone can send refused requests: each client's share of the log is bounded, per kind
+            // of refusal (see refusalKind), so a flood of one kind never keeps another out.
+            let earlier = dropped > 0 ? " (\(dropped) earlier refusals of this kind from this client were not logged)" : ""
             logger.notice("\(UntrustedText.excerpt(request.method)) \(UntrustedText.excerpt(request.path, limit: 200)) → \(status): \(error)\(earlier)",
                           metadata: request.remoteAddress.isEmpty ? [:] : ["client": request.remoteAddress])
         }
         return response
+    }
+
+    /// What a refused request was, for the log's budget: a notification (forged or foreign ones are
+    /// what an operator most needs to see), a retention request, or anything else by its first path
+    /// segment. On loopback every local process is 127.0.0.1, so the address alone cannot keep one
+    /// process's flood from hiding another's lines; a budget per kind keeps refusals of notifications
+    /// in the log whatever else floods it (docs/security.md).
+    static func refusalKind(_ request: HTTPRequest) -> String {
+        let segments = request.pathSegments
+        switch segments.first {
+        case "apple": return segments.dropFirst().first == "notifications" ? "notification" : "apple"
+        case "v1": return "v1"
+        case "dashboard": return "dashboard"
+        default: return "other"
+        }
     }
 
     private func authorize(_ request: HTTPRequest) async throws(BackendError) {
