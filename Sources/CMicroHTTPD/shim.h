@@ -1,6 +1,8 @@
 #ifndef OPENSTOREKIT_CMICROHTTPD_SHIM_H
 #define OPENSTOREKIT_CMICROHTTPD_SHIM_H
+#include <stdarg.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -29,6 +31,21 @@ static inline void *openstorekit_note_target(void *context, const char *uri, str
     return (void *)(((uintptr_t)length << 1) | 1);
 }
 
+/* Where libmicrohttpd's own error log goes: one formatted line at a time (at most 511 bytes) to
+   `line`, with `context`, instead of the process's standard error, so the server can bound it (a
+   client sending malformed requests as fast as it can must not write megabytes). */
+struct openstorekit_log_sink {
+    void (*line)(void *context, const char *text);
+    void *context;
+};
+
+static inline void openstorekit_forward_log(void *sink_pointer, const char *format, va_list arguments) {
+    struct openstorekit_log_sink *sink = (struct openstorekit_log_sink *)sink_pointer;
+    char text[512];
+    vsnprintf(text, sizeof text, format, arguments);
+    sink->line(sink->context, text);
+}
+
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument form starts a daemon
    that polls its connections with epoll on `polling_threads` internal threads and lets handlers
    suspend connections while they work (MHD_ALLOW_SUSPEND_RESUME), so no thread waits for a handler.
@@ -43,7 +60,8 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
                                                            unsigned int polling_threads,
                                                            unsigned int idle_timeout_seconds,
                                                            unsigned int connection_limit,
-                                                           unsigned int per_address_limit) {
+                                                           unsigned int per_address_limit,
+                                                           struct openstorekit_log_sink *log_sink) {
     unsigned int flags = MHD_USE_EPOLL_INTERNAL_THREAD | MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG;
     struct MHD_OptionItem options[] = {
         { MHD_OPTION_CONNECTION_TIMEOUT, idle_timeout_seconds, NULL },
@@ -52,6 +70,7 @@ static inline struct MHD_Daemon *openstorekit_start_daemon(const struct sockaddr
         { MHD_OPTION_STRICT_FOR_CLIENT, 1, NULL },
         { MHD_OPTION_NOTIFY_CONNECTION, (intptr_t)connection_notice, context },
         { MHD_OPTION_URI_LOG_CALLBACK, (intptr_t)openstorekit_note_target, NULL },
+        { MHD_OPTION_EXTERNAL_LOGGER, (intptr_t)openstorekit_forward_log, log_sink },
         { polling_threads > 1 ? MHD_OPTION_THREAD_POOL_SIZE : MHD_OPTION_END, polling_threads, NULL },
         { MHD_OPTION_END, 0, NULL },
     };

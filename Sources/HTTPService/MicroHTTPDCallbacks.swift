@@ -69,6 +69,12 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
     return MHD_Result.YES
 }
 
+/// Called with each line of libmicrohttpd's own error log (through openstorekit_forward_log).
+func handleLibraryLog(_ cls: UnsafeMutableRawPointer?, _ line: UnsafePointer<CChar>?) {
+    guard let cls, let line else { return }
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().libraryLog(String(cString: line))
+}
+
 /// Called when a connection opens and when it closes (before its socket is closed): the request
 /// deadline's clock runs from here.
 func handleConnectionNotice(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
