@@ -106,6 +106,8 @@ struct Exchange {
     var status: Int
     var body: Data
     var contentType: String?
+    /// Where a 3xx points (the package's client follows no redirect).
+    var location: String? = nil
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
@@ -118,7 +120,7 @@ struct Exchange {
                      asProgram: Bool = true, timeout: Duration = .seconds(180)) async throws -> Exchange {
         let marked = asProgram ? [(name: "X-OpenStoreKit-Request", value: "1")] + headers : headers
         let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: marked, body: body, timeout: timeout))
-        return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"))
+        return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"), location: answer.header("Location"))
     }
 
     static func send(_ method: String, _ url: URL, json: String) async throws -> Exchange {
