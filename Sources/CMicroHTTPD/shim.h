@@ -46,6 +46,40 @@ static inline void openstorekit_forward_log(void *sink_pointer, const char *form
     sink->line(sink->context, text);
 }
 
+/* Whether libmicrohttpd cut a header value at a NUL byte. It reads each header line up to its CR or
+   LF, but takes the value as a C string, so `Content-Length: 0<NUL>216` is read as `0`, and a proxy
+   that drops NULs would read 0216. The header lines stay in the connection's read buffer, in order,
+   each value followed by its line's end (turned into NULs) and then the next line's name: so any
+   byte other than NUL, space or tab between one value's end and the next name, or right after the
+   last value's end (where the line's end and the empty line follow), is a part of a value the
+   server never saw. Entries not laid out so (not in order, or far apart) are not judged. */
+struct openstorekit_header_scan {
+    const char *previous_end;
+    int truncated;
+};
+
+static inline enum MHD_Result openstorekit_scan_header(void *context, enum MHD_ValueKind kind, const char *key, size_t key_size,
+                                                       const char *value, size_t value_size) {
+    (void)kind;
+    struct openstorekit_header_scan *scan = (struct openstorekit_header_scan *)context;
+    if (scan->previous_end != NULL && key > scan->previous_end && key - scan->previous_end < 4096) {
+        for (const char *byte = scan->previous_end; byte < key; byte++) {
+            if (*byte != 0 && *byte != ' ' && *byte != '\t') { scan->truncated = 1; break; }
+        }
+    }
+    scan->previous_end = value != NULL ? value + value_size : key + key_size;
+    return MHD_YES;
+}
+
+static inline int openstorekit_header_truncated(struct MHD_Connection *connection) {
+    struct openstorekit_header_scan scan = { NULL, 0 };
+    MHD_get_connection_values_n(connection, MHD_HEADER_KIND, openstorekit_scan_header, &scan);
+    if (scan.truncated) return 1;
+    /* After the last value: its line's end and the empty line, at least two bytes, both NULs now. */
+    if (scan.previous_end != NULL && scan.previous_end[0] == 0 && scan.previous_end[1] != 0) return 1;
+    return 0;
+}
+
 /* MHD_start_daemon is variadic, which Swift cannot call: this fixed-argument form starts a daemon
    that polls its connections with epoll on `polling_threads` internal threads and lets handlers
    suspend connections while they work (MHD_ALLOW_SUSPEND_RESUME), so no thread waits for a handler.

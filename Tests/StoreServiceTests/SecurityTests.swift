@@ -212,6 +212,25 @@ struct SecurityTests {
         }
     }
 
+    @Test("a header value libmicrohttpd would cut at a NUL is refused: Content-Length: 0<NUL>216 and a second request get one answer, a 400 (#53)",
+          arguments: [
+              "GET /health HTTP/1.1\r\nHost: HOST\r\nContent-Length: 0\u{0}216\r\nX-Other: 1\r\n\r\nGET /v1/admin/transactions HTTP/1.1\r\nHost: HOST\r\nConnection: close\r\n\r\n",
+              "GET /health HTTP/1.1\r\nHost: HOST\r\nContent-Length: 0\u{0}216\r\n\r\nGET /v1/admin/transactions HTTP/1.1\r\nHost: HOST\r\nConnection: close\r\n\r\n",
+              "GET /health HTTP/1.1\r\nHost: HOST\r\nX-Note: a\u{0}\u{0}b\r\nConnection: close\r\n\r\n",
+              "GET /health HTTP/1.1\r\nX-Note: a\u{0}b\r\nHost: HOST\r\nConnection: close\r\n\r\n",
+          ])
+    func nulInAHeaderIsRefused(_ request: String) async throws {
+        try await withServedStore { _, server in
+            let answer = await RawHTTP.exchange(port: server.port, request.replacingOccurrences(of: "HOST", with: Self.host(server)), limit: .seconds(20))
+            #expect(answer.status == 400, "\(answer.text.prefix(300))")
+            #expect(answer.text.components(separatedBy: "HTTP/1.1 ").count == 2, "one answer, not two: \(answer.text.prefix(600))")
+            // Values with spaces and tabs inside and after them, and empty ones, are not taken for cut ones.
+            let host = Self.host(server)
+            let plain = await RawHTTP.exchange(port: server.port, "GET /health HTTP/1.1\r\nHost: \(host)\r\nX-Note: a b\tc \t\r\nX-Empty:\r\nX-Last: z  \r\nConnection: close\r\n\r\n")
+            #expect(plain.status == 200, "\(plain.text.prefix(300))")
+        }
+    }
+
     @Test("no answer can be framed by another page: pages and API answers say DENY and frame-ancestors 'none'",
           arguments: ["/", "/store", "/health", "/v1/admin/transactions"])
     func answersRefuseFraming(_ path: String) async throws {
