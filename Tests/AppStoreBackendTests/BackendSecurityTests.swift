@@ -250,9 +250,16 @@ struct BackendSecurityTests {
             // One local process: a thousand requests with a wrong key, all from 127.0.0.1.
             var flood = HTTPRequest(method: "GET", path: "/v1/customers/alice/entitlements", headers: ["authorization": "Bearer osk_guess"])
             flood.remoteAddress = "127.0.0.1"
-            for _ in 0..<1_000 { _ = await logging.handle(flood) }
+            // Until its share is spent: a refusal that writes no line (on a loaded machine a window may
+            // pass during the flood, so the count of requests that spends it is not fixed).
+            var exhausted = false
+            for _ in 0..<10_000 {
+                let lines = logged.written.count
+                _ = await logging.handle(flood)
+                if logged.written.count == lines { exhausted = true; break }
+            }
+            #expect(exhausted)
             let before = logged.written.count
-            #expect(before == logging.refusalLogBudget.linesPerWindow)
             // Another local process (the same address) sends a forged notification: it is logged.
             var forged = HTTPRequest(method: "POST", path: "/apple/notifications", headers: ["content-type": "application/json"],
                                      body: Data(#"{"signedPayload":"forged.by.mallory"}"#.utf8))

@@ -171,7 +171,6 @@ struct ServerAPIAccess {
             if apiURL != nil { throw ValidationError("--api-url needs the API key with --key-file FILE") }
             return nil
         }
-        try SecretFile.check(keyFile, option: "--key-file", holding: "a private key")
         return ServerAPIAccess(keyFile: keyFile, apiURL: apiURL)
     }
 
@@ -234,7 +233,6 @@ struct BackendServeCommand: Command {
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         offerKeyFile = try arguments.value("--offer-key-file")
-        if let offerKeyFile { try SecretFile.check(offerKeyFile, option: "--offer-key-file", holding: "a private key") }
         commission = try CommissionOption.parse(&arguments)
         reporting = try ReportingCurrencyOption.parse(&arguments)
         host = try arguments.value("--host") ?? "127.0.0.1"

@@ -59,6 +59,8 @@ struct ServeCommand: Command {
     }
 
     func run(console: Console) async throws {
+        // Checked before anything starts (and again on the file read, by the server).
+        if let tokenFile = access.tokenFile { try SecretFile.check(tokenFile, option: "--token-file", holding: "the access token") }
         let application = try await StoreApplication.start(StoreApplication.Configuration(
             store: store, host: host, port: port, clock: clock, token: access.tokenSource,
             allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight, timeout: notificationTimeout), metrics: metrics),
@@ -92,7 +94,6 @@ struct ServerAccessOptions {
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         requiresToken = arguments.flag("--token")
         tokenFile = try arguments.value("--token-file")
-        if let tokenFile { try SecretFile.check(tokenFile, option: "--token-file", holding: "the access token") }
         allowedHosts = try arguments.values("--allowed-host")
     }
 
