@@ -1,4 +1,5 @@
 @testable import AppStoreSimulator
+import AppStoreModels
 import Foundation
 import HTTPService
 import SimulatorConnection
@@ -34,5 +35,26 @@ struct StoredURLTests {
         #expect(!SimulatedAppStore.isAcceptableRealtimeURL("file:///etc/passwd") && !SimulatedAppStore.isAcceptableRealtimeURL("http://example.com/"))
         #expect(!SettingsOverrides.isAcceptableNotificationURL("file:///etc/passwd") && !SettingsOverrides.isAcceptableNotificationURL("gopher://x"))
         #expect(SettingsOverrides.isAcceptableNotificationURL("http://127.0.0.1:9/notifications"))
+    }
+
+    @Test("a stored notification URL the settings would refuse (file:) gets no notification posted; a good one gets them (#53)")
+    func storedNotificationURLIsCheckedWhenUsed() async throws {
+        let scratch = Scratch()
+        let (_, store) = try await TestStores.directory(in: scratch, environment: .sandbox)
+        // A store folder written by hand: the URL never went through the settings' check.
+        try await store.plantOverrides(notificationURL: "file:///etc/passwd")
+        _ = try await store.purchase(PurchaseRequest(productID: ExampleShop.premiumMonthly, account: "alice", device: "phone"))
+        #expect(try await store.claimDueNotificationRecords(limit: 10) == nil, "nothing is posted to a URL the settings would refuse")
+        try await store.updateSettings { $0.notificationURL = "http://127.0.0.1:9/notifications" }
+        #expect(try await store.claimDueNotificationRecords(limit: 10)?.records.isEmpty == false)
+    }
+}
+
+extension SimulatedAppStore {
+    /// Writes overrides as a hand-edited store folder holds them, past the settings' check.
+    func plantOverrides(notificationURL: String) throws(AppStoreError) {
+        var planted = overrides
+        planted.notificationURL = notificationURL
+        try writing { (change) throws(AppStoreError) in change.overrides = planted }
     }
 }
