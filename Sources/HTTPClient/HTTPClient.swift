@@ -20,6 +20,8 @@ public final class HTTPClient: Sendable {
     public static let shared = HTTPClient()
 
     private let session: URLSession
+    /// The session's delegate: collects answers, follows no redirect.
+    private let transfers: NoRedirectTransfers
 
     /// A client with its own connection pool: up to `connectionsPerHost` connections to one server at
     /// once (long polls hold one each while they wait).
@@ -37,7 +39,10 @@ public final class HTTPClient: Sendable {
         configuration.httpCookieStorage = nil
         configuration.httpShouldSetCookies = false
         configuration.httpCookieAcceptPolicy = .never
-        session = URLSession(configuration: configuration)
+        // No redirects, ever: a 3xx is the answer (see NoRedirectTransfers).
+        let transfers = NoRedirectTransfers()
+        self.transfers = transfers
+        session = URLSession(configuration: configuration, delegate: transfers, delegateQueue: nil)
     }
 
     /// A request to send.
@@ -162,7 +167,7 @@ public final class HTTPClient: Sendable {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await session.detachedData(for: urlRequest)
+            (data, response) = try await session.detachedData(for: urlRequest, transfers: transfers)
         } catch is CancellationError {
             throw CancellationError()
         } catch let error as URLError {

@@ -11,13 +11,18 @@ extension URLSession {
     /// FoundationNetworking on Linux can trap when an `async` data task is cancelled while it
     /// completes (its task registry loses the task); long polls are cancelled all the time, so every
     /// request of this package goes through here.
-    func detachedData(for request: URLRequest) async throws -> (Data, URLResponse) {
+    ///
+    /// The transfer reports to `transfers` (the session's delegate), never to a completion handler:
+    /// FoundationNetworking follows every redirect of a task with a completion handler without asking
+    /// its delegate, and this package follows none (see ``NoRedirectTransfers``).
+    func detachedData(for request: URLRequest, transfers: NoRedirectTransfers) async throws -> (Data, URLResponse) {
         let slot = ResultSlot()
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<(Data, URLResponse), any Error>) in
                 guard slot.install(continuation) else { return }
-                let task = dataTask(with: request) { data, response, error in
-                    if let data, let response {
+                let task = dataTask(with: request)
+                transfers.register(task) { data, response, error in
+                    if let response, error == nil {
                         slot.finished(.success((data, response)))
                     } else {
                         slot.finished(.failure(error ?? URLError(.badServerResponse)))
@@ -102,5 +107,44 @@ private final class ResultSlot: Sendable {
             }
         }
         continuation?.resume(with: result)
+    }
+}
+
+/// The session delegate of ``HTTPClient``: it collects each transfer's answer and follows no
+/// redirect. Every request of the package carries credentials (a bearer token, a signed
+/// notification, a customer's retention request) or fetches what a page shows, so a `3xx` is the
+/// answer, never a reason to send the request, its `Authorization` header included, somewhere else
+/// (a real-time URL that redirects past the https rule, an API URL that redirects to another host).
+final class NoRedirectTransfers: NSObject, URLSessionDataDelegate, Sendable {
+    typealias Completion = @Sendable (Data, URLResponse?, (any Error)?) -> Void
+    private struct Transfer {
+        var data = Data()
+        var response: URLResponse?
+        var completion: Completion
+    }
+    private let transfers = Mutex<[Int: Transfer]>([:])
+
+    func register(_ task: URLSessionTask, completion: @escaping Completion) {
+        transfers.withLock { $0[task.taskIdentifier] = Transfer(completion: completion) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, willPerformHTTPRedirection response: HTTPURLResponse, newRequest request: URLRequest,
+                    completionHandler: @escaping @Sendable (URLRequest?) -> Void) {
+        completionHandler(nil)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                    completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+        transfers.withLock { $0[dataTask.taskIdentifier]?.response = response }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        transfers.withLock { $0[dataTask.taskIdentifier]?.data.append(data) }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: (any Error)?) {
+        guard let transfer = transfers.withLock({ $0.removeValue(forKey: task.taskIdentifier) }) else { return }
+        transfer.completion(transfer.data, transfer.response ?? task.response, error)
     }
 }

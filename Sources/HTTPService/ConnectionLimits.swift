@@ -26,7 +26,10 @@ import Synchronization
 /// unread bytes, and the kernel would then reset it, perhaps before the client read its answer. Its
 /// socket is kept open after libmicrohttpd lets go of it (a duplicate descriptor), the rest of the
 /// body is read and thrown away until the client closes or the request deadline passes, and only
-/// then is it closed (the lingering close of HTTP/1.1 servers).
+/// then is it closed (the lingering close of HTTP/1.1 servers). A lingering socket is an open
+/// connection like any other: it counts against the capacity, and it is the first to give way when
+/// room runs short (its answer is already sent), before any connection waiting for a request, so
+/// clients that keep thousands of answered sockets open cannot take the room of `/health` and the pages.
 ///
 /// Shutting down a descriptor the library owns is safe only while the library has not closed it:
 /// libmicrohttpd reports a connection closed before it closes its socket, and that report removes
@@ -60,11 +63,32 @@ final class ConnectionLimits: Sendable {
     private struct State {
         var connections: [UInt: Connection] = [:]
         var shutDownCount = 0
+        /// Sockets in their lingering close, by descriptor, and the order they began it.
+        var lingering: [Int32: LingeringSocket] = [:]
+        var lingeringOrder: [Int32] = []
+        var lingeringHead = 0
         /// Waiting connections, longest-waiting first (entries go stale as connections move on).
         var waitingOrder: [(key: UInt, generation: Int)] = []
         var waitingHead = 0
 
-        var openCount: Int { connections.count - shutDownCount }
+        var openCount: Int { connections.count - shutDownCount + lingering.count }
+
+        /// Ends the lingering close that began first (its socket closes on the lingering queue);
+        /// `false` when none lingers.
+        mutating func endOldestLingering() -> Bool {
+            while lingeringHead < lingeringOrder.count {
+                let descriptor = lingeringOrder[lingeringHead]
+                lingeringHead += 1
+                if lingeringHead > 4_096, lingeringHead * 2 > lingeringOrder.count {
+                    lingeringOrder.removeFirst(lingeringHead)
+                    lingeringHead = 0
+                }
+                guard let socket = lingering.removeValue(forKey: descriptor) else { continue }
+                socket.reader.cancel()
+                return true
+            }
+            return false
+        }
 
         mutating func shutDown(_ key: UInt) {
             guard let connection = connections[key], !connection.isShutDown else { return }
@@ -116,8 +140,10 @@ final class ConnectionLimits: Sendable {
     var requestsCutOff: Int { cutOff.load(ordering: .relaxed) }
     /// Waiting connections closed to make room for new ones.
     var connectionsDropped: Int { dropped.load(ordering: .relaxed) }
-    /// Connections open now (those being shut down not counted).
+    /// Connections open now, lingering ones included (those being shut down not counted).
     var openConnections: Int { state.withLock { $0.openCount } }
+    /// Sockets in their lingering close now.
+    var lingeringConnections: Int { state.withLock { $0.lingering.count } }
 
     func stop() { sweeper.timer.cancel() }
 
@@ -130,9 +156,16 @@ final class ConnectionLimits: Sendable {
             state.connections[key] = Connection(descriptor: descriptor, receivingSince: nil)
             state.startWaiting(key, at: now)
             var shut = 0
-            while state.openCount > capacity - reserve, let victim = state.longestWaiting(sparing: key) {
-                state.shutDown(victim)
-                shut += 1
+            while state.openCount > capacity - reserve {
+                // Answered sockets that linger give way first, then those that waited longest.
+                if state.endOldestLingering() {
+                    shut += 1
+                } else if let victim = state.longestWaiting(sparing: key) {
+                    state.shutDown(victim)
+                    shut += 1
+                } else {
+                    break
+                }
             }
             return shut
         }
@@ -185,7 +218,17 @@ final class ConnectionLimits: Sendable {
                 return
             }
         }
-        source.reader.setCancelHandler { Glibc.close(descriptor) }
+        source.reader.setCancelHandler { [weak self] in
+            // Out of the count before the descriptor's number can be reused by a new socket.
+            self?.state.withLock { state in
+                if state.lingering[descriptor] === source { state.lingering[descriptor] = nil }
+            }
+            Glibc.close(descriptor)
+        }
+        state.withLock { state in
+            state.lingering[descriptor] = source
+            state.lingeringOrder.append(descriptor)
+        }
         lingering.asyncAfter(deadline: .now() + .nanoseconds(Int(requestDeadline.components.seconds) * 1_000_000_000
                                                               + Int(requestDeadline.components.attoseconds / 1_000_000_000))) {
             source.reader.cancel()
@@ -207,6 +250,10 @@ final class ConnectionLimits: Sendable {
                     state.shutDown(key)
                     crowdedOut += 1
                 }
+            }
+            // While crowded, answered sockets stop lingering: their answers went out long ago.
+            if isCrowded {
+                while state.endOldestLingering() { crowdedOut += 1 }
             }
             return (late, crowdedOut)
         }

@@ -35,8 +35,10 @@ public final class HTTPServer: Sendable {
     public var requestsCutOff: Int { context.connections.requestsCutOff }
     /// Connections that waited for a request and were closed to make room for new clients.
     public var connectionsDropped: Int { context.connections.connectionsDropped }
-    /// Connections open now.
+    /// Connections open now, those in their lingering close included.
     public var openConnections: Int { context.connections.openConnections }
+    /// Answered connections whose sockets the server still reads and drops before closing them.
+    public var lingeringConnections: Int { context.connections.lingeringConnections }
 
     /// The largest request body accepted; larger ones are answered `413`.
     public var maximumBodySize: Int { context.maximumBodySize }
@@ -103,11 +105,12 @@ public final class HTTPServer: Sendable {
         let context = ServerContext(handler: handler, maximumBodySize: maximumBodySize, requestDeadline: requestDeadline, capacity: capacity,
                                     logger: logger)
         let pointer = Unmanaged.passUnretained(context).toOpaque()
+        context.logSink.pointee = openstorekit_log_sink(line: handleLibraryLog, context: pointer)
         let started = withUnsafePointer(to: &address) { address in
             address.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
                 openstorekit_start_daemon(socketAddress, socket, handleAccess, pointer, handleCompletion, handleConnectionNotice,
                                           UInt32(max(1, pollingThreads)),
-                                          UInt32(idleTimeout), UInt32(capacity), UInt32(perAddress))
+                                          UInt32(idleTimeout), UInt32(capacity), UInt32(perAddress), context.logSink)
             }
         }
         guard let started else {
@@ -217,6 +220,11 @@ final class ServerContext: Sendable {
     let connections: ConnectionLimits
     /// Where the requests the server answers itself are logged.
     let logger: Logger
+    /// Where libmicrohttpd's own error log goes (see ``libraryLog(_:)``); freed with the context,
+    /// after the daemon that writes to it has stopped.
+    nonisolated(unsafe) let logSink = UnsafeMutablePointer<openstorekit_log_sink>.allocate(capacity: 1)
+    /// libmicrohttpd's lines per window: its messages name no client, so they share one budget.
+    let libraryLogBudget = LogBudget(linesPerWindow: 20, window: .seconds(10))
     private let state = Mutex(State())
 
     private struct State {
@@ -238,6 +246,16 @@ final class ServerContext: Sendable {
         Router.logFailure(response, to: request, logger: logger.with(["request_id": request.id]))
         response.headers.append(("X-Request-ID", request.id))
         return response
+    }
+
+    deinit { logSink.deallocate() }
+
+    /// A line of libmicrohttpd's own error log (a malformed request, a failed socket call): written
+    /// to the server's logger, escaped and cut, within ``libraryLogBudget``, never to standard error.
+    func libraryLog(_ line: String) {
+        guard let dropped = libraryLogBudget.admit("libmicrohttpd") else { return }
+        let earlier = dropped > 0 ? " (\(dropped) earlier lines of libmicrohttpd were not logged)" : ""
+        logger.notice("libmicrohttpd: \(UntrustedText.excerpt(line.trimmingCharacters(in: .whitespacesAndNewlines), limit: 200))\(earlier)")
     }
 
     var isStopping: Bool { state.withLock { $0.isStopping } }

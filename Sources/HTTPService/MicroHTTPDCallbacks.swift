@@ -24,6 +24,11 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
             let message = "the request target is \(targetLength) bytes; the longest this server reads is \(RequestFraming.longestTarget)"
             return queue(refusal(414, "uriTooLong", message), on: connection, connections: context.connections)
         }
+        // A header value libmicrohttpd cut at a NUL byte: the server would read it one way and a proxy
+        // that drops NULs another (request smuggling). Refused, the connection closed.
+        if openstorekit_header_truncated(connection) != 0 {
+            return queue(refusal(400, "badRequest", "a header value holds a NUL byte"), on: connection, connections: context.connections)
+        }
         // Framing a proxy in front could read otherwise (request smuggling), and headers a proxy could
         // read another way, are refused before the body (RFC 9112).
         let headerPairs = pairs(connection, MHD_ValueKind.HEADER_KIND)
@@ -67,6 +72,12 @@ func handleAccess(_ cls: UnsafeMutableRawPointer?, _ connection: OpaquePointer?,
         return queue(context.answerItself(request, with: .stopping("the request came while the server stopped")), on: connection)
     }
     return MHD_Result.YES
+}
+
+/// Called with each line of libmicrohttpd's own error log (through openstorekit_forward_log).
+func handleLibraryLog(_ cls: UnsafeMutableRawPointer?, _ line: UnsafePointer<CChar>?) {
+    guard let cls, let line else { return }
+    Unmanaged<ServerContext>.fromOpaque(cls).takeUnretainedValue().libraryLog(String(cString: line))
 }
 
 /// Called when a connection opens and when it closes (before its socket is closed): the request

@@ -31,7 +31,10 @@ public struct CancellationFlow: Sendable {
         let context = try await store.retentionCancellationContext(originalTransactionID: originalTransactionID, locale: locale)
         var answer: RealtimeResponseBody?
         var failure: String?
-        if let text = context.realtimeURL, let url = URL(string: text) {
+        if let text = context.realtimeURL, !SimulatedAppStore.isAcceptableRealtimeURL(text) {
+            // A stored URL the API would refuse (a store folder written by hand) is never asked.
+            failure = "the stored real-time URL is not one Set Realtime URL accepts (https, or http on this machine); it was not asked"
+        } else if let text = context.realtimeURL, let url = URL(string: text) {
             let asked = await RealtimeRequest.ask(url, store: store, originalTransactionId: String(context.originalTransactionID),
                                                   productID: context.productID, userLocale: locale, limit: answerLimit)
             (answer, failure) = (asked.answer, asked.failure)

@@ -134,8 +134,8 @@ public final class StoreApplication: Sendable {
         switch configuration.token {
         case .file(let path):
             let text: String
-            do { text = try await BlockingWork.run("token file") { try String(contentsOfFile: path, encoding: .utf8) } } catch {
-                throw StartFailure(description: "cannot read the token file \(path): \(error.localizedDescription)")
+            do { text = try await BlockingWork.run("token file") { try Self.readOwnerOnly(path) } } catch {
+                throw StartFailure(description: "cannot read the token file \(path): \(error)")
             }
             let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
             guard trimmed.count >= 16, trimmed.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
@@ -148,6 +148,20 @@ public final class StoreApplication: Sendable {
             token = ServerAccess.isLoopback(configuration.host) ? nil : ServerAccess.makeToken()
         }
         return ServerAccess(allowedHosts: configuration.allowedHosts, token: token)
+    }
+
+    /// The text of a file that holds a secret, when no other user can read the file opened (as ssh
+    /// refuses a private key others can read): the mode of the file read, not of the path a moment before.
+    static func readOwnerOnly(_ path: String) throws -> String {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw StartFailure(description: String(cString: strerror(errno))) }
+        let handle = FileHandle(fileDescriptor: descriptor, closeOnDealloc: true)
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw StartFailure(description: String(cString: strerror(errno))) }
+        guard status.st_mode & 0o077 == 0 else {
+            throw StartFailure(description: "other users can read it, and it holds the access token: chmod 600 \(path)")
+        }
+        return String(decoding: try handle.readToEnd() ?? Data(), as: UTF8.self)
     }
 
     /// Plays what falls due on the real clock, a few times a second, until cancelled.

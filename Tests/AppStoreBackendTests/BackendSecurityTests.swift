@@ -81,7 +81,9 @@ struct BackendSecurityTests {
             #expect(signIn.status == 303, "\(String(decoding: signIn.body, as: UTF8.self))")
             let cookie = try #require(signIn.headers.first { $0.name == "Set-Cookie" }?.value)
             #expect(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict") && cookie.contains("Path=/dashboard"))
-            let page = await send("GET", "/dashboard", headers: ["Cookie": String(cookie.prefix { $0 != ";" })])
+            let location = try #require(signIn.headers.first { $0.name == "Location" }?.value)
+            #expect(location.hasPrefix("/dashboard?session=") && !cookie.contains(String(location.dropFirst("/dashboard?session=".count))))
+            let page = await send("GET", location, headers: ["Cookie": String(cookie.prefix { $0 != ";" })])
             #expect(page.headers.contains { $0.name == "Content-Security-Policy" && $0.value.contains("frame-ancestors 'none'") })
             #expect(String(decoding: page.body, as: UTF8.self).contains(#"data-figure="active_subscriptions""#))
             #expect(await send("GET", "/v1/metrics?from=2026-01-01&to=2026-01-31", headers: ["Authorization": "Bearer \(key)"]).status == 200)
@@ -93,19 +95,73 @@ struct BackendSecurityTests {
             #expect(!cookie.contains(key) && !cookie.contains(key.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? key))
             #expect(cookie.contains("Max-Age="))
             let session = String(cookie.prefix { $0 != ";" })
-            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": session, "Host": "127.0.0.1:10"]).body, as: UTF8.self)
+            let secret = String(location.dropFirst("/dashboard?session=".count))
+            #expect(String(decoding: await send("GET", location, headers: ["Cookie": session, "Host": "127.0.0.1:10"]).body, as: UTF8.self)
                         .contains(#"id="key""#), "another port's server does not take this port's cookie")
-            #expect(await send("POST", "/dashboard/logout", headers: form.merging(["Cookie": session]) { $1 }, body: "form_token=\(backend.formToken)").status == 303)
-            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": session]).body, as: UTF8.self).contains(#"id="key""#),
+            // The cookie alone, as another local server that received it would replay it, opens nothing (#53).
+            for path in ["/dashboard", "/dashboard/customers?q=alice", "/dashboard/export/money.csv", "/dashboard/export/daily.csv?from=2026-01-01&to=2026-01-31"] {
+                let replayed = await send("GET", path, headers: ["Cookie": session])
+                #expect(String(decoding: replayed.body, as: UTF8.self).contains(#"id="key""#) && !String(decoding: replayed.body, as: UTF8.self).contains("data-figure"),
+                        "\(path)")
+                let secretAlone = String(decoding: await send("GET", path + (path.contains("?") ? "&" : "?") + "session=\(secret)").body, as: UTF8.self)
+                #expect(secretAlone.contains(#"id="key""#) && !secretAlone.contains("data-figure"), "the secret alone neither: \(path)")
+            }
+            #expect(await send("GET", "/dashboard/export/money.csv?session=\(secret)", headers: ["Cookie": session]).status == 200)
+            // Every link and form of the page carries the page secret, so the pages work as before.
+            let pageText = String(decoding: page.body, as: UTF8.self)
+            #expect(pageText.contains("/dashboard/customers?session=\(secret)") && pageText.contains(#"name="session" value="\#(secret)""#)
+                    && pageText.contains("/dashboard/export/money.csv?from=") && pageText.contains("&amp;session=\(secret)"))
+            // Signing out needs the secret too: the cookie alone ends nothing.
+            _ = await send("POST", "/dashboard/logout", headers: form.merging(["Cookie": session]) { $1 }, body: "form_token=\(backend.formToken)")
+            #expect(await send("GET", location, headers: ["Cookie": session]).status == 200)
+            #expect(await send("POST", "/dashboard/logout", headers: form.merging(["Cookie": session]) { $1 },
+                               body: "form_token=\(backend.formToken)&session=\(secret)").status == 303)
+            #expect(String(decoding: await send("GET", location, headers: ["Cookie": session]).body, as: UTF8.self).contains(#"id="key""#),
                     "a session that signed out opens nothing, even with its old cookie")
             // Revoking the key ends its other sessions and its requests.
             let again = await send("POST", "/dashboard/login", headers: form, body: "form_token=\(backend.formToken)&key=\(key)")
             let second = String(try #require(again.headers.first { $0.name == "Set-Cookie" }?.value).prefix { $0 != ";" })
-            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": second]).body, as: UTF8.self).contains("data-figure"))
+            let secondPage = try #require(again.headers.first { $0.name == "Location" }?.value)
+            #expect(String(decoding: await send("GET", secondPage, headers: ["Cookie": second]).body, as: UTF8.self).contains("data-figure"))
             let revoked = try await backend.storage.revokeKeys(digestPrefix: ServiceKeys.digest(key))
             #expect(revoked.count == 1)
-            #expect(String(decoding: await send("GET", "/dashboard", headers: ["Cookie": second]).body, as: UTF8.self).contains(#"id="key""#))
+            #expect(String(decoding: await send("GET", secondPage, headers: ["Cookie": second]).body, as: UTF8.self).contains(#"id="key""#))
             #expect(await send("GET", "/v1/metrics?from=2026-01-01&to=2026-01-31", headers: ["Authorization": "Bearer \(key)"]).status == 401)
+        }
+    }
+
+    @Test("dashboard sessions live 12 hours of real time, whatever the App Store's clock does (#53)")
+    func sessionsExpireInRealTime() async throws {
+        let scenario = try BackendScenario()
+        try await scenario.withBackend { backend in
+            var backend = backend
+            let realTime = ManualStoreClock(startingAt: Date(timeIntervalSince1970: 1_900_000_000))
+            backend.sessionClock = { realTime.now() }
+            let router = backend.router(listeningAddress: "127.0.0.1")
+            func send(_ method: String, _ path: String, cookie: String = "", body: String = "") async -> HTTPResponse {
+                let parts = path.split(separator: "?", maxSplits: 1)
+                let query = parts.count > 1 ? parts[1].split(separator: "&").map { pair -> (name: String, value: String) in
+                    let nameValue = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                    return (nameValue[0], nameValue.count > 1 ? nameValue[1] : "")
+                } : []
+                return await router.respond(to: HTTPRequest(method: method, rawPath: String(parts[0]), rawQuery: query,
+                                                            headers: ["host": "127.0.0.1:9", "cookie": cookie, "content-type": "application/x-www-form-urlencoded"],
+                                                            body: Data(body.utf8)))
+            }
+            let signIn = await send("POST", "/dashboard/login", body: "form_token=\(backend.formToken)&key=\(BackendScenario.serviceKey)")
+            let cookie = String(try #require(signIn.headers.first { $0.name == "Set-Cookie" }?.value).prefix { $0 != ";" })
+            let page = try #require(signIn.headers.first { $0.name == "Location" }?.value)
+            func isSignedIn() async -> Bool { String(decoding: await send("GET", page, cookie: cookie).body, as: UTF8.self).contains("Sign out") }
+            #expect(await isSignedIn())
+            // The App Store's clock (a manual one, for Xcode data) moving a year on or back ends nothing.
+            scenario.clock.set(to: BackendScenario.start.addingTimeInterval(365 * 86_400))
+            #expect(await isSignedIn())
+            scenario.clock.set(to: BackendScenario.start)
+            // Real time ends it after 12 hours.
+            realTime.set(to: realTime.now().addingTimeInterval(12 * 3_600 - 60))
+            #expect(await isSignedIn())
+            realTime.set(to: realTime.now().addingTimeInterval(120))
+            #expect(await !isSignedIn(), "a session 12 hours and a minute old is over")
         }
     }
 
@@ -182,6 +238,35 @@ struct BackendSecurityTests {
             }
             #expect(logged.written.count == logging.refusalLogBudget.linesPerWindow)
             #expect(logged.written.allSatisfy { $0.metadata["client"] == "127.0.0.1" })
+        }
+    }
+
+    @Test("on loopback, a local process flooding other refusals cannot keep a forged notification out of the log (#53)")
+    func forgedNotificationsHaveTheirOwnBudget() async throws {
+        let scenario = try BackendScenario()
+        try await scenario.withBackend { backend in
+            let logged = RecordingLogHandler()
+            let logging = BackendService(storage: backend.storage, intake: backend.intake, logger: Logger(label: "backend", handler: logged))
+            // One local process: a thousand requests with a wrong key, all from 127.0.0.1.
+            var flood = HTTPRequest(method: "GET", path: "/v1/customers/alice/entitlements", headers: ["authorization": "Bearer osk_guess"])
+            flood.remoteAddress = "127.0.0.1"
+            // Until its share is spent: a refusal that writes no line (on a loaded machine a window may
+            // pass during the flood, so the count of requests that spends it is not fixed).
+            var exhausted = false
+            for _ in 0..<10_000 {
+                let lines = logged.written.count
+                _ = await logging.handle(flood)
+                if logged.written.count == lines { exhausted = true; break }
+            }
+            #expect(exhausted)
+            let before = logged.written.count
+            // Another local process (the same address) sends a forged notification: it is logged.
+            var forged = HTTPRequest(method: "POST", path: "/apple/notifications", headers: ["content-type": "application/json"],
+                                     body: Data(#"{"signedPayload":"forged.by.mallory"}"#.utf8))
+            forged.remoteAddress = "127.0.0.1"
+            #expect(await logging.handle(forged).status == 422)
+            #expect(logged.written.count == before + 1)
+            #expect(logged.written.last.map { StreamLogHandler.line($0, format: .text, time: Date()) }?.contains("/apple/notifications") == true)
         }
     }
 }

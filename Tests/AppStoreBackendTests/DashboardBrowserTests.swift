@@ -66,6 +66,8 @@ struct DashboardBrowserTests {
             #expect((report["nobody"] as? String ?? "").contains("No customer or purchase matches"), "\(report)")
             #expect((report["cohorts"] as? Int ?? 0) >= 6)
             #expect(report["signedOut"] as? Bool == true)
+            // A server on another port caught the session cookie from Chromium; replayed, it opened nothing (#53).
+            #expect((report["replayed"] as? [String: Int])?.count == 4, "\(report)")
             // Exports, presets, grouping and a range too long.
             let csv = try #require(report["csv"] as? [String: Any], "\(report)")
             #expect(csv["dailyStatus"] as? Int == 200 && (csv["dailyType"] as? String)?.hasPrefix("text/csv") == true, "\(csv)")

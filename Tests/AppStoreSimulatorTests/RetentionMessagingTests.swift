@@ -57,6 +57,24 @@ import TestSupport
         #expect(try await reopened.retentionImages().imageIdentifiers?.map(\.imageState) == [.approved, .approved])
     }
 
+    @Test("text limits count UTF-16 code units as Apple does, not grapheme clusters: one 'character' of 100,000 combining marks is refused (#53)")
+    func limitsCountAppleUnits() async throws {
+        let scratch = Scratch()
+        let (_, store) = try await TestStores.directory(in: scratch, environment: .sandbox)
+        let upload = { (header: String, body: String, bullet: String) in
+            try await store.uploadRetentionMessage(UUID().uuidString, UploadMessageRequestBody(
+                header: header, body: body, bulletPoints: bullet.isEmpty ? nil : [BulletPoint(text: bullet, imageIdentifier: UUID().uuidString, altText: "x")]))
+        }
+        let huge = "a" + String(repeating: "\u{0301}", count: 100_000)
+        #expect(huge.count == 1 && huge.utf8.count > 200_000)
+        #expect(await Self.refusal { try await upload(huge, "body", "") } == RetentionMessagingRefusal.headerTooLong.code)
+        #expect(await Self.refusal { try await upload("header", huge, "") } == RetentionMessagingRefusal.bodyTooLong.code)
+        #expect(await Self.refusal { try await upload("header", "body", huge) } == RetentionMessagingRefusal.bulletPointTextTooLong.code)
+        // 34 emoji are 34 graphemes but 68 UTF-16 units: over 66. 66 "é" (one unit each) fit.
+        #expect(await Self.refusal { try await upload(String(repeating: "😀", count: 34), "body", "") } == RetentionMessagingRefusal.headerTooLong.code)
+        #expect(await Self.refusal { try await upload(String(repeating: "é", count: 66), String(repeating: "x", count: 144), "") } == nil)
+    }
+
     @Test("a store signing as Production takes a real-time URL only after a performance test of it passed")
     func productionNeedsAPassingTest() async throws {
         let scratch = Scratch()

@@ -120,6 +120,8 @@ def backend_dashboard(browser, scenario, run, axe):
     sign_in(browser, scenario["backendKey"])
     run.at("the backend's dashboard: the retention messages")
     browser.wait_for("#retention-title", run.step)
+    # The signed-in page's address carries the session's page secret (the cookie alone opens nothing).
+    signed_in = browser.script("return location.href;")
     read = ("return Array.from(document.querySelectorAll('table.retention tr[data-message]'))"
             ".map(r => [r.dataset.message, ...Array.from(r.querySelectorAll('td')).map(c => c.textContent)]);")
     deadline = time.time() + 120
@@ -127,7 +129,7 @@ def backend_dashboard(browser, scenario, run, axe):
     # Cells: shown, kept, switched, redeemed, cancelled, saved.
     while sum(int(row[3]) + int(row[4]) + int(row[5]) for row in rows) < scenario["acted"] and time.time() < deadline:
         time.sleep(0.5)
-        browser.open(f"{scenario['backend']}/dashboard")
+        browser.open(signed_in)
         browser.wait_for("#retention-title", run.step)
         rows = browser.script(read)
     run.seen["dashboard"] = {row[0]: row[1:] for row in rows}

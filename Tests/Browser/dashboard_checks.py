@@ -15,9 +15,13 @@ usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE
 Prints one JSON object with what it saw; exits non-zero, naming the step, when a step fails.
 """
 import datetime
+import http.server
 import json
 import os
 import sys
+import threading
+import urllib.error
+import urllib.parse
 import urllib.request
 from decimal import Decimal
 
@@ -28,6 +32,32 @@ def api(base, key, path):
     request = urllib.request.Request(base + path, headers={"Authorization": f"Bearer {key}"})
     with urllib.request.urlopen(request, timeout=60) as response:
         return json.loads(response.read())
+
+
+class CookieCatcher(http.server.BaseHTTPRequestHandler):
+    """Another local server, on another port: what a hostile local process would run. It keeps
+    every Cookie header the browser sends it (cookies ignore ports)."""
+    caught = []
+
+    def do_GET(self):
+        CookieCatcher.caught.append(self.headers.get("Cookie") or "")
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        self.wfile.write(b"<p id=caught>caught</p>")
+
+    def log_message(self, *arguments):
+        pass
+
+
+def replay(base, path, cookie):
+    """The hostile server's replay of a caught cookie: the status and the body it got."""
+    request = urllib.request.Request(base + path, headers={"Cookie": cookie})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, response.read().decode(errors="replace")
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode(errors="replace")
 
 
 def grouped(number):
@@ -203,6 +233,31 @@ def main():
         browser.script("document.getElementById('from').value = arguments[0]; document.getElementById('to').value = arguments[1];"
                        "document.querySelector('form.range button').click();", days[-14]["date"], last)
         browser.wait_for(f'input#from[value="{days[-14]["date"]}"]', step)
+        secret = browser.script("return new URLSearchParams(location.search).get('session');")
+        shown = browser.script("return location.href;")
+        if not secret:
+            raise Failure("the signed-in page's address carries no page secret")
+
+        step = run.at("another local server on another port receives the cookie, and its replay opens nothing (#53)")
+        catcher = http.server.ThreadingHTTPServer(("127.0.0.1", 0), CookieCatcher)
+        threading.Thread(target=catcher.serve_forever, daemon=True).start()
+        try:
+            browser.open(f"http://127.0.0.1:{catcher.server_address[1]}/dashboard")
+            browser.wait_for("#caught", step)
+        finally:
+            catcher.shutdown()
+        caught = "; ".join(c for c in CookieCatcher.caught if c)
+        if "osk_backend_session_" not in caught:
+            raise Failure(f"the browser sent the other port no session cookie, so this step proves nothing: {CookieCatcher.caught}")
+        replays = {}
+        for path in ["/dashboard", f"/dashboard/customers?q={token}", "/dashboard/export/money.csv", "/dashboard/export/daily.csv"]:
+            status, body = replay(base, path, caught)
+            replays[path] = status
+            if "data-figure" in body or "data-customer" in body or body.startswith("currency") or body.startswith("date") or 'id="key"' not in body:
+                raise Failure(f"the cookie replayed from another port opened {path}: {status} {body[:200]}")
+        seen["replayed"] = replays
+        browser.open(shown)
+        browser.wait_for(f'input#from[value="{days[-14]["date"]}"]', step)
         seen["rangeDays"] = browser.script(
             "const d = document.querySelector('figure[data-chart=\"active\"] desc'); return d ? d.textContent : '';")
 
@@ -223,14 +278,14 @@ def main():
         seen["preset30"] = browser.script("return [document.getElementById('from').value, document.getElementById('to').value];")
 
         step = run.at("a year by month: one bar group a month, months named with their year")
-        browser.open(f"{base}/dashboard?from={days[0]['date']}&to={last}&group=month")
+        browser.open(f"{base}/dashboard?from={days[0]['date']}&to={last}&group=month&session={secret}")
         browser.wait_for('figure[data-chart="trials"]', step)
         seen["byMonth"] = browser.script(
             "const f = document.querySelector('figure[data-chart=\"trials\"]');"
             "return {desc: f.querySelector('desc').textContent, ticks: Array.from(f.querySelectorAll('text.tick')).map(t => t.textContent)};")
 
         step = run.at("a range too long: the page says so beside the form, with the usual days, and a way back")
-        browser.open(f"{base}/dashboard?from=2000-01-01&to=2026-01-01")
+        browser.open(f"{base}/dashboard?from=2000-01-01&to=2026-01-01&session={secret}")
         browser.wait_for("[role=alert]", step)
         seen["tooLong"] = browser.script(
             "return {alert: document.querySelector('[role=alert]').textContent, form: !!document.getElementById('from'),"
@@ -238,9 +293,9 @@ def main():
 
         step = run.at("a customer by an upper-case app account token: entitlements and transactions as the API answers them")
         browser.set_window(1200, 1500)
-        browser.open(f"{base}/dashboard")
-        browser.wait_for('a[href="/dashboard/customers"]', step)
-        browser.script("document.querySelector('a[href=\"/dashboard/customers\"]').click();")
+        browser.open(f"{base}/dashboard?session={secret}")
+        browser.wait_for('a[href^="/dashboard/customers"]', step)
+        browser.script("document.querySelector('a[href^=\"/dashboard/customers\"]').click();")
         browser.wait_for("input#q", step)
         browser.script("document.getElementById('q').value = arguments[0]; document.querySelector('form[role=search] button').click();", token.upper())
         browser.wait_for("h2[data-customer]", step)
@@ -273,10 +328,10 @@ def main():
         browser.set_window(1200, 1500)
 
         step = run.at("the same customer by an original transaction id; nobody by a made-up id")
-        browser.open(f"{base}/dashboard/customers?q={original}")
+        browser.open(f"{base}/dashboard/customers?q={original}&session={secret}")
         browser.wait_for("h2[data-customer]", step)
         seen["byTransaction"] = customer_page()
-        browser.open(f"{base}/dashboard/customers?q=nobody-at-all")
+        browser.open(f"{base}/dashboard/customers?q=nobody-at-all&session={secret}")
         browser.wait_for("[role=alert]", step)
         seen["nobody"] = browser.script("return document.querySelector('[role=alert]').textContent.trim();")
 

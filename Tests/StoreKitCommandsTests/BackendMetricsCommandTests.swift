@@ -95,6 +95,13 @@ struct BackendMetricsCommandTests {
         let missing = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--json",
                                             "--currency", "EUR", "--rates", "GBP:1.1"])
         #expect(missing.status != 0 && missing.standardError.contains("USD"), "\(missing.standardError)")
+        // Rates are read strictly (#53): trailing text, a second colon, a repeated code or an exponent is refused, naming it.
+        for (rates, named) in [("GBP:1.27abc", "GBP"), ("GBP:1:2", "GBP:1:2"), ("GBP:1.27,gbp:1.3", "twice"), ("GBP:1e120", "GBP"),
+                               ("GBP:1.27,", "CODE:RATE"), (#"{"GBP": 1.2, "GBP": 1.3}"#, "twice"), (#"{"GBP": 1e120}"#, "GBP")] {
+            let refused = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--money",
+                                                "--currency", "USD", "--rates", rates])
+            #expect(refused.status != 0 && refused.standardError.contains(named) && refused.standardOutput.isEmpty, "\(rates): \(refused.standardError)")
+        }
         let both = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--cohorts", "--money"])
         #expect(both.status == 64 && both.standardError.contains("--cohorts and --money"), "\(both.standardError)")
         let program = await CommandRun.run(["backend", "metrics", "--database", database, "--from", "2026-01-01", "--to", "2026-01-01", "--commission", "indie"])

@@ -180,10 +180,22 @@ struct StoreCommandTests {
         let after = await CommandRun.run(["backend", "key", "list", "--database", database]).standardOutput
         #expect(after.contains("  service") && !after.contains("  spare"))
         #expect(!spare.standardOutput.isEmpty)
-        // A password on the command line is readable in the process list by every local user: warned.
-        let exposed = await CommandRun.run(["backend", "key", "create", "--database", "postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))"])
-        #expect(exposed.status != 0)
-        #expect(exposed.standardError.contains("warning: the --database URL holds a password"), "\(exposed.standardError)")
+        // A password on the command line is readable in the process list by every local user for the
+        // process's life: refused, naming the ways that keep it off the command line (#53).
+        for url in ["postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))", "postgresql://user@localhost/db?password=secret"] {
+            let exposed = await CommandRun.run(["backend", "key", "create", "--database", url])
+            #expect(exposed.status == 64, "\(exposed.standardError)")
+            #expect(["holds a password", "STOREKIT_BACKEND_DATABASE", "--database-file", "PGPASSFILE"].allSatisfy(exposed.standardError.contains),
+                    "\(exposed.standardError)")
+        }
+        for arguments in [["store", "create", "--database", "postgres://u:secret@localhost/db", "--config", "x.storekit"],
+                          ["serve", "--database", "postgres://u:secret@localhost/db"]] {
+            let exposed = await CommandRun.run(arguments)
+            #expect(exposed.status == 64 && ["holds a password", "STOREKIT_STORE_DATABASE", "--database-file", "PGPASSFILE"].allSatisfy(exposed.standardError.contains),
+                    "\(arguments): \(exposed.standardError)")
+        }
+        let positional = await CommandRun.run(["purchase", "postgres://u:secret@localhost/db", "com.example.shop.pro", "--account", "a", "--device", "d"])
+        #expect(positional.status != 0 && positional.standardError.contains("PGPASSFILE"), "\(positional.standardError)")
         // In a file only its owner can read, the URL (password and all) stays off the command line.
         let urlFile = try scratch.write("postgres://user:secret@localhost/db?host=\(scratch.path("no-socket"))\n", to: "database-url")
         #expect(chmod(urlFile, 0o644) == 0)
@@ -198,6 +210,12 @@ struct StoreCommandTests {
         #expect(chmod(sqliteFile, 0o600) == 0)
         #expect(await CommandRun.run(["backend", "key", "list", "--database-file", sqliteFile]).standardOutput.contains("  service"))
 
+        // A key file other users can read is refused, naming the chmod that fixes it (#53).
+        let exposedKey = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", root.path,
+                                               "--key-file", keyFile])
+        #expect(exposedKey.status == 64 && exposedKey.standardError.contains("can be read by other users") && exposedKey.standardError.contains("chmod 600"),
+                "\(exposedKey.standardError)")
+        #expect(chmod(keyFile, 0o600) == 0)
         let opened = try await TestStores.open(URL(fileURLWithPath: store))
         try await StoreServer.serving(opened) { server in
             let arguments = ["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--environment", "Sandbox",
@@ -212,8 +230,10 @@ struct StoreCommandTests {
                                                     now: { TestStores.start.addingTimeInterval(86_400) })
             .entitlements(customer: "0a1b2c3d-0000-4000-8000-000000000001")
         #expect(Set(entitlements.map(\.productId)) == ["com.example.shop.pro", "com.example.shop.plus.premium.monthly"])
+        let notAKey = try scratch.write(try String(contentsOf: root, encoding: .utf8), to: "not-a-key.json")
+        #expect(chmod(notAKey, 0o600) == 0)
         let badKey = await CommandRun.run(["backend", "reconcile", "--database", database, "--bundle-id", "com.example.shop", "--root", root.path,
-                                           "--key-file", root.path])
+                                           "--key-file", notAKey])
         #expect(badKey.status == 1 && badKey.standardError.contains("is not an API key file"))
         #expect(await CommandRun.run(["backend", "serve", "--database", database, "--bundle-id", "com.example.shop"]).status == 64)
     }

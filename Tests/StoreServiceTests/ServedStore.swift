@@ -41,6 +41,8 @@ extension SimulatedAppStore {
         let record = try registerAPIKey(publicKeyPEM: try key.publicKey.pemRepresentation)
         try JSONSerialization.data(withJSONObject: ["keyId": record.keyId, "issuerId": record.issuerId, "privateKey": try key.pemRepresentation])
             .write(to: url)
+        // A key file others can read is refused (#53).
+        guard chmod(url.path, 0o600) == 0 else { throw CocoaError(.fileWriteNoPermission) }
     }
 }
 
@@ -114,6 +116,8 @@ struct Exchange {
     var status: Int
     var body: Data
     var contentType: String?
+    /// Where a 3xx points (the package's client follows no redirect).
+    var location: String? = nil
 
     var json: [String: Any]? { (try? JSONSerialization.jsonObject(with: body)) as? [String: Any] }
     var errorCode: String? { (json?["error"] as? [String: Any])?["code"] as? String }
@@ -126,7 +130,7 @@ struct Exchange {
                      asProgram: Bool = true, timeout: Duration = .seconds(180)) async throws -> Exchange {
         let marked = asProgram ? [(name: "X-OpenStoreKit-Request", value: "1")] + headers : headers
         let answer = try await HTTPClient.shared.send(HTTPClient.Request(method, url, headers: marked, body: body, timeout: timeout))
-        return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"))
+        return Exchange(status: answer.status, body: answer.body, contentType: answer.header("Content-Type"), location: answer.header("Location"))
     }
 
     static func send(_ method: String, _ url: URL, json: String) async throws -> Exchange {

@@ -118,12 +118,12 @@ extension MetricsReport {
         var lines = [(["date"] + DailyMetrics.countFigures.map(\.name)
                       + DailyMetrics.moneyFigures.flatMap { name in currencies.map { "\(name).\($0)" } }
                       + MRRMovement.allCases.flatMap { movement in currencies.map { "mrr_movement.\(movement.rawValue).\($0)" } })
-            .joined(separator: ",")]
+            .map(CSV.cell).joined(separator: ",")]
         for day in displayedDays(program) {
             var fields = [day.date] + day.counts.map { String($0.value) }
             for name in DailyMetrics.moneyFigures { fields += currencies.map { Money.text(units: day.money[name]?[$0] ?? 0) } }
             for movement in MRRMovement.allCases { fields += currencies.map { Money.text(units: day.movements[movement]?[$0] ?? 0) } }
-            lines.append(fields.joined(separator: ","))
+            lines.append(CSV.row(fields))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ServiceLogging
 
 /// One currency to report every amount in, beside the per-currency figures: what one unit of each
 /// other currency is worth in it. The rates are the caller's (a file or a list; the backend fetches
@@ -26,29 +27,79 @@ public struct ReportingCurrency: Hashable, Sendable {
     }
 
     /// Rates written `GBP:1.27,EUR:1.08` (an argument, a query), or a JSON object `{"GBP": 1.27}` (a file).
+    ///
+    /// Read strictly: a rate is a plain decimal (`1.27`, `0.0064`; no sign, exponent or trailing
+    /// text, at most 9 digits before the point and 12 after), each code appears once (in any case),
+    /// and anything else is refused naming the part that is wrong, never read as far as it goes.
     public init(currency: String, ratesText: String) throws(BackendError) {
         var rates: [String: Decimal] = [:]
+        func add(_ code: String, _ rateText: String) throws(BackendError) {
+            guard Self.isCode(code.uppercased()) else {
+                throw .badRequest("a rate names \(UntrustedText.excerpt(code)), which is not an ISO 4217 code (three letters)")
+            }
+            guard rates[code.uppercased()] == nil else { throw .badRequest("the rate of \(code.uppercased()) is given twice") }
+            rates[code.uppercased()] = try Self.rate(rateText, of: code.uppercased())
+        }
         let text = ratesText.trimmingCharacters(in: .whitespacesAndNewlines)
         if text.hasPrefix("{") {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else {
-                throw .badRequest("the rates are not a JSON object of currency codes and numbers: \(text.prefix(80))")
-            }
-            for (code, value) in object {
-                guard let number = value as? NSNumber, let rate = Decimal(string: number.stringValue, locale: Locale(identifier: "en_US_POSIX")) else {
-                    throw .badRequest("the rate of \(code) is not a number")
-                }
-                rates[code] = rate
-            }
+            for (code, value) in try Self.flatObject(text) { try add(code, value) }
         } else if !text.isEmpty {
-            for pair in text.split(separator: ",") {
-                let parts = pair.split(separator: ":", maxSplits: 1).map { $0.trimmingCharacters(in: .whitespaces) }
-                guard parts.count == 2, let rate = Decimal(string: parts[1], locale: Locale(identifier: "en_US_POSIX")) else {
-                    throw .badRequest("a rate is written CODE:RATE (GBP:1.27), not \(pair)")
+            for pair in text.split(separator: ",", omittingEmptySubsequences: false) {
+                let parts = pair.split(separator: ":", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+                guard parts.count == 2 else {
+                    throw .badRequest("a rate is written CODE:RATE (GBP:1.27), not \(UntrustedText.excerpt(String(pair)))")
                 }
-                rates[parts[0]] = rate
+                try add(parts[0], parts[1])
             }
         }
         try self.init(currency: currency, rates: rates)
+    }
+
+    /// A rate as written: digits, at most one point, digits; above 0 and within the digits allowed.
+    static func rate(_ text: String, of code: String) throws(BackendError) -> Decimal {
+        let parts = text.split(separator: ".", maxSplits: 2, omittingEmptySubsequences: false)
+        let digits = { (part: Substring) in !part.isEmpty && part.allSatisfy { $0.isASCII && $0.isNumber } }
+        guard (parts.count == 1 || parts.count == 2), parts.allSatisfy(digits),
+              let rate = Decimal(string: text, locale: Locale(identifier: "en_US_POSIX")) else {
+            throw .badRequest("the rate of \(code) is not a plain decimal number (1.27): \(UntrustedText.excerpt(text))")
+        }
+        guard parts[0].drop(while: { $0 == "0" }).count <= 9, parts.count == 1 || parts[1].count <= 12 else {
+            throw .badRequest("the rate of \(code) has more than 9 digits before its point or 12 after: \(UntrustedText.excerpt(text))")
+        }
+        return rate
+    }
+
+    /// The members of a JSON object of names and numbers, in order and with any repeated name kept
+    /// (a JSON parser keeps one of two equal names silently); the numbers as written.
+    static func flatObject(_ text: String) throws(BackendError) -> [(String, String)] {
+        let refused = BackendError.badRequest("the rates are not a JSON object of currency codes and numbers ({\"GBP\": 1.27}): \(UntrustedText.excerpt(text))")
+        var members: [(String, String)] = []
+        var rest = Substring(text)
+        func skipSpace() { rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" } }
+        func take(_ character: Character) -> Bool {
+            skipSpace()
+            guard rest.first == character else { return false }
+            rest = rest.dropFirst()
+            return true
+        }
+        guard take("{") else { throw refused }
+        if take("}") { skipSpace(); guard rest.isEmpty else { throw refused }; return [] }
+        repeat {
+            guard take("\""), let close = rest.firstIndex(of: "\"") else { throw refused }
+            let name = String(rest[..<close])
+            guard !name.contains("\\") else { throw refused }
+            rest = rest[rest.index(after: close)...]
+            guard take(":") else { throw refused }
+            skipSpace()
+            let number = rest.prefix { !(",} \t\n\r".contains($0)) }
+            guard !number.isEmpty else { throw refused }
+            rest = rest[number.endIndex...]
+            members.append((name, String(number)))
+        } while take(",")
+        guard take("}") else { throw refused }
+        skipSpace()
+        guard rest.isEmpty else { throw refused }
+        return members
     }
 
     static func isCode(_ code: String) -> Bool { code.count == 3 && code.allSatisfy { $0.isASCII && $0.isUppercase } }

@@ -6,17 +6,22 @@ import HTTPService
 /// for people, drawn on the server (SVG, no script, no CDN), readable at phone width.
 ///
 /// It is behind the backend's keys like `/v1`: a sign-in form takes a key (from
-/// `storekit backend key create`) and opens a session: a random id, kept by the backend as a digest
-/// with its key and an expiry, which the browser holds in a cookie only this server's dashboard gets
-/// (`HttpOnly`, `SameSite=Strict`, path `/dashboard`, a name carrying the port, since cookies are not
-/// bound to ports). The key itself never goes into a cookie; signing out ends the session, and
-/// revoking the key ends its sessions. The forms carry the server's form token, so a page of another
-/// site cannot sign a browser in or out.
+/// `storekit backend key create`) and opens a session of two random halves, kept by the backend only
+/// as a digest of both with its key and an expiry in real time: one half in a cookie (`HttpOnly`,
+/// `SameSite=Strict`, path `/dashboard`), the other (the page secret) in the addresses of the
+/// dashboard's own links and forms. Cookies ignore ports, so every other server on 127.0.0.1 may
+/// receive the cookie; it never sees this server's addresses (another port is another origin, and
+/// the pages send no referrer to other origins), so the cookie alone opens nothing: every page, CSV
+/// and sign-out needs both halves. The key itself never goes into a cookie; signing out ends the
+/// session, and revoking the key ends its sessions. The sign-in form carries the server's form token,
+/// so a page of another site cannot sign a browser in.
 struct BackendDashboard: Sendable {
     let service: BackendService
 
-    /// How long a session lasts.
+    /// How long a session lasts, in real time (``BackendService/sessionClock``).
     static let sessionLifetime: TimeInterval = 12 * 3_600
+    /// The query parameter (and form field) that carries a session's page secret.
+    static let sessionField = "session"
 
     /// The session cookie's name for the port the request came to: another local server's pages
     /// never receive a cookie of this one by name.
@@ -36,16 +41,16 @@ struct BackendDashboard: Sendable {
                          body: Data(PackageResources.dashboard_css))
         }
         router.on("GET", "/dashboard") { request, _ in
-            guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil)) }
-            return await dashboard.overviewPage(request)
+            guard let session = await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil)) }
+            return await dashboard.overviewPage(request, session: session)
         }
         router.on("GET", "/dashboard/customers") { request, _ in
-            guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
-            return await dashboard.customerPage(request)
+            guard let session = await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
+            return await dashboard.customerPage(request, session: session)
         }
         // Every table as CSV, for the days the page shows (signed in, like the page).
         router.on("GET", "/dashboard/export/{file}") { request, context in
-            guard await dashboard.signedIn(request) else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
+            guard await dashboard.signedIn(request) != nil else { return Self.page(dashboard.loginPage(problem: nil), status: 401) }
             return await dashboard.export(context["file"], request)
         }
         router.on("POST", "/dashboard/login") { request, _ in
@@ -53,21 +58,23 @@ struct BackendDashboard: Sendable {
             guard !key.isEmpty, (try? await dashboard.service.storage.hasKey(hash: ServiceKeys.digest(key))) == true else {
                 return Self.page(dashboard.loginPage(problem: "That is not one of this backend's keys."), status: 401)
             }
-            var generator = SystemRandomNumberGenerator()
-            let session = ServiceKeys.make(using: &generator)
-            let expires = dashboard.service.ledger.now().addingTimeInterval(Self.sessionLifetime)
+            let (cookie, pageSecret) = (FormToken.make(), FormToken.make())
+            let expires = dashboard.service.sessionClock().addingTimeInterval(Self.sessionLifetime)
             do {
-                try await dashboard.service.storage.openSession(hash: ServiceKeys.digest(session), keyHash: ServiceKeys.digest(key), expires: expires)
+                try await dashboard.service.storage.openSession(hash: Self.sessionHash(cookie: cookie, page: pageSecret), keyHash: ServiceKeys.digest(key),
+                                                                expires: expires)
             } catch {
                 return Self.page(dashboard.loginPage(problem: "The backend could not open a session: its database did not answer."), status: 503)
             }
             return HTTPResponse(status: 303, headers: [
-                ("Location", "/dashboard"), ("Cache-Control", "no-store"),
-                ("Set-Cookie", "\(Self.cookieName(for: request))=\(Self.cookieValue(session)); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(Int(Self.sessionLifetime))"),
+                ("Location", "/dashboard?\(Self.sessionField)=\(pageSecret)"), ("Cache-Control", "no-store"), ("Referrer-Policy", "same-origin"),
+                ("Set-Cookie", "\(Self.cookieName(for: request))=\(cookie); Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=\(Int(Self.sessionLifetime))"),
             ])
         }
         router.on("POST", "/dashboard/logout") { request, _ in
-            if let session = Self.cookie(in: request) { try? await dashboard.service.storage.endSession(hash: ServiceKeys.digest(session)) }
+            if let cookie = Self.cookie(in: request), let page = FormBody(request.body)[Self.sessionField] {
+                try? await dashboard.service.storage.endSession(hash: Self.sessionHash(cookie: cookie, page: page))
+            }
             return HTTPResponse(status: 303, headers: [
                 ("Location", "/dashboard"), ("Cache-Control", "no-store"),
                 ("Set-Cookie", "\(Self.cookieName(for: request))=; Path=/dashboard; HttpOnly; SameSite=Strict; Max-Age=0"),
@@ -75,10 +82,27 @@ struct BackendDashboard: Sendable {
         }
     }
 
-    /// Whether the request's cookie names an open session (not expired, its key not revoked).
-    func signedIn(_ request: HTTPRequest) async -> Bool {
-        guard let session = Self.cookie(in: request) else { return false }
-        return (try? await service.storage.hasSession(hash: ServiceKeys.digest(session), now: service.ledger.now())) == true
+    /// The page secret of the open session (not expired in real time, its key not revoked) that the
+    /// request's cookie and its `session` parameter name together; `nil` when either is missing or
+    /// they name none (a cookie replayed by another local server, which never sees the secret).
+    func signedIn(_ request: HTTPRequest) async -> String? {
+        guard let cookie = Self.cookie(in: request), let page = request.queryValue(Self.sessionField), !page.isEmpty else { return nil }
+        let open = (try? await service.storage.hasSession(hash: Self.sessionHash(cookie: cookie, page: page), now: service.sessionClock())) == true
+        return open ? page : nil
+    }
+
+    /// What the backend keeps of a session: a digest of both halves.
+    static func sessionHash(cookie: String, page: String) -> String { ServiceKeys.digest(cookie + "." + page) }
+
+    /// The page secret as a hidden form field, for the dashboard's own forms.
+    static func sessionInput(_ session: String) -> String {
+        #"<input type="hidden" name="\#(sessionField)" value="\#(HTML.escape(session))">"#
+    }
+
+    /// The header's links: to the other page, and signing out (with the page secret).
+    func headerActions(_ session: String, other: (path: String, label: String)) -> String {
+        let secret = HTML.escape(session)
+        return #"<a href="\#(other.path)?\#(Self.sessionField)=\#(secret)">\#(other.label)</a> <form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))">\#(Self.sessionInput(session))<button type="submit">Sign out</button></form>"#
     }
 
     /// The session id in the dashboard's cookie for this port, if the request carries one.
@@ -147,7 +171,7 @@ struct BackendDashboard: Sendable {
         return latest ?? calendar.day(AppStoreJSON.milliseconds(from: service.ledger.now()))
     }
 
-    func overviewPage(_ request: HTTPRequest) async -> HTTPResponse {
+    func overviewPage(_ request: HTTPRequest, session: String) async -> HTTPResponse {
         let metrics: MetricsReport
         let cohorts: CohortReport
         let retention: [RetentionFigure]
@@ -167,10 +191,11 @@ struct BackendDashboard: Sendable {
         let chosen = grouping.resolved(days: to.number - from.number + 1)
         var asOf = ""
         if let date = metrics.asOf { asOf = HTML.escape(", figures as of \(date.formatted(.iso8601))") }
-        let query = "from=\(from)&to=\(to)"
+        let query = "from=\(from)&amp;to=\(to)&amp;\(Self.sessionField)=\(HTML.escape(session))"
         let main = Self.overview.fill([
             "from": from.description, "to": to.description,
-            "presets": Self.presets(latest: latest, grouping: grouping),
+            "presets": Self.presets(latest: latest, grouping: grouping, session: session),
+            "session-field": Self.sessionInput(session),
             "groupings": Grouping.allCases.map { option in
                 let label = option == .auto ? "By the range (now by \(chosen.rawValue))" : "By \(option.rawValue)"
                 return #"<option value="\#(option.rawValue)"\#(option == grouping ? " selected" : "")>\#(label)</option>"#
@@ -190,17 +215,17 @@ struct BackendDashboard: Sendable {
             "cohorts-csv": "/dashboard/export/cohorts.csv?\(query)",
             "money-csv": "/dashboard/export/money.csv?\(query)",
         ])
-        let actions = #"<a href="/dashboard/customers">Customers</a> <form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
+        let actions = headerActions(session, other: ("/dashboard/customers", "Customers"))
         return Self.page(Self.frame.fill(["title": "Subscriptions — OpenStoreKit", "as-of": asOf, "header-actions": actions, "main": main]),
                          status: range.problem == nil ? 200 : 400)
     }
 
     /// Links to the usual ranges, each ending on the newest notification's day.
-    static func presets(latest: CalendarDay, grouping: Grouping) -> String {
+    static func presets(latest: CalendarDay, grouping: Grouping, session: String) -> String {
         let ranges: [(String, Int64)] = [("Last 7 days", 7), ("Last 30 days", 30), ("Last 90 days", 90), ("Last 12 months", 365)]
         return ranges.map { label, days in
-            let group = grouping == .auto ? "" : "&group=\(grouping.rawValue)"
-            return #"<li><a href="/dashboard?from=\#(latest.adding(days: 1 - days))&to=\#(latest)\#(group)">\#(label)</a></li>"#
+            let group = grouping == .auto ? "" : "&amp;group=\(grouping.rawValue)"
+            return #"<li><a href="/dashboard?from=\#(latest.adding(days: 1 - days))&amp;to=\#(latest)\#(group)&amp;\#(sessionField)=\#(HTML.escape(session))">\#(label)</a></li>"#
         }.joined()
     }
 
@@ -217,8 +242,8 @@ struct BackendDashboard: Sendable {
             case "money.csv":
                 let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission,
                                           reporting: service.reporting)
-                csv = ((["currency"] + (rows.first?.cells.map(\.name) ?? [])).joined(separator: ",") + "\r\n")
-                    + rows.map { ([$0.currency] + $0.cells.map(\.value)).joined(separator: ",") + "\r\n" }.joined()
+                csv = CSV.row(["currency"] + (rows.first?.cells.map(\.name) ?? [])) + "\r\n"
+                    + rows.map { CSV.row([$0.currency] + $0.cells.map(\.value)) + "\r\n" }.joined()
             case "cohorts.csv":
                 csv = Self.cohortsCSV(try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to))
             default:
@@ -240,13 +265,13 @@ struct BackendDashboard: Sendable {
     static func cohortsCSV(_ report: CohortReport) -> String {
         let longest = report.cohorts.map(\.retained.count).max() ?? 0
         var lines = [(["month", "subscriptions"] + (0..<longest).flatMap { ["retained_month_\($0 + 1)", "retention_percent_month_\($0 + 1)"] })
-            .joined(separator: ",")]
+            .map(CSV.cell).joined(separator: ",")]
         for cohort in report.cohorts {
             var fields = [cohort.month.monthDescription, String(cohort.subscriptions)]
             for index in 0..<longest {
                 fields += index < cohort.retained.count ? [String(cohort.retained[index]), String(cohort.retentionPercent[index])] : ["", ""]
             }
-            lines.append(fields.joined(separator: ","))
+            lines.append(CSV.row(fields))
         }
         return lines.joined(separator: "\r\n") + "\r\n"
     }

@@ -10,12 +10,12 @@ extension BackendDashboard {
     /// How many notifications the page shows, newest first.
     static let customerNotificationLimit = 200
 
-    func customerPage(_ request: HTTPRequest) async -> HTTPResponse {
+    func customerPage(_ request: HTTPRequest, session: String) async -> HTTPResponse {
         let search = (request.queryValue("q") ?? "").trimmingCharacters(in: .whitespacesAndNewlines)
         var html = HTML()
         html.raw(#"<form class="range card" method="get" action="/dashboard/customers" role="search" aria-label="Find a customer"><div class="field wide"><label for="q">App account token, user id or transaction id</label><input id="q" name="q" type="search" autocomplete="off" spellcheck="false" value=""#)
         html.add(search)
-        html.raw(#""></div><button type="submit">Find</button></form>"#)
+        html.raw(#""></div>"# + Self.sessionInput(session) + #"<button type="submit">Find</button></form>"#)
         var status = 200
         if !search.isEmpty {
             do {
@@ -29,7 +29,7 @@ extension BackendDashboard {
                 return Self.page(Self.frame.fill(["title": "Customers — OpenStoreKit", "main": Self.problemMarkup("\(error)")]), status: 503)
             }
         }
-        let actions = #"<a href="/dashboard">Figures</a> <form method="post" action="/dashboard/logout"><input type="hidden" name="form_token" value="\#(HTML.escape(service.formToken))"><button type="submit">Sign out</button></form>"#
+        let actions = headerActions(session, other: ("/dashboard", "Figures"))
         let title = search.isEmpty ? "Customers — OpenStoreKit" : "\(search) — customers — OpenStoreKit"
         return Self.page(Self.frame.fill(["title": HTML.escape(title), "as-of": "", "header-actions": actions, "main": html.text]), status: status)
     }

@@ -68,7 +68,8 @@ public struct RetentionRule: Codable, Hashable, Sendable {
     /// makes) at `issuedAt`, the request's own time, so it is valid in the App Store's world.
     ///
     /// - Throws: ``BackendError/unavailable(_:)`` for an offer rule when the backend has no offer key.
-    public func response(productID: String, offerSigner: OfferSignatureCreator?, nonce: UUID, issuedAt: Date) throws(BackendError) -> RealtimeResponseBody {
+    public func response(productID: String, transactionID: String? = nil, offerSigner: OfferSignatureCreator?, nonce: UUID,
+                         issuedAt: Date) throws(BackendError) -> RealtimeResponseBody {
         switch kind {
         case .message: return RealtimeResponseBody(message: RealtimeMessage(messageIdentifier: messageIdentifier))
         case .switchPlan: return RealtimeResponseBody(alternateProduct: AlternateProduct(messageIdentifier: messageIdentifier, productId: alternateProductID))
@@ -76,7 +77,8 @@ public struct RetentionRule: Codable, Hashable, Sendable {
             guard let offerSigner else { throw .unavailable("rule \(id) makes a promotional offer, and the backend has no offer key to sign it with (backend serve --offer-key)") }
             let signature: String
             do {
-                signature = try offerSigner.promotionalOfferSignature(productId: productID, offerIdentifier: offerIdentifier ?? "", nonce: nonce, issuedAt: issuedAt)
+                signature = try offerSigner.promotionalOfferSignature(productId: productID, offerIdentifier: offerIdentifier ?? "", transactionId: transactionID,
+                                                                     nonce: nonce, issuedAt: issuedAt)
             } catch {
                 throw .unavailable("the offer of rule \(id) could not be signed: \(error)")
             }

@@ -49,6 +49,10 @@ public struct BackendService: Sendable {
     public var reporting: ReportingCurrency?
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
+    /// Real time, by which dashboard sessions expire: never the App Store's clock (``clock``), which
+    /// for Xcode data is a store's manual clock, so a session would never end, or end when the
+    /// store's clock moved.
+    public var sessionClock: @Sendable () -> Date = { Date() }
     /// Refusals logged per client: twenty per ten seconds, the rest counted (see ``LogBudget``).
     public let refusalLogBudget = LogBudget()
 
@@ -125,17 +129,27 @@ public struct BackendService: Sendable {
         }
         on("POST", "/apple/retention") { request, _ throws(BackendError) in
             let payload = try service.intake.realtimeRequest(body: request.body)
+            // A captured request replayed signs no new offer: its date must be recent by the backend's
+            // clock, and its identifier never seen before (kept in the database, so a restart or
+            // another instance refuses it too).
+            try service.checkRetentionRequestDate(payload.signedDate)
+            guard try await !service.storage.hasRetentionRequest(payload.requestIdentifier) else {
+                throw .conflict("the retention request \(UntrustedText.excerpt(payload.requestIdentifier)) was answered before: a replay is not answered again")
+            }
             let subscriber = try await service.retentionSubscriber(payload)
             let rule = try await service.storage.retentionRules().first { $0.applies(to: subscriber) }
             // An offer is signed at the request's own time: valid in the App Store's world, whatever its
-            // clock. An answer that cannot be made is not recorded as shown.
+            // clock, and bound to the customer's subscription (its original transaction), so it is no
+            // use to anyone else. An answer that cannot be made is not recorded as shown.
             let answer = try rule.map { (rule) throws(BackendError) in
-                try rule.response(productID: payload.productId, offerSigner: service.offerSigner, nonce: UUID(),
-                                  issuedAt: AppStoreJSON.date(fromMilliseconds: payload.signedDate))
+                try rule.response(productID: payload.productId, transactionID: payload.originalTransactionId, offerSigner: service.offerSigner,
+                                  nonce: UUID(), issuedAt: AppStoreJSON.date(fromMilliseconds: payload.signedDate))
             }
-            try await service.storage.recordRetentionRequest(RetentionRequestRecord(
+            let first = try await service.storage.recordRetentionRequest(RetentionRequestRecord(
                 requestIdentifier: payload.requestIdentifier, originalTransactionID: payload.originalTransactionId, productID: payload.productId,
                 requestedDate: payload.signedDate, ruleID: rule?.id, messageIdentifier: rule?.messageIdentifier))
+            // Two copies racing: only the one recorded first gets its answer.
+            guard first else { throw .conflict("the retention request \(UntrustedText.excerpt(payload.requestIdentifier)) was answered before") }
             guard let answer else { return .json(404, Data(#"{"error":"no retention rule applies"}"#.utf8)) }
             return .json(200, (try? JSONEncoder().encode(answer)) ?? Data())
         }
@@ -230,13 +244,29 @@ public struct BackendService: Sendable {
         var response = Self.json(["error": ["code": code, "message": error.description]], status: status)
         if status >= 500 {
             response.failure = error.description
-        } else if let dropped = refusalLogBudget.admit(request.remoteAddress) {
-            // Anyone can send refused requests: each client's share of the log is bounded.
-            let earlier = dropped > 0 ? " (\(dropped) earlier refusals of this client were not logged)" : ""
+        } else if let dropped = refusalLogBudget.admit(request.remoteAddress + " " + Self.refusalKind(request)) {
+            // Anyone can send refused requests: each client's share of the log is bounded, per kind
+            // of refusal (see refusalKind), so a flood of one kind never keeps another out.
+            let earlier = dropped > 0 ? " (\(dropped) earlier refusals of this kind from this client were not logged)" : ""
             logger.notice("\(UntrustedText.excerpt(request.method)) \(UntrustedText.excerpt(request.path, limit: 200)) → \(status): \(error)\(earlier)",
                           metadata: request.remoteAddress.isEmpty ? [:] : ["client": request.remoteAddress])
         }
         return response
+    }
+
+    /// What a refused request was, for the log's budget: a notification (forged or foreign ones are
+    /// what an operator most needs to see), a retention request, or anything else by its first path
+    /// segment. On loopback every local process is 127.0.0.1, so the address alone cannot keep one
+    /// process's flood from hiding another's lines; a budget per kind keeps refusals of notifications
+    /// in the log whatever else floods it (docs/security.md).
+    static func refusalKind(_ request: HTTPRequest) -> String {
+        let segments = request.pathSegments
+        switch segments.first {
+        case "apple": return segments.dropFirst().first == "notifications" ? "notification" : "apple"
+        case "v1": return "v1"
+        case "dashboard": return "dashboard"
+        default: return "other"
+        }
     }
 
     private func authorize(_ request: HTTPRequest) async throws(BackendError) {
@@ -316,6 +346,29 @@ extension BackendService {
     /// What the backend knows of the subscription a real-time request is about: how long the
     /// customer has subscribed (from the first purchase's date to the request's) and whether its
     /// latest period is a free trial.
+    /// How far a real-time request's `signedDate` may be from the backend's now: the App Store asks
+    /// and waits at most a few seconds for the answer, so an older request is a replay.
+    static let retentionRequestWindow: TimeInterval = 300
+
+    /// Refuses a request signed outside the window around the backend's now (on the App Store's
+    /// clock, for a local store's data, a request newer than any seen moves that clock on).
+    func checkRetentionRequestDate(_ signedMilliseconds: Int64) throws(BackendError) {
+        let signed = AppStoreJSON.date(fromMilliseconds: signedMilliseconds)
+        // On the App Store's clock with nothing seen yet there is no now to compare with: the request sets it.
+        if clock.source == .appStore, clock.latestAppStoreTime == nil {
+            clock.observe(signed)
+            return
+        }
+        let now = clock.now()
+        if signed < now.addingTimeInterval(-Self.retentionRequestWindow) {
+            throw .badRequest("the retention request was signed at \(signed.formatted(.iso8601)), more than \(Int(Self.retentionRequestWindow)) s before now (\(now.formatted(.iso8601))): a replay is not answered")
+        }
+        if clock.source == .system, signed > now.addingTimeInterval(Self.retentionRequestWindow) {
+            throw .badRequest("the retention request was signed at \(signed.formatted(.iso8601)), in the future")
+        }
+        if clock.source == .appStore { clock.observe(signed) }
+    }
+
     func retentionSubscriber(_ request: DecodedRealtimeRequestBody) async throws(BackendError) -> RetentionRule.Subscriber {
         let transactions = try await storage.transactions(sharingOriginalOf: request.originalTransactionId).map(\.payload)
         let now = AppStoreJSON.date(fromMilliseconds: request.signedDate)

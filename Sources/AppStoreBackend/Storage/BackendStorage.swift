@@ -91,8 +91,12 @@ public protocol BackendStorage: Sendable {
     func retentionRules() async throws(BackendError) -> [RetentionRule]
     /// Removes a rule; `false` when there was none by that id.
     func removeRetentionRule(id: String) async throws(BackendError) -> Bool
-    /// Records a request the backend answered (once per request identifier).
-    func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError)
+    /// Records a request the backend answered, once per request identifier: `false` when one with
+    /// its identifier was recorded before (a replay), and nothing is changed.
+    @discardableResult
+    func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError) -> Bool
+    /// Whether a request with this identifier was recorded.
+    func hasRetentionRequest(_ requestIdentifier: String) async throws(BackendError) -> Bool
     /// Messages shown through the backend's answers and what customers did after (see ``RetentionFigure``).
     func retentionFigures() async throws(BackendError) -> [RetentionFigure]
 }

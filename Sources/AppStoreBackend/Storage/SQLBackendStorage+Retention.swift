@@ -45,13 +45,21 @@ extension SQLBackendStorage {
         }
     }
 
-    public func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError) {
-        try await write { (database) throws(BackendError) in
-            try database.run("""
+    @discardableResult
+    public func recordRetentionRequest(_ record: RetentionRequestRecord) async throws(BackendError) -> Bool {
+        try await write { (database) throws(BackendError) -> Bool in
+            // One statement decides: a replay's identifier is already there, and returns no row.
+            !(try database.query("""
                 INSERT INTO retention_requests (request_id, original_transaction_id, product_id, requested_ms, rule_id, message_id)
-                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id) DO NOTHING
+                VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (request_id) DO NOTHING RETURNING request_id
                 """, [.text(record.requestIdentifier), .text(record.originalTransactionID), .text(record.productID), .integer(record.requestedDate),
-                      .optionalText(record.ruleID), .optionalText(record.messageIdentifier)])
+                      .optionalText(record.ruleID), .optionalText(record.messageIdentifier)])).isEmpty
+        }
+    }
+
+    public func hasRetentionRequest(_ requestIdentifier: String) async throws(BackendError) -> Bool {
+        try await read { (database) throws(BackendError) -> Bool in
+            !(try database.query("SELECT 1 FROM retention_requests WHERE request_id = $1", [.text(requestIdentifier)])).isEmpty
         }
     }
 

@@ -113,6 +113,11 @@ struct HistoryReconstruction {
             guard item.payload.productId != nil, item.payload.purchaseDate != nil, item.payload.type != nil else {
                 throw .control(.invalidAction, "\(item.source): transaction \(id) lacks its productId, purchaseDate or type")
             }
+            // The currency goes into every report and CSV export: an ISO 4217 code, three upper-case
+            // letters, or the import is refused (an unverified file could carry a spreadsheet formula).
+            if let currency = item.payload.currency, !Self.isCurrencyCode(currency) {
+                throw .control(.invalidAction, "\(item.source): transaction \(id) has the currency \(Self.excerpt(currency)), which is not an ISO 4217 code (three upper-case letters)")
+            }
             guard let existing = newest[id] else {
                 newest[id] = item
                 order.append(id)
@@ -130,6 +135,17 @@ struct HistoryReconstruction {
             }
         }
         return order.compactMap { newest[$0] }
+    }
+
+    /// Whether `code` has the shape of an ISO 4217 currency code: three letters A to Z.
+    static func isCurrencyCode(_ code: String) -> Bool {
+        code.utf8.count == 3 && code.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+    }
+
+    /// At most 64 characters of untrusted text, its controls escaped, for an error.
+    static func excerpt(_ text: String) -> String {
+        let escaped = String(text.prefix(64).unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())
+        return "\"" + escaped + (text.count > 64 ? "…" : "") + "\""
     }
 
     private static func ledgerTransaction(_ payload: JWSTransactionDecodedPayload, account: String) -> LedgerTransaction {

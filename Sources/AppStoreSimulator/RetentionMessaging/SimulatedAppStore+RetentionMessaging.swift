@@ -160,16 +160,21 @@ extension SimulatedAppStore {
 
     /// Upload Message: the header, body, image and bullet points within Apple's limits; every image
     /// it names must have been uploaded.
+    ///
+    /// Lengths are counted as Apple's servers and libraries count a string's length: in UTF-16 code
+    /// units (Java's and JavaScript's `length`), not grapheme clusters, so one "character" of a
+    /// hundred combining marks is a hundred, and a text within its limit is at most three bytes per
+    /// unit (198 bytes for 66).
     public func uploadRetentionMessage(_ identifier: String, _ content: UploadMessageRequestBody) throws {
         let identifier = try Self.retentionIdentifier(identifier, refusal: .badRequest)
-        guard content.header.count <= RetentionLimits.headerLength else { throw RetentionMessagingRefusal.headerTooLong.with("It has \(content.header.count) characters; at most \(RetentionLimits.headerLength).") }
-        guard content.body.count <= RetentionLimits.bodyLength else { throw RetentionMessagingRefusal.bodyTooLong.with("It has \(content.body.count) characters; at most \(RetentionLimits.bodyLength).") }
-        if let image = content.image, image.altText.count > RetentionLimits.altTextLength { throw RetentionMessagingRefusal.altTextTooLong }
+        guard content.header.utf16.count <= RetentionLimits.headerLength else { throw RetentionMessagingRefusal.headerTooLong.with("It has \(content.header.utf16.count) characters; at most \(RetentionLimits.headerLength).") }
+        guard content.body.utf16.count <= RetentionLimits.bodyLength else { throw RetentionMessagingRefusal.bodyTooLong.with("It has \(content.body.utf16.count) characters; at most \(RetentionLimits.bodyLength).") }
+        if let image = content.image, image.altText.utf16.count > RetentionLimits.altTextLength { throw RetentionMessagingRefusal.altTextTooLong }
         let bullets = content.bulletPoints ?? []
         guard bullets.count <= RetentionLimits.bulletPoints else { throw RetentionMessagingRefusal.tooManyBulletPoints.with("\(bullets.count) given; at most \(RetentionLimits.bulletPoints).") }
         for bullet in bullets {
-            guard bullet.text.count <= RetentionLimits.bulletPointTextLength else { throw RetentionMessagingRefusal.bulletPointTextTooLong }
-            guard bullet.altText.count <= RetentionLimits.altTextLength else { throw RetentionMessagingRefusal.altTextTooLong }
+            guard bullet.text.utf16.count <= RetentionLimits.bulletPointTextLength else { throw RetentionMessagingRefusal.bulletPointTextTooLong }
+            guard bullet.altText.utf16.count <= RetentionLimits.altTextLength else { throw RetentionMessagingRefusal.altTextTooLong }
         }
         if content.headerPosition == .aboveImage, content.image == nil { throw RetentionMessagingRefusal.aboveImageRequiresAnImage }
         if let position = content.headerPosition, !RetentionHeaderPosition.knownValues.contains(position) {
@@ -304,10 +309,7 @@ extension SimulatedAppStore {
     /// URL on this machine (a local `backend serve`). A store signing as Production needs a passing
     /// performance test of the URL first, as Apple's does.
     public func configureRetentionRealtimeURL(_ url: String?) throws {
-        guard let url, url.count <= RetentionLimits.realtimeURLLength, let parsed = URL(string: url),
-              let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased(), !host.isEmpty,
-              scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
-        else { throw RetentionMessagingRefusal.badRealtimeURL.with("An https URL (or http on this machine) of at most \(RetentionLimits.realtimeURLLength) characters is needed.") }
+        guard let url, Self.isAcceptableRealtimeURL(url) else { throw RetentionMessagingRefusal.badRealtimeURL.with("An https URL (or http on this machine) of at most \(RetentionLimits.realtimeURLLength) characters is needed.") }
         let production = identity.environment == .production
         try changingRetentionSetup { setup, _ in
             if production, !setup.performanceTests.contains(where: { $0.target == url && $0.result?.result == .pass }) {
@@ -315,6 +317,15 @@ extension SimulatedAppStore {
             }
             setup.realtimeURL = url
         }
+    }
+
+    /// Whether Set Realtime URL takes `url`: https, or http on this machine, of at most 256
+    /// characters. Checked again whenever a stored URL is used: a store folder is data, and one
+    /// written by hand (or by an older version) may hold any text.
+    public static func isAcceptableRealtimeURL(_ url: String) -> Bool {
+        guard url.count <= RetentionLimits.realtimeURLLength, let parsed = URL(string: url),
+              let scheme = parsed.scheme?.lowercased(), let host = parsed.host?.lowercased(), !host.isEmpty else { return false }
+        return scheme == "https" || (scheme == "http" && ["127.0.0.1", "localhost", "::1", "[::1]"].contains(host))
     }
 
     /// Get Realtime URL.

@@ -44,7 +44,8 @@ extension SimulatedAppStore {
     public func claimDueNotificationRecords(limit: Int, excluding held: Set<Int64> = []) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
         guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), unclaimedAt: realTime.now(), limit: 1).isEmpty }) else { return nil }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
-            guard let text = settings.notificationURL, let url = URL(string: text) else { return nil }
+            // A stored URL the settings would refuse (a store folder written by hand) gets nothing.
+            guard let text = settings.notificationURL, SettingsOverrides.isAcceptableNotificationURL(text), let url = URL(string: text) else { return nil }
             let now = clock.now()
             let realNow = realTime.now()
             var records: [NotificationRecord] = []

@@ -92,13 +92,20 @@ public struct SettingsOverrides: Hashable, Sendable, Codable {
     /// empty: delivery off), and a storefront is one the App Store has.
     public func validate() throws(AppStoreError) {
         if let notificationURL, !notificationURL.isEmpty {
-            guard let url = URL(string: notificationURL), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            guard Self.isAcceptableNotificationURL(notificationURL) else {
                 throw .control(.invalidURL, "notificationURL takes an http(s) URL or none, not \"\(notificationURL.prefix(200))\"")
             }
         }
         if let storefront, Storefront(code: storefront) == nil {
             throw .control(.invalidAction, "unknown storefront \(storefront.prefix(20))")
         }
+    }
+
+    /// Whether a notification URL is one the settings take: `http` or `https` with a host. Checked
+    /// again when notifications are posted to a stored URL (a store folder is data).
+    public static func isAcceptableNotificationURL(_ text: String) -> Bool {
+        guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host else { return false }
+        return (scheme == "http" || scheme == "https") && !host.isEmpty
     }
 
     /// The names of the overrides as their JSON spells them.

@@ -5,7 +5,6 @@ import AppStoreSigning
 import Foundation
 import HTTPService
 import StoreService
-import Synchronization
 
 /// Where a backend keeps its data: `sqlite:PATH` (one machine, the default) or `postgres://…` (several instances).
 enum BackendDatabase {
@@ -15,7 +14,11 @@ enum BackendDatabase {
         if let path = try arguments.value("--database-file") {
             return try url(inFile: path)
         }
-        guard let database = try arguments.value("--database") ?? ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
+        if let database = try arguments.value("--database") {
+            try refusePassword(in: database, given: "--database", environment: "STOREKIT_BACKEND_DATABASE", databaseFile: true)
+            return database
+        }
+        guard let database = ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"] else {
             throw ValidationError("name the database with --database sqlite:PATH or postgres://…, or --database-file FILE")
         }
         return database
@@ -24,37 +27,68 @@ enum BackendDatabase {
     /// The database URL on the first line of `path`, which other users must not be able to read
     /// (it may hold a password), as ssh refuses a private key others can read.
     static func url(inFile path: String) throws(ValidationError) -> String {
-        var status = stat()
-        guard stat(path, &status) == 0 else { throw ValidationError("--database-file \(path): \(String(cString: strerror(errno)))") }
-        guard status.st_mode & 0o077 == 0 else {
-            throw ValidationError("--database-file \(path) can be read by other users; it may hold a password: chmod 600 \(path)")
-        }
-        guard let data = FileManager.default.contents(atPath: path),
-              let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first?.trimmingCharacters(in: .whitespaces),
+        let data = try SecretFile.contents(path, option: "--database-file", holding: "a password")
+        guard let line = String(decoding: data, as: UTF8.self).split(whereSeparator: \.isNewline).first?.trimmingCharacters(in: .whitespaces),
               !line.isEmpty else {
             throw ValidationError("--database-file \(path) holds no database URL on its first line")
         }
-        urlsReadFromFiles.withLock { _ = $0.insert(line) }
         return line
     }
 
-    /// URLs this process read from a `--database-file`: never on a command line, so never warned about.
-    private static let urlsReadFromFiles = Mutex<Set<String>>([])
-
     static func open(_ url: String, console: Console) async throws -> any BackendStorage {
-        warnAboutPassword(in: url, console: console)
-        return try await BackendApplication.openStorage(url)
+        try await BackendApplication.openStorage(url)
     }
 
-    /// A password in a `--database` URL is in the process's command line, which every local user can
-    /// read (`/proc/PID/cmdline`): say so, and where it belongs instead.
-    static func warnAboutPassword(in url: String, console: Console) {
-        guard url != ProcessInfo.processInfo.environment["STOREKIT_BACKEND_DATABASE"], !urlsReadFromFiles.withLock({ $0.contains(url) }),
-              let parts = URLComponents(string: url), parts.password != nil else { return }
-        console.printError("""
-            warning: the --database URL holds a password, which every user of this machine can read in the process list; \
-            put the URL in a file only you can read (--database-file FILE) or in STOREKIT_BACKEND_DATABASE, or the password in PGPASSFILE (~/.pgpass), instead
+    /// Whether a database URL holds a password: in its user information (`postgres://user:secret@…`)
+    /// or as libpq's `password` parameter (`?password=…`, or `password=…` in a key/value string).
+    static func holdsPassword(_ url: String) -> Bool {
+        if url.lowercased().contains("password=") { return true }
+        guard let schemeEnd = url.range(of: "://") else { return false }
+        let afterScheme = url[schemeEnd.upperBound...]
+        let authority = afterScheme.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard let at = authority.lastIndex(of: "@") else { return false }
+        return authority[..<at].contains(":")
+    }
+
+    /// A password on the command line is in the process's command line for its whole life, which
+    /// every local user can read (`/proc/PID/cmdline`, `ps`): refused, naming where it belongs.
+    static func refusePassword(in url: String, given option: String, environment: String?, databaseFile: Bool) throws(ValidationError) {
+        guard holdsPassword(url) else { return }
+        let places = [environment.map { "in \($0)" }, databaseFile ? "in a file only you can read (--database-file FILE)" : nil].compactMap { $0 }
+        throw ValidationError("""
+            the \(option) URL holds a password, which every user of this machine could read in the process list: \
+            \(places.isEmpty ? "" : "put the URL \(places.joined(separator: " or ")), or ")put the password in PGPASSFILE (~/.pgpass) and leave it out of the URL
             """)
+    }
+}
+
+/// A file that holds a secret (a key, a token, a database URL with a password): read only when no
+/// other user can read it, as ssh refuses a private key others can read.
+enum SecretFile {
+    /// Refuses `path` when other users can read it (before anything starts).
+    static func check(_ path: String, option: String, holding secret: String) throws(ValidationError) {
+        var status = stat()
+        guard stat(path, &status) == 0 else { throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))") }
+        guard status.st_mode & 0o077 == 0 else {
+            throw ValidationError("\(option) \(path) can be read by other users; it holds \(secret): chmod 600 \(path)")
+        }
+    }
+
+    /// The file's contents, when the file opened is one other users cannot read.
+    static func contents(_ path: String, option: String, holding secret: String) throws(ValidationError) -> Data {
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        // The mode of the file opened, not of whatever the path names a moment later.
+        var status = stat()
+        guard fstat(descriptor, &status) == 0 else { throw ValidationError("\(option) \(path): \(String(cString: strerror(errno)))") }
+        guard status.st_mode & 0o077 == 0 else {
+            throw ValidationError("\(option) \(path) can be read by other users; it holds \(secret): chmod 600 \(path)")
+        }
+        guard let data = try? FileHandle(fileDescriptor: descriptor, closeOnDealloc: false).readToEnd() else {
+            throw ValidationError("\(option) \(path) cannot be read")
+        }
+        return data
     }
 }
 
@@ -124,7 +158,15 @@ struct ServerAPIAccess {
 
     /// Reads `--key-file` and `--api-url`; `nil` when no key file is given.
     static func parse(_ arguments: inout ArgumentScanner) throws(ValidationError) -> ServerAPIAccess? {
-        let apiURL = try arguments.value("--api-url", expected: "an http(s) URL") { URL(string: $0).flatMap { $0.scheme?.hasPrefix("http") == true ? $0 : nil } }
+        // The key's tokens go to this URL: https, or plain http only to this machine (a local store).
+        let apiURL = try arguments.value("--api-url", expected: "an https URL, or http://127.0.0.1:PORT (a local store on this machine)") { text -> URL? in
+            guard let url = URL(string: text), let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+            switch url.scheme?.lowercased() {
+            case "https": return url
+            case "http": return ["localhost", "::1", "[::1]"].contains(host) || host.hasPrefix("127.") ? url : nil
+            default: return nil
+            }
+        }
         guard let keyFile = try arguments.value("--key-file") else {
             if apiURL != nil { throw ValidationError("--api-url needs the API key with --key-file FILE") }
             return nil
@@ -136,7 +178,8 @@ struct ServerAPIAccess {
     func client(_ options: BackendOptions) throws -> AppStoreServerAPIClient {
         struct Key: Decodable { var keyId: String; var issuerId: String; var privateKey: String }
         let key: Key
-        do { key = try JSONDecoder().decode(Key.self, from: Data(contentsOf: URL(fileURLWithPath: keyFile))) } catch {
+        let data = try SecretFile.contents(keyFile, option: "--key-file", holding: "a private key")
+        do { key = try JSONDecoder().decode(Key.self, from: data) } catch {
             throw CommandFailure("\(keyFile) is not an API key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
         }
         return try AppStoreServerAPIClient(signingKey: key.privateKey, keyId: key.keyId, issuerId: key.issuerId, bundleId: options.bundleID,
@@ -204,7 +247,6 @@ struct BackendServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        BackendDatabase.warnAboutPassword(in: options.database, console: console)
         var reconciliation: BackendApplication.Reconciliation?
         if let serverAPI {
             reconciliation = BackendApplication.Reconciliation(client: try serverAPI.client(options), interval: reconcileInterval ?? .seconds(3_600))

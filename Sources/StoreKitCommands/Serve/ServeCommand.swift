@@ -59,7 +59,8 @@ struct ServeCommand: Command {
     }
 
     func run(console: Console) async throws {
-        StoreLocationOptions.warnAboutPassword(in: store, console: console)
+        // Checked before anything starts (and again on the file read, by the server).
+        if let tokenFile = access.tokenFile { try SecretFile.check(tokenFile, option: "--token-file", holding: "the access token") }
         let application = try await StoreApplication.start(StoreApplication.Configuration(
             store: store, host: host, port: port, clock: clock, token: access.tokenSource,
             allowedHosts: access.allowedHosts, delivery: NotificationDeliverer.Options(inFlight: notificationsInFlight, timeout: notificationTimeout), metrics: metrics),

@@ -21,6 +21,7 @@ enum StoreAccess {
     ///
     /// `path` may also be a `postgres://` URL: a store in a database (`storekit store create --database`).
     static func open(_ path: String) async throws -> SimulatedAppStore {
+        try BackendDatabase.refusePassword(in: path, given: "STORE", environment: nil, databaseFile: false)
         let location = StoreLocation(path)
         // Opening reads the ledger and may wait for another process's lock: off the cooperative pool,
         // which commands run in tests share with every other test.

@@ -71,7 +71,6 @@ struct StoreCreate: Command {
         let start = self.start ?? Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let identity = StoreIdentity(bundleId: bundleId, environment: environment, appAppleId: appAppleId, applicationVersion: appVersion,
                                      originalApplicationVersion: originalAppVersion)
-        StoreLocationOptions.warnAboutPassword(in: self.store, console: console)
         let store = try await self.store.create(configuration: result.configuration, identity: identity, clockMode: clock, start: start, ocspURL: ocspURL)
         let catalog = await store.catalog()
         console.print("created a \(environment.rawValue) store for \(bundleId) in \(self.store)")

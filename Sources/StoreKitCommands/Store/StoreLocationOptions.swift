@@ -18,9 +18,11 @@ enum StoreLocationOptions {
             url = try BackendDatabase.url(inFile: file)
         } else {
             url = try arguments.value("--database")
+            if let url { try BackendDatabase.refusePassword(in: url, given: "--database", environment: "STOREKIT_STORE_DATABASE", databaseFile: true) }
         }
         let folder = arguments.nextWord()
         if let folder {
+            try BackendDatabase.refusePassword(in: folder, given: "store's", environment: "STOREKIT_STORE_DATABASE", databaseFile: true)
             guard url == nil else { throw ValidationError("name the store once: a folder DIR or --database URL, not both") }
             return StoreLocation(folder)
         }
@@ -29,10 +31,5 @@ enum StoreLocationOptions {
         }
         guard StoreDatabase.isDatabaseURL(url) else { throw ValidationError("--database must be a postgres:// URL, not \(url)") }
         return .database(url)
-    }
-
-    /// A password in the URL given on the command line is visible to every local user: say so.
-    static func warnAboutPassword(in location: StoreLocation, console: Console) {
-        if case .database(let url) = location { BackendDatabase.warnAboutPassword(in: url, console: console) }
     }
 }

@@ -97,7 +97,8 @@ enum OfferKeyFile {
     /// The signer of the key in `path`, for the app `bundleID`.
     static func signer(reading path: String, bundleID: String) throws -> OfferSignatureCreator {
         let contents: Contents
-        do { contents = try JSONDecoder().decode(Contents.self, from: Data(contentsOf: URL(fileURLWithPath: path))) } catch {
+        let data = try SecretFile.contents(path, option: "--offer-key-file", holding: "a private key")
+        do { contents = try JSONDecoder().decode(Contents.self, from: data) } catch {
             throw CommandFailure("\(path) is not an offer key file ({\"keyId\", \"issuerId\", \"privateKey\"}): \(error.localizedDescription)")
         }
         let key: P256PrivateKey

@@ -44,8 +44,17 @@ export function say(message, kind) {
 }
 $("banner-dismiss").addEventListener("click", () => { $("banner").hidden = true; });
 
+// A store started with a token keeps this browser's session secret in this origin's storage (never
+// in a cookie, which other ports' servers receive too); every request carries it.
+export function sessionHeaders(headers) {
+  let secret = null;
+  try { secret = localStorage.getItem("osk_session"); } catch (e) { secret = null; }
+  if (secret) headers["X-OpenStoreKit-Session"] = secret;
+  return headers;
+}
+
 export async function api(method, path, body) {
-  const init = { method, headers: { Accept: "application/json", "X-OpenStoreKit-Request": "1" } };
+  const init = { method, headers: sessionHeaders({ Accept: "application/json", "X-OpenStoreKit-Request": "1" }) };
   if (body !== undefined) { init.body = JSON.stringify(body); init.headers["Content-Type"] = "application/json"; }
   let res;
   try { res = await fetch(path, init); } catch (e) { throw new Error(`The store did not answer (${e.message}).`); }

@@ -5,6 +5,14 @@
 (() => {
   const $ = id => document.getElementById(id);
   const sleep = ms => new Promise(resolve => setTimeout(resolve, ms));
+  // A store started with a token keeps this browser's session secret in this origin's storage (never
+  // in a cookie, which other ports' servers receive too); every request carries it.
+  function sessionHeaders(headers) {
+    let secret = null;
+    try { secret = localStorage.getItem("osk_session"); } catch (e) { secret = null; }
+    if (secret) headers["X-OpenStoreKit-Session"] = secret;
+    return headers;
+  }
   let lost = false;
 
   function say(message, kind) {
@@ -16,7 +24,7 @@
 
   // Redraws the products from the page as the server draws it now, keeping the focus where it was.
   async function redraw() {
-    const response = await fetch(location.href, { headers: { Accept: "text/html" }, cache: "no-store" });
+    const response = await fetch(location.href, { headers: sessionHeaders({ Accept: "text/html" }), cache: "no-store" });
     if (!response.ok) throw new Error(`the storefront answered ${response.status}`);
     const fresh = new DOMParser().parseFromString(await response.text(), "text/html").getElementById("main");
     if (!fresh) return;
@@ -44,7 +52,7 @@
     try {
       const response = await fetch(form.action, {
         method: "POST", body: new URLSearchParams(new FormData(form)),
-        headers: { Accept: "application/json", "X-OpenStoreKit-Request": "1" }
+        headers: sessionHeaders({ Accept: "application/json", "X-OpenStoreKit-Request": "1" })
       });
       let answer = {};
       try { answer = await response.json(); } catch (e) { answer = { message: `The store answered ${response.status}.`, kind: "error" }; }
@@ -62,7 +70,7 @@
       const started = Date.now();
       try {
         const response = await fetch(`/v1/admin/changes?since=${since}&wait=25`,
-          { headers: { Accept: "application/json", "X-OpenStoreKit-Request": "1" }, cache: "no-store" });
+          { headers: sessionHeaders({ Accept: "application/json", "X-OpenStoreKit-Request": "1" }), cache: "no-store" });
         if (!response.ok) throw new Error(`${response.status}`);
         const data = await response.json();
         if (lost) { lost = false; say("Live updates resumed.", "info"); }
