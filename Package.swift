@@ -83,7 +83,7 @@ let package = Package(
         // The developer's server: verified notifications and app transactions, entitlements per customer.
         // Its dashboard's HTML and CSS are files in Dashboard/Assets, built into the binary.
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLDatabase",
-                                                       "HTTPService", "BlockingWork", "ServiceLogging"],
+                                                       "HTTPService", "HTTPClient", "BlockingWork", "ServiceLogging"],
                 resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
         // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
         .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",

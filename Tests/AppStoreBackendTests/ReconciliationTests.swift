@@ -45,6 +45,7 @@ struct ReconciliationTests {
                 let reconciler = NotificationReconciler(client: client, intake: backend.intake, storage: backend.storage)
                 let outcome = try await reconciler.reconcile(to: try await scenario.store.currentTime())
                 #expect(outcome.recorded == missed, "exactly the missed notifications were recorded")
+                #expect(outcome.missing == 0, "none had a delivery attempt (no sender ran): on their way, not lost deliveries")
                 #expect(outcome.listed >= missed)
                 #expect(try await BackendScenario.backendEntitlements(backend) == (try await scenario.storeEntitlements()))
                 #expect(try await backend.ledger.entitlements(customer: BackendScenario.token("carol").uuidString.lowercased()).map(\.transactionId)

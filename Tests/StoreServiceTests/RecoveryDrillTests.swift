@@ -30,7 +30,50 @@ struct RecoveryDrillTests {
             }
             try await drill.restartBackend()
             try await drill.expectBackendEqualsStore()
+            // What it recorded had been tried and lost: counted as lost deliveries.
+            let line = try await eventually(orNil: "the reconciliation's report") {
+                drill.backend.standardError.split(separator: "\n").first { $0.contains("whose delivery had been lost") }
+            }
+            let lost = line.firstMatch(of: /\((\d+) whose delivery had been lost/).flatMap { Int($0.1) } ?? 0
+            #expect(lost > 0, "\(line)")
         }
+    }
+
+    @Test("a backend started before the App Store it reconciles with answers: /health says it waits for it, counts no failed run, and reconciles once it answers")
+    func reconcilesOnceTheStoreAnswers() async throws {
+        let scratch = Scratch()
+        let store = try await TestStores.directory(in: scratch).store
+        let root = scratch.url.appendingPathComponent("root.pem")
+        try Data(store.rootCertificate.pemRepresentation.utf8).write(to: root)
+        let keyFile = scratch.url.appendingPathComponent("api-key.json")
+        try await store.writeNewAPIKeyFile(to: keyFile)
+        let port = try ReservedPort()
+        let backend = try await ServeProcess.start(command: [
+            "backend", "serve", "--database", "sqlite:" + scratch.path("backend.sqlite"), "--bundle-id", "com.example.shop", "--environment", "Xcode",
+            "--root", root.path, "--port", "0", "--reconcile", "every", "1h", "--key-file", keyFile.path, "--api-url", port.url(path: "").absoluteString])
+        defer { Task { await backend.stop() } }
+        func reconciliation() async throws -> [String: Any] {
+            let health = try await Exchange.send("GET", backend.url.appendingPathComponent("/health"))
+            return health.json?["reconciliation"] as? [String: Any] ?? [:]
+        }
+        let waiting = try await eventually(orNil: "/health says the backend waits for the App Store") {
+            let report = try await reconciliation()
+            return report["waitingForAppStore"] != nil ? report : nil
+        }
+        #expect(waiting["failed"] as? Int == 0, "\(waiting)")
+        let server = try StoreServer(store: store, listeningSocket: try port.listeningSocket())
+        do {
+            let done = try await eventually(orNil: "the first reconciliation once the store answers", within: .seconds(60)) {
+                let report = try await reconciliation()
+                return (report["succeeded"] as? Int ?? 0) >= 1 ? report : nil
+            }
+            #expect(done["failed"] as? Int == 0, "\(done)")
+            #expect(done["waitingForAppStore"] == nil, "\(done)")
+        } catch {
+            await server.stop()
+            throw error
+        }
+        await server.stop()
     }
 
     @Test("storekit serve killed while it holds claims, on a clock that never moves: another server delivers them within the lease")

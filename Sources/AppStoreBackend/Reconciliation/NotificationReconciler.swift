@@ -42,6 +42,9 @@ public struct NotificationReconciler: Sendable {
         public var listed = 0
         /// Those the backend did not have, now recorded.
         public var recorded = 0
+        /// Of those, the ones the App Store had tried to deliver (an attempt in the history): lost
+        /// deliveries. The others were still on their way (no attempt yet) and only came sooner.
+        public var missing = 0
         /// Subscriptions past their expiry with no renewal recorded, whose status was asked (and recorded).
         public var statusChecks = 0
         /// The App Store time the history was read from and to.
@@ -103,7 +106,10 @@ public struct NotificationReconciler: Sendable {
                 let body = try JSONSerialization.data(withJSONObject: ["signedPayload": signedPayload])
                 let change = try intake.notification(body: body)
                 if let signed = change.notification?.signedDate { clock.observe(signed) }
-                if try await storage.apply(change) { outcome.recorded += 1 }
+                if try await storage.apply(change) {
+                    outcome.recorded += 1
+                    if !(item.sendAttempts ?? []).isEmpty { outcome.missing += 1 }
+                }
             }
             token = page.hasMore == true ? page.paginationToken : nil
         } while token != nil

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPClient
 import HTTPService
 import ServiceLogging
 import Synchronization
@@ -19,6 +20,9 @@ public final class ReconciliationSchedule: Sendable {
         public var lastOutcome: NotificationReconciler.Outcome?
         /// Why the last run failed, when it did.
         public var lastFailure: String?
+        /// Before the first run that read the history: why the App Store Server API does not answer yet
+        /// (a local store started beside the backend, still starting). Not counted as a failed run.
+        public var waitingForAppStore: String?
     }
 
     public let reconciler: NotificationReconciler
@@ -42,7 +46,7 @@ public final class ReconciliationSchedule: Sendable {
         runs = metrics?.counter("openstorekit_backend_reconciliations_total",
                                 help: "Reconciliations with the App Store Server API's notification history, by result (ok, failed).", labels: ["result"])
         recorded = metrics?.counter("openstorekit_backend_reconciled_notifications_total",
-                                    help: "Notifications a reconciliation recorded that no delivery had brought (each was missing).")
+                                    help: "Notifications a reconciliation recorded whose delivery the App Store had tried and the backend had not recorded (each was lost).")
         completeThrough = metrics?.gauge("openstorekit_backend_reconciled_through_seconds",
                                          help: "The App Store time (Unix seconds) up to which every notification is known recorded.")
         for result in ["ok", "failed"] { runs?.increment([result], by: 0) }
@@ -88,15 +92,25 @@ public final class ReconciliationSchedule: Sendable {
                 $0.succeeded += 1
                 $0.lastOutcome = outcome
                 $0.lastFailure = nil
+                $0.waitingForAppStore = nil
             }
             runs?.increment(["ok"])
-            recorded?.increment([], by: Double(outcome.recorded))
+            recorded?.increment([], by: Double(outcome.missing))
             if let through = outcome.through { completeThrough?.set(through.timeIntervalSince1970) }
             if outcome.recorded > 0 || outcome.statusChecks > 0 {
-                logger.notice("reconciled: recorded \(outcome.recorded) missing notifications of \(outcome.listed) listed; asked \(outcome.statusChecks) subscription statuses",
+                logger.notice("reconciled: recorded \(outcome.recorded) notifications of \(outcome.listed) listed (\(outcome.missing) whose delivery had been lost, the rest still on their way); asked \(outcome.statusChecks) subscription statuses",
                               metadata: ["through": outcome.through.map { $0.formatted(.iso8601) } ?? ""])
             }
             return true
+        } catch let failure as HTTPClient.Failure where failure.isNetworkFailure && current.succeeded == 0 && current.failed == 0 {
+            // Nothing read yet and nobody answers: the App Store (a local store started beside the
+            // backend, as `make run` does) is not up yet. Said as such, and tried again shortly.
+            let first = state.withLock { (state) -> Bool in
+                defer { state.waitingForAppStore = failure.description }
+                return state.waitingForAppStore == nil
+            }
+            if first { logger.notice("waiting for the App Store Server API to answer before the first reconciliation: \(failure)") }
+            return false
         } catch {
             state.withLock {
                 $0.failed += 1

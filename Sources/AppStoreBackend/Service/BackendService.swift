@@ -210,6 +210,7 @@ public struct BackendService: Sendable {
                 let state = reconciliation.current
                 var report: [String: Any] = ["succeeded": state.succeeded, "failed": state.failed]
                 if let failure = state.lastFailure { report["lastFailure"] = failure }
+                if let waiting = state.waitingForAppStore { report["waitingForAppStore"] = waiting }
                 if let through = state.lastOutcome?.through { report["completeThrough"] = AppStoreJSON.milliseconds(from: through) }
                 body["reconciliation"] = report
             }
