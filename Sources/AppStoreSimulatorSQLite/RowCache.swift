@@ -33,6 +33,16 @@ extension SQLiteLedgerStorage {
             subscriptions.removeAll()
         }
 
+        /// The largest `meta` value kept in memory. Larger ones (a retention image: up to 2,000 of
+        /// them, megabytes each) are read from the ledger each time, so the store's memory does not
+        /// grow with what it keeps on disk.
+        static let largestCachedMetaValue = 64 * 1_024
+
+        static func keeps(_ value: String?) -> Bool { (value?.utf8.count ?? 0) <= largestCachedMetaValue }
+
+        /// How many bytes of `meta` values the cache holds (for tests).
+        var metaBytes: Int { meta.values.reduce(0) { $0 + ($1?.utf8.count ?? 0) } }
+
         func remember(_ transaction: LedgerTransaction?, id: UInt64) {
             transactions[id] = .some(transaction)
         }
@@ -45,7 +55,7 @@ extension SQLiteLedgerStorage {
         func didCommit(_ changes: LedgerChanges, version: Int64) {
             guard version == self.version + 1 else { return reset(version: version) }
             self.version = version
-            for (key, value) in changes.meta { meta[key] = .some(value) }
+            for (key, value) in changes.meta { meta[key] = Self.keeps(value) ? .some(value) : nil }
             for (name, account) in changes.accounts { accounts[name] = .some(account) }
             for (name, device) in changes.devices {
                 devices[name] = .some(device)

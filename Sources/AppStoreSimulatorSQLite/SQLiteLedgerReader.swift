@@ -62,7 +62,7 @@ extension SQLiteLedgerStorage {
             if let cached = cache.meta[key] { return cached }
             var value: String?
             rows("SELECT value FROM meta WHERE key = $1", [.text(key)]) { (row) throws(DatabaseError) in value = try row["value"] }
-            if failure == nil { cache.meta[key] = .some(value) }
+            if failure == nil, RowCache.keeps(value) { cache.meta[key] = .some(value) }
             return value
         }
 

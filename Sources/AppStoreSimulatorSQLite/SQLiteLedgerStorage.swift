@@ -39,6 +39,10 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// While writes fail: the latest failure and when the run of them began (see ``writeFailure``).
     private let failingWrites = Mutex<(failure: StorageFailure, since: Date)?>(nil)
 
+    /// How many bytes of `meta` values this process keeps in memory (large values, such as retention
+    /// images, stay on disk).
+    package var cachedMetaBytes: Int { state.withLock { $0.cache.metaBytes } }
+
     /// While this process's commits fail (a full disk, a database that went away): the latest
     /// failure, and the real time the first of them came; `nil` once one commits again.
     public var writeFailure: (failure: StorageFailure, since: Date)? { failingWrites.withLock { $0 } }

@@ -1,5 +1,6 @@
 import AppStoreModels
-import AppStoreSimulator
+@testable import AppStoreSimulator
+import AppStoreSimulatorSQLite
 import Foundation
 import Testing
 import TestSupport
@@ -16,6 +17,36 @@ import TestSupport
         if transparencyChunk { bytes += chunk("tRNS", [0, 0, 0, 0, 0, 0]) }
         bytes += chunk("IDAT", [0x78, 0x01]) + chunk("IEND", [])
         return Data(bytes)
+    }
+
+    /// A full-size PNG padded to about `bytes` with a private chunk, as a real photograph would be.
+    static func largePNG(bytes: Int) -> Data {
+        var data = png(width: 3840, height: 400)
+        let iend = data.suffix(12)
+        data.removeLast(12)
+        let length = bytes
+        data.append(contentsOf: [UInt8(length >> 24 & 0xFF), UInt8(length >> 16 & 0xFF), UInt8(length >> 8 & 0xFF), UInt8(length & 0xFF)])
+        data.append(contentsOf: Array("prVt".utf8))
+        data.append(Data(repeating: 0x5A, count: length))
+        data.append(contentsOf: [0, 0, 0, 0])
+        data.append(iend)
+        return data
+    }
+
+    @Test("uploaded images stay on disk in the store, not in its memory: 40 images of 300 KB leave the store's cache small, and each reads back whole")
+    func imagesStayOnDisk() async throws {
+        let scratch = Scratch()
+        let (directory, store) = try await TestStores.directory(in: scratch, environment: .xcode)
+        let storage = try #require(store.storage as? SQLiteLedgerStorage)
+        let image = Self.largePNG(bytes: 300_000)
+        let identifiers = (0..<40).map { _ in UUID().uuidString.lowercased() }
+        for identifier in identifiers {
+            try await store.uploadRetentionImage(identifier, png: image)
+            #expect(try await store.retentionImageData(identifier) == image)
+        }
+        #expect(storage.cachedMetaBytes < 1_000_000, "\(storage.cachedMetaBytes) bytes of images kept in memory")
+        let reopened = try await TestStores.open(directory)
+        #expect(try await reopened.retentionImageData(identifiers[7]) == image)
     }
 
     static func refusal(_ body: () async throws -> Void) async -> Int64? {
