@@ -61,6 +61,7 @@ public struct NotificationReconciler: Sendable {
         let complete = try await storage.reconciledThrough()
         var resumeFrom = start ?? complete.map { $0.addingTimeInterval(-Self.overlap) }
         var appStoreNow = max(clock.now(), complete ?? .distantPast)
+        var movedBack = false
         var window: (from: Date, to: Date) = (appStoreNow, appStoreNow)
         // A pass reads one window. The App Store's answers state its time: when that is not what the
         // window was drawn from (its clock is ahead of or behind what the backend had seen, or the
@@ -79,17 +80,31 @@ public struct NotificationReconciler: Sendable {
                 continue
             }
             guard end == nil, let stated = client.lastServerTime, abs(stated.timeIntervalSince(window.to)) > 60 else { break }
-            clock.observe(stated)
+            clock.follow(statedNow: stated)
             outcome.from = min(outcome.from ?? window.from, window.from)
-            // Ahead: read on from what was read. Behind: what was read lies past the App Store's now;
-            // the window it states is read (the backend's guess was the machine's clock).
-            if stated > window.to { resumeFrom = window.to.addingTimeInterval(-Self.overlap) }
+            // Ahead: read on from what was read. Behind: what was read lies past the App Store's now
+            // (the backend's guess was the machine's clock, or the App Store's clock was moved back):
+            // the whole history up to the time it states is read, since notifications signed after
+            // the move back carry dates before what was complete.
+            // (Apple's own stores live in real time: a few seconds apart from the machine is no move.)
+            if stated > window.to {
+                resumeFrom = window.to.addingTimeInterval(-Self.overlap)
+            } else if clock.source == .appStore {
+                resumeFrom = nil
+                movedBack = true
+            }
             appStoreNow = stated
         }
         outcome.from = min(outcome.from ?? window.from, window.from)
         outcome.through = window.to
         let continuous = start.map { start in complete.map { start <= $0 } ?? false } ?? true
-        if continuous { try await storage.markReconciled(through: window.to) }
+        if movedBack, start == nil, end == nil {
+            // The App Store's time is behind what was complete: complete is now its time, so later runs
+            // read on from there instead of from a future it left.
+            try await storage.resetReconciled(to: window.to)
+        } else if continuous {
+            try await storage.markReconciled(through: window.to)
+        }
         try await checkStatuses(into: &outcome)
         return outcome
     }
@@ -125,7 +140,7 @@ public struct NotificationReconciler: Sendable {
                 continue
             }
             outcome.statusChecks += 1
-            if let stated = client.lastServerTime { clock.observe(stated) }
+            if let stated = client.lastServerTime { clock.follow(statedNow: stated) }
             for item in (response.data ?? []).flatMap({ $0.lastTransactions ?? [] }) where item.originalTransactionId == original {
                 _ = try await storage.apply(try intake.subscriptionStatus(item))
             }

@@ -49,6 +49,9 @@ public protocol BackendStorage: Sendable {
     /// Records that every notification signed up to `date` is held. A date before the one recorded
     /// changes nothing (another instance got further).
     func markReconciled(through date: Date) async throws(BackendError)
+    /// Records `date` as complete even when it is earlier than what was: the App Store's own time went
+    /// back (a local store's clock moved back), and what lay past it is already held.
+    func resetReconciled(to date: Date) async throws(BackendError)
     /// Subscriptions whose status says active or in grace, though their latest known period ended
     /// by `date` (a notification about what came next is missing): original transaction
     /// identifiers, at most `limit`.

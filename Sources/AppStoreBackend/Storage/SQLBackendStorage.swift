@@ -481,6 +481,16 @@ public final class SQLBackendStorage: BackendStorage {
         }
     }
 
+    public func resetReconciled(to date: Date) async throws(BackendError) {
+        let milliseconds = AppStoreJSON.milliseconds(from: date)
+        try await write { (database) throws(BackendError) in
+            try database.run("""
+                INSERT INTO reconciliation (id, complete_through_ms) VALUES (1, $1)
+                ON CONFLICT (id) DO UPDATE SET complete_through_ms = excluded.complete_through_ms
+                """, [.integer(milliseconds)])
+        }
+    }
+
     public func subscriptionsPastExpiry(at date: Date, limit: Int) async throws(BackendError) -> [String] {
         try await read { (database) throws(BackendError) in
             // Active (1) or in grace (4); a grace period's own end is in the renewal info, so one in

@@ -46,9 +46,17 @@ public final class BackendClock: Sendable {
     /// The latest App Store time seen, whatever the source (`nil` before any).
     public var latestAppStoreTime: Date? { latest.withLock { $0 } }
 
-    /// The App Store was seen at `date` (a signed date, a stated time): the clock moves there when
-    /// it is later than what was seen before; time never runs backwards.
+    /// The App Store was seen at `date` (a signed date): the clock moves there when it is later than
+    /// what was seen before. A signed date never moves it back: a notification retried late carries
+    /// the date it was first signed with.
     public func observe(_ date: Date) {
         latest.withLock { if $0.map({ date > $0 }) ?? true { $0 = date } }
+    }
+
+    /// The App Store stated its present (the `Date` of a Server API answer): the clock takes it,
+    /// earlier or later. This is how a backend follows a local store whose clock was moved back (a
+    /// manual store served on the real clock): subscriptions expire by the App Store's time again.
+    public func follow(statedNow date: Date) {
+        latest.withLock { $0 = date }
     }
 }
