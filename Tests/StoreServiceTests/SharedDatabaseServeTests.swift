@@ -134,10 +134,12 @@ struct SharedDatabaseServeTests {
                 #expect(record.delivery.attempts.filter { $0.result == "SUCCESS" }.count == 1, "notification \(record.sequence) recorded delivered once")
             }
             // A post the killed server had sent but not yet recorded is posted again by another instance
-            // (as Apple retries): the receiver may see those, and only those, twice.
+            // (as Apple retries): the receiver may see those, and only those, twice. The killed server
+            // held at most its posts in flight (2) and a batch of ended posts waiting to be recorded (a
+            // quarter of its largest claim, 64 × 2: 32).
             let received = receiver.accepted.map(\.uuid)
             let twice = received.count - Set(received).count
-            #expect(twice <= 8, "\(twice) notifications reached the receiver twice; only the killed server's unrecorded posts may")
+            #expect(twice <= 34, "\(twice) notifications reached the receiver twice; only the killed server's unrecorded posts may")
             print("four serve instances on PostgreSQL: \(acknowledged.count) acknowledged purchases, \(ids.count) in the ledger, \(expected.count) notifications, \(twice) posted again after the kill")
             for server in servers { await server.stop() }
         }
