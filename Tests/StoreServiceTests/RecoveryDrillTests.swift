@@ -3,6 +3,7 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import Foundation
+import OpenStoreKit
 import StoreService
 import Testing
 import TestSupport
@@ -36,6 +37,37 @@ struct RecoveryDrillTests {
             }
             let lost = line.firstMatch(of: /\((\d+) whose delivery had been lost/).flatMap { Int($0.1) } ?? 0
             #expect(lost > 0, "\(line)")
+        }
+    }
+
+    @Test("the store's clock moved back (a manual store that ran 60 days ahead, then served on the real clock): the backend follows it by its own reconciliation, and a customer who subscribes then has access")
+    func storeClockMovedBack() async throws {
+        let drill = try await RecoveryDrill(database: .sqlite)
+        try await drill.run { drill in
+            try await drill.live(days: 1)
+            try await drill.expectBackendEqualsStore()
+            // Run the store 60 days ahead of real time; the backend follows it there.
+            _ = try await drill.store.advanceTime(to: Date().addingTimeInterval(60 * 86_400))
+            try await drill.expectBackendEqualsStore()
+            try await drill.restartServerOnItsPort(arguments: ["--clock", "real"])
+            // Zoe subscribes on the real clock: 60 days before anything the backend has seen.
+            let transport = HTTPStoreTransport(server: drill.server.url)
+            try await transport.register(device: "zoe-phone", account: "zoe")
+            let outcome = try await transport.purchase(TransportPurchaseRequest(productID: ExampleShop.premiumMonthly, device: "zoe-phone",
+                                                                                appAccountToken: BackendProcessTests.token("zoe")))
+            guard case .success(let item) = outcome,
+                  let id = (try? CompactJWS(item.jws).payload(as: JWSTransactionDecodedPayload.self))?.transactionId else {
+                throw TestFailure("zoe could not subscribe: \(outcome)")
+            }
+            let customer = BackendProcessTests.token("zoe").uuidString.lowercased()
+            try await eventually("the backend gives zoe access by the store's time, by itself", within: .seconds(60)) {
+                let answer = try await Exchange.send("GET", drill.backend.url.appendingPathComponent("/v1/customers/\(customer)/entitlements"),
+                                                     headers: [("Authorization", "Bearer \(RecoveryDrill.serviceKey)")])
+                return (answer.json?["entitlements"] as? [[String: Any]] ?? []).compactMap { $0["transactionId"] as? String } == [id]
+            }
+            let health = try await drill.health()
+            let appStoreTime = (health.json?["appStoreTime"] as? Int).map { Date(timeIntervalSince1970: Double($0) / 1_000) }
+            #expect(appStoreTime.map { abs($0.timeIntervalSinceNow) < 600 } == true, "the backend's time is the store's again: \(String(describing: appStoreTime))")
         }
     }
 
@@ -315,6 +347,14 @@ final class RecoveryDrill {
     /// the server check delivery, which does not need it).
     func restartServer() async throws {
         server = try await ServeProcess.start(directory: directory)
+    }
+
+    /// Stops the store server and starts it again on the same port (the backend reconciles through
+    /// it) with `arguments` (`--clock real`, say).
+    func restartServerOnItsPort(arguments: [String]) async throws {
+        let port = server.url.port ?? 0
+        await server.stop()
+        server = try await ServeProcess.start(command: ["serve", directory.path, "--port", String(port)] + arguments)
     }
 
     /// `count` purchases spread over the accounts: subscriptions, consumables, a non-consumable.
