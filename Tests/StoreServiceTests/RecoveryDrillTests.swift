@@ -93,6 +93,7 @@ struct RecoveryDrillTests {
             return report["waitingForAppStore"] != nil ? report : nil
         }
         #expect(waiting["failed"] as? Int == 0, "\(waiting)")
+        print("backend /health before the store answers: reconciliation \(waiting)")
         let server = try StoreServer(store: store, listeningSocket: try port.listeningSocket())
         do {
             let done = try await eventually(orNil: "the first reconciliation once the store answers", within: .seconds(60)) {
@@ -185,6 +186,7 @@ struct RecoveryDrillTests {
                     let reason = full.json?["reason"] as? String ?? ""
                     #expect(full.status == 503 && full.json?["status"] as? String == "degraded", "\(full.status) \(String(decoding: full.body, as: UTF8.self))")
                     #expect(reason.contains("disk is full"), "\(reason)")
+                    print("backend /health with its disk full: \(full.status) \(String(decoding: full.body, as: UTF8.self))")
                     try await Task.sleep(for: .milliseconds(300))
                 }
                 try disk.empty()

@@ -30,6 +30,7 @@ struct StoreDiskFullTests {
                 #expect(refused.status == 507, "\(refused.status) \(String(decoding: refused.body, as: UTF8.self))")
                 #expect(refused.json.flatMap { ($0["error"] as? [String: Any])?["code"] as? String } == "full")
                 let health = try await Exchange.send("GET", server.url.appendingPathComponent("/health"))
+                print("store /health with its disk full: \(health.status) \(String(decoding: health.body, as: UTF8.self)); a purchase: \(refused.status) \(String(decoding: refused.body, as: UTF8.self))")
                 #expect(health.status == 503 && health.json?["status"] as? String == "degraded", "\(String(decoding: health.body, as: UTF8.self))")
                 #expect((health.json?["reason"] as? String)?.contains("(full)") == true)
                 #expect(try await made.store.ledgerTransactions().count == before, "nothing of the refused purchase was written")
