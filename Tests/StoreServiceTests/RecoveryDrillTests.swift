@@ -2,6 +2,8 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
+import AppStoreSimulatorSQLite
+import BlockingWork
 import Foundation
 import OpenStoreKit
 import StoreService
@@ -68,6 +70,18 @@ struct RecoveryDrillTests {
             let health = try await drill.health()
             let appStoreTime = (health.json?["appStoreTime"] as? Int).map { Date(timeIntervalSince1970: Double($0) / 1_000) }
             #expect(appStoreTime.map { abs($0.timeIntervalSinceNow) < 600 } == true, "the backend's time is the store's again: \(String(describing: appStoreTime))")
+            // The store as the server now runs it (on the real clock): every notification recorded
+            // once, and every customer's entitlements the store's.
+            let directory = drill.directory
+            let served = try await BlockingWork.run("open on the real clock") { () throws(AppStoreError) in try StoreDirectory.open(at: directory, clockMode: .real) }
+            let expected = Set(try await served.notificationRecords().map(\.notificationUUID))
+            try await eventually("the backend holds every notification of the history") { expected.isSubset(of: try await drill.recordedNotifications()) }
+            var differences: [String] = []
+            try await eventually("the backend's entitlements equal the store's on its real clock") {
+                differences = try await drill.entitlementDifferences(of: served, accounts: RecoveryDrill.accounts + ["zoe"])
+                return differences.isEmpty
+            }
+            #expect(differences.isEmpty, "\(differences)")
         }
     }
 
@@ -432,17 +446,17 @@ final class RecoveryDrill {
         return String(decoding: answer.body, as: UTF8.self)
     }
 
-    private func recordedNotifications() async throws -> Set<String> {
+    func recordedNotifications() async throws -> Set<String> {
         Set(try await storage.read { (database) throws(BackendError) in
             try database.query("SELECT uuid FROM notifications", []).map { (row) throws(BackendError) -> String in try row.column("uuid") }
         })
     }
 
     /// Each customer whose entitlements differ, with both lists.
-    private func entitlementDifferences() async throws -> [String] {
+    func entitlementDifferences(of other: SimulatedAppStore? = nil, accounts: [String] = RecoveryDrill.accounts) async throws -> [String] {
         var differences: [String] = []
-        for account in Self.accounts {
-            let expected = try await store.entitledTransactions(of: account).map { String($0.id) }.sorted()
+        for account in accounts {
+            let expected = try await (other ?? store).entitledTransactions(of: account).map { String($0.id) }.sorted()
             let customer = BackendProcessTests.token(account).uuidString.lowercased()
             let answer = try await Exchange.send("GET", backend.url.appendingPathComponent("/v1/customers/\(customer)/entitlements"),
                                                  headers: [("Authorization", "Bearer \(Self.serviceKey)")])
