@@ -5,7 +5,10 @@ import PackageDescription
 ///
 /// Each C library is wrapped by a `.systemLibrary` target and imported by exactly one Swift module:
 /// `COpenSSL` by `AppStoreSigning`, `CSQLite` by `SQLiteDatabase`, `CLibPQ` by `PostgresClient`
-/// (the backend's PostgreSQL engine) and `CMicroHTTPD` by the HTTP server. All unsafe pointer code stays inside those modules.
+/// (the PostgreSQL engine) and `CMicroHTTPD` by the HTTP server; the pointer code that talks to a C
+/// library stays in the module that imports it. A few modules read their own buffers through unsafe
+/// pointers for speed too: JSON scanners (`AppStoreModels`, `StoreKitCatalog`), `HTTPClient`'s
+/// keep-alive sockets, the benchmarks' child processes and the `os` module's log formatting.
 /// `CMalloc` (glibc's `malloc.h`, for `mallopt`) is imported by the `storekit` executable alone and holds no pointers.
 let package = Package(
     name: "OpenStoreKit",

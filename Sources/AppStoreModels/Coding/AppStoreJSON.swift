@@ -1,6 +1,7 @@
 import Foundation
 
-/// The one JSON encoder and decoder for App Store payloads.
+/// The JSON encoder and decoder for App Store payloads (request bodies, the `.storekit` writer and
+/// the delivery journal use Foundation's `JSONEncoder` as it is).
 ///
 /// App Store dates are Unix time in milliseconds as JSON numbers. Decoding accepts fractional
 /// milliseconds (Xcode writes them); encoding writes whole milliseconds. Keys are sorted and slashes
