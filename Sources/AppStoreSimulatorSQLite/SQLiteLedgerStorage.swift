@@ -143,8 +143,6 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
-    /// The database engine the ledger is kept in.
-    public var engine: DatabaseEngine { connectAgain == nil ? .sqlite : .postgresql }
 
     /// Opens (or, with `create`, creates) the database at `path` on a thread of its own, never on
     /// Swift's cooperative pool; see ``init(path:create:)``.

@@ -34,10 +34,17 @@ struct DatabaseConnectionLimitTests {
         try await PostgresCluster.with { cluster in
             var held = await Self.holdEverySlot(cluster.url)
             #expect(held.count >= 40, "the cluster's slots were taken (\(held.count))")
+            let refusedBefore = cluster.refusedForWantOfSlots()
             let command = Self.backendCommand(cluster.url, root: root)
-            let starting = Task { try await ServeProcess.start(command: command) }
-            // Waiting, not exited: its first line (listening) does not come while every slot is taken.
-            try await Task.sleep(for: .seconds(2))
+            let started = StopFlag()
+            let starting = Task {
+                defer { started.set() }
+                return try await ServeProcess.start(command: command)
+            }
+            // The backend was refused a slot twice (it tried again rather than exit), and has not
+            // started listening meanwhile.
+            try await eventually("the backend tried again after being refused a slot") { cluster.refusedForWantOfSlots() >= refusedBefore + 2 }
+            #expect(!started.isSet, "the backend did not start, nor end, while every slot was taken")
             held.removeAll()
             let backend = try await starting.value
             #expect(backend.standardError.contains("waiting for the database to answer"), "\(backend.standardError)")

@@ -42,7 +42,6 @@ struct SharedDatabaseServeTests {
             options.verifiesLocalEnvironments = true
             let verifier = try SignedDataVerifier(rootCertificates: [store.rootCertificate], bundleId: "com.example.shop", environment: .xcode, options: options)
             let receiver = try ConcurrentDeliveryTests.Receiver(verifier: verifier)
-            defer { Task { await receiver.server.stop() } }
             try await store.updateSettings { $0.notificationURL = receiver.url.absoluteString }
 
             var servers: [ServeProcess] = []
@@ -142,6 +141,7 @@ struct SharedDatabaseServeTests {
             #expect(twice <= 34, "\(twice) notifications reached the receiver twice; only the killed server's unrecorded posts may")
             print("four serve instances on PostgreSQL: \(acknowledged.count) acknowledged purchases, \(ids.count) in the ledger, \(expected.count) notifications, \(twice) posted again after the kill")
             for server in servers { await server.stop() }
+            await receiver.server.stop()
         }
     }
 }

@@ -60,6 +60,13 @@ public final class PostgresCluster: Sendable {
         url = "postgres://postgres@/postgres?host=\(directory.path)"
     }
 
+    /// How many times the server's log says it refused a connection for want of a free slot
+    /// (`sorry, too many clients already`).
+    public func refusedForWantOfSlots() -> Int {
+        let log = (try? String(contentsOf: directory.appendingPathComponent("log"), encoding: .utf8)) ?? ""
+        return log.components(separatedBy: "too many clients").count - 1
+    }
+
     /// Restarts the server (`fast` ends sessions cleanly, `immediate` as a crash would); every
     /// client's connection breaks.
     public func restart(mode: String = "fast") async throws {
