@@ -57,16 +57,20 @@ public enum StoreDatabase {
     @available(*, noasync, message: "opening a store blocks its thread; await the async open(url:…) instead")
     public static func open(url: String, clockMode override: StoreDirectory.ClockMode? = nil,
                             identifiers: IdentifierGenerator = .random, realTime: any StoreClock = SystemStoreClock()) throws(AppStoreError) -> SimulatedAppStore {
+        try openWithDetails(url: url, clockMode: override, identifiers: identifiers, realTime: realTime).store
+    }
+
+    /// ``open(url:clockMode:identifiers:realTime:)``, with the clock the store was created with and its
+    /// certificate authority, from the one connection that opened it.
+    @available(*, noasync, message: "opening a store blocks its thread")
+    public static func openWithDetails(url: String, clockMode override: StoreDirectory.ClockMode? = nil, identifiers: IdentifierGenerator = .random,
+                                       realTime: any StoreClock = SystemStoreClock())
+        throws(AppStoreError) -> (store: SimulatedAppStore, clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
         let storage = try SQLiteLedgerStorage(postgresURL: url, create: false)
         let (mode, authority) = try details(of: storage)
         let clock: any StoreClock = (override ?? mode) == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
-        return try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
-    }
-
-    /// The clock a store in a database was created with, and its certificate authority.
-    @available(*, noasync, message: "reading a store blocks its thread")
-    public static func details(url: String) throws(AppStoreError) -> (clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
-        try details(of: SQLiteLedgerStorage(postgresURL: url, create: false))
+        let store = try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
+        return (store, mode, authority)
     }
 
     private static func details(of storage: SQLiteLedgerStorage) throws(AppStoreError) -> (clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
@@ -128,13 +132,20 @@ public enum StoreLocation: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// The clock the store was created with and its certificate authority, off the cooperative pool.
-    public func details() async throws(AppStoreError) -> (clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
+    /// Opens the store, off the cooperative pool, with the clock it was created with and its
+    /// certificate authority (a server needs both); a database is opened once for all three.
+    public func openWithDetails(clockMode: StoreDirectory.ClockMode? = nil, identifiers: IdentifierGenerator = .random,
+                                realTime: any StoreClock = SystemStoreClock()) async throws(AppStoreError)
+        -> (store: SimulatedAppStore, clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
         let location = self
-        return try await BlockingWork.run("StoreLocation.details") { () throws(AppStoreError) in
+        return try await BlockingWork.run("StoreLocation.openWithDetails") { () throws(AppStoreError) in
             switch location {
-            case .directory(let url): return (try StoreDirectory.clockMode(at: url), try StoreDirectory.authority(at: url))
-            case .database(let url): return try StoreDatabase.details(url: url)
+            case .directory(let url):
+                let created = try StoreDirectory.clockMode(at: url)
+                let store = try StoreDirectory.open(at: url, clockMode: clockMode ?? created, identifiers: identifiers, realTime: realTime)
+                return (store, created, try StoreDirectory.authority(at: url))
+            case .database(let url):
+                return try StoreDatabase.openWithDetails(url: url, clockMode: clockMode, identifiers: identifiers, realTime: realTime)
             }
         }
     }

@@ -100,9 +100,8 @@ public final class StoreApplication: Sendable {
     ///   unusable, the port is taken, or another process already plays the store's renewals.
     public static func start(_ configuration: Configuration, logger: Logger = .disabled) async throws -> StoreApplication {
         let location = configuration.store
-        let (createdMode, authority) = try await location.details()
+        let (store, createdMode, authority) = try await location.openWithDetails(clockMode: configuration.clock)
         let mode = configuration.clock ?? createdMode
-        let store = try await location.open(clockMode: mode)
         let access = try await access(for: configuration)
         let server: StoreServer
         do {

@@ -25,8 +25,7 @@ enum StoreAccess {
         let location = StoreLocation(path)
         // Opening reads the ledger and may wait for another process's lock: off the cooperative pool,
         // which commands run in tests share with every other test.
-        let clockMode = try await location.details().clockMode
-        let store = try await location.open()
+        let (store, clockMode, _) = try await location.openWithDetails()
         if clockMode == .real {
             // What cannot be played now is played by the next holder of the lease; the command's own
             // work does not depend on it, so it is not failed for it.
