@@ -77,6 +77,13 @@ extension SQLiteLedgerStorage {
             records(StoreAccount.self, "SELECT record FROM accounts WHERE name > $1 ORDER BY name LIMIT $2", [.text(name ?? ""), Self.limit(limit)])
         }
 
+        func accounts(matching text: String, after name: String?, limit: Int) -> [StoreAccount] {
+            // Along the names' index: only the names are compared, only the matching rows read.
+            let contains = connection.engine == .sqlite ? "instr(lower(name), lower($1)) > 0" : "strpos(lower(name), lower($1)) > 0"
+            return records(StoreAccount.self, "SELECT record FROM accounts WHERE \(contains) AND name > $2 ORDER BY name LIMIT $3",
+                           [.text(text), .text(name ?? ""), Self.limit(limit)])
+        }
+
         func accounts(familyGroup: String) -> [StoreAccount] {
             records(StoreAccount.self, "SELECT record FROM accounts WHERE family_group = $1 ORDER BY name", [.text(familyGroup)])
         }
@@ -116,6 +123,28 @@ extension SQLiteLedgerStorage {
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
             let (sql, values) = Self.select(source, engine: connection.engine)
             return cachedRows(sql, values, in: \.transactions)
+        }
+
+        func transactionKeys(_ source: TransactionListingSource, offset: Int) -> [TransactionListing.Key] {
+            let (sql, values) = Self.selectKeys(source, offset: offset, engine: connection.engine)
+            var keys: [TransactionListing.Key] = []
+            rows(sql, values) { (row) throws(DatabaseError) in
+                let id = UInt64(clamping: try row["id"] as Int64)
+                let value: TransactionListing.SortValue = switch source.order {
+                case .id: .number(0)
+                case .expirationDate: .number(try row["sort_value"])
+                case .account, .productID: .text(try row["sort_value"])
+                }
+                keys.append(TransactionListing.Key(value: value, id: id))
+            }
+            return keys
+        }
+
+        func transactionCount(_ source: TransactionListingSource) -> Int {
+            let (sql, values) = Self.selectCount(source, engine: connection.engine)
+            var counted = 0
+            rows(sql, values) { (row) throws(DatabaseError) in counted = Int(try row["counted"] as Int64) }
+            return counted
         }
 
         func listedProducts() -> [String: CatalogProduct.Kind] {
@@ -171,37 +200,68 @@ extension SQLiteLedgerStorage {
         }
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
-        /// its order, through the listing indexes of layout 8.
+        /// its order, along the listing index of its filter and order (``listingIndex(_:)``).
         static func select(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
-            // How the store's rows spread, told to SQLite's planner (which has no statistics): a product,
-            // a purchased state (current or ended) or a range of days holds many rows, so a page is read
-            // along its order (the table, or the order's index), filtered; the other states are rare, so
-            // their rows are read by the state index and sorted. Either way a page reads about
-            // its own rows, not the store's.
+            let parts = listingParts(source, engine: engine)
+            return parts.conditions.select("id, record", from: parts.table, orderBy: parts.order, limit: source.limit)
+        }
+
+        /// The statement that answers a source's keys from `offset` on: `id, sort_value` rows in its
+        /// order, read from its index alone (no row is read), at most its limit.
+        static func selectKeys(_ source: TransactionListingSource, offset: Int, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
+            let parts = listingParts(source, keysOnly: true, engine: engine)
+            return parts.conditions.select("id, \(parts.column) AS sort_value", from: parts.table, orderBy: parts.order, limit: source.limit,
+                                           offset: offset)
+        }
+
+        /// The statement that counts a source's rows, at most its limit: `count` along its index.
+        static func selectCount(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
+            let parts = listingParts(source, keysOnly: true, engine: engine)
+            let (inner, values) = parts.conditions.select("1 AS one", from: parts.table, orderBy: parts.order, limit: source.limit)
+            return ("SELECT count(*) AS counted FROM (\(inner)) AS counted_rows", values)
+        }
+
+        /// The index a source is read along on SQLite, named so that its planner (which keeps no
+        /// statistics here) cannot take another order's index and walk past every row that does not
+        /// match: one per filter (an account, a product, a recorded state, a product in a state) and
+        /// order. `nil` where the table's own order is the source's (but for `keysOnly`, the keys of
+        /// a page asked for by number, which walk the identifiers' index rather than the rows), or
+        /// the grace period's few rows are looked up by identifier.
+        static func listingIndex(_ source: TransactionListingSource, keysOnly: Bool = false) -> String? {
+            if source.state == .inGracePeriod { return nil }
+            if source.account != nil { return "transactions_by_account" }
+            switch (source.productID != nil, source.state != nil, source.order) {
+            case (false, false, .id): return keysOnly ? "transactions_by_id" : nil
+            case (false, false, .account): return "transactions_by_account"
+            case (false, false, .productID): return "transactions_by_product"
+            case (false, false, .expirationDate): return "transactions_by_expiration_date"
+            case (true, false, .id), (true, false, .productID): return "transactions_by_product"
+            case (true, _, .account): return "transactions_by_product_account"
+            case (true, _, .expirationDate): return "transactions_by_product_expiration"
+            case (false, true, .id): return "transactions_by_listed_state"
+            case (_, true, .id), (_, true, .productID): return "transactions_by_state_product"
+            case (false, true, .account): return "transactions_by_state_account"
+            case (false, true, .expirationDate): return "transactions_by_state_expiration"
+            }
+        }
+
+        /// A source's table (with its index on SQLite), conditions, order and sort column.
+        private static func listingParts(_ source: TransactionListingSource, keysOnly: Bool = false, engine: DatabaseEngine)
+            -> (table: String, conditions: Conditions, order: String, column: String) {
             var conditions = Conditions(engine: engine)
             if let account = source.account { conditions.add("account = ?", .text(account)) }
-            if let productID = source.productID { conditions.add(conditions.hinted("likelihood(product_id = ?, 0.5)", plain: "product_id = ?"), .text(productID)) }
+            if let productID = source.productID { conditions.add("product_id = ?", .text(productID)) }
             let now = DatabaseValue.integer(AppStoreJSON.milliseconds(from: source.now))
             let inGrace = "id IN (SELECT grace_latest_id FROM subscriptions WHERE grace_latest_id IS NOT NULL)"
-            // In identifier order the state index is the order's own (with the expiration date in it).
-            let purchased = source.order == .id ? "listed_state = 'purchased'"
-                : conditions.hinted("likely(listed_state = 'purchased')", plain: "listed_state = 'purchased'")
-            let unexpired = conditions.hinted("likely(expires_ms > ?)", plain: "expires_ms > ?")
-            let expired = conditions.hinted("likely(expires_ms <= ?)", plain: "expires_ms <= ?")
             switch source.state {
             case nil: break
-            case .purchased?: conditions.add("\(purchased) AND \(unexpired)", now)
-            case .expired?: conditions.add("\(purchased) AND \(expired) AND NOT \(inGrace)", now)
+            case .purchased?: conditions.add("listed_state = 'purchased' AND expires_ms > ?", now)
+            case .expired?: conditions.add("listed_state = 'purchased' AND expires_ms <= ? AND NOT \(inGrace)", now)
             case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
             case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
             }
-            let dates = conditions.hinted("likely(?)", plain: "?")
-            if let from = source.purchasedFrom {
-                conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms >= ?"), .integer(AppStoreJSON.milliseconds(from: from)))
-            }
-            if let before = source.purchasedBefore {
-                conditions.add(dates.replacingOccurrences(of: "?", with: "purchase_ms < ?"), .integer(AppStoreJSON.milliseconds(from: before)))
-            }
+            if let from = source.purchasedFrom { conditions.add("purchase_ms >= ?", .integer(AppStoreJSON.milliseconds(from: from))) }
+            if let before = source.purchasedBefore { conditions.add("purchase_ms < ?", .integer(AppStoreJSON.milliseconds(from: before))) }
             let column = switch source.order {
             case .id: "id"
             case .account: "account"
@@ -213,13 +273,27 @@ extension SQLiteLedgerStorage {
                 let id = DatabaseValue.integer(Int64(clamping: after.id))
                 switch (source.order, after.value) {
                 case (.id, _): conditions.add("id \(comparison) ?", id)
+                case (.productID, .text(let product)) where source.productID != nil:
+                    // One product's rows, in identifier order: after the cursor's row in its product,
+                    // all of a product the order puts after the cursor's, none of one before it.
+                    let mine = source.productID!
+                    if mine == product {
+                        conditions.add("id \(comparison) ?", id)
+                    } else if source.descending ? mine.utf8.lexicographicallyPrecedes(product.utf8) : product.utf8.lexicographicallyPrecedes(mine.utf8) {
+                        break
+                    } else {
+                        conditions.add("0 = 1")
+                    }
                 case (_, .number(let number)): conditions.add("(\(column), id) \(comparison) (?, ?)", [.integer(number), id])
                 case (_, .text(let text)): conditions.add("(\(column), id) \(comparison) (?, ?)", [.text(text), id])
                 }
             }
             let direction = source.descending ? "DESC" : "ASC"
-            let order = source.order == .id ? "id \(direction)" : "\(column) \(direction), id \(direction)"
-            return conditions.select("id, record", from: "transactions", orderBy: order, limit: source.limit)
+            // Within one product, the product order is the identifier order.
+            let order = source.order == .id || (source.order == .productID && source.productID != nil) ? "id \(direction)"
+                : "\(column) \(direction), id \(direction)"
+            let table = engine == .sqlite ? listingIndex(source, keysOnly: keysOnly).map { "transactions INDEXED BY \($0)" } ?? "transactions" : "transactions"
+            return (table, conditions, order, column)
         }
 
         /// The statement that answers a subscription query: `original_id, record` rows in identifier order.
@@ -422,11 +496,16 @@ extension SQLiteLedgerStorage.Reader {
             terms.append(text)
         }
 
-        /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT …` with its values.
-        func select(_ columns: String, from table: String, orderBy: String, limit: Int) -> (String, [DatabaseValue]) {
-            let values = self.values + [.integer(Int64(min(limit, Int(Int64.max))))]
+        /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT … [OFFSET …]` with its values.
+        func select(_ columns: String, from table: String, orderBy: String, limit: Int, offset: Int = 0) -> (String, [DatabaseValue]) {
+            var values = self.values + [.integer(Int64(min(limit, Int(Int64.max))))]
             let filter = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
-            return ("SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT $\(values.count)", values)
+            var sql = "SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT $\(values.count)"
+            if offset > 0 {
+                values.append(.integer(Int64(offset)))
+                sql += " OFFSET $\(values.count)"
+            }
+            return (sql, values)
         }
     }
 }

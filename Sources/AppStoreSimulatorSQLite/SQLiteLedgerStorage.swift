@@ -29,7 +29,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
     /// The table layout this code writes, recorded in the `meta` table for earlier versions (which
     /// recorded their layout only there); stores written with an earlier layout are converted when opened.
-    static let layoutVersion = 8
+    static let layoutVersion = 9
 
     private struct State {
         let database: any DatabaseConnection
@@ -408,6 +408,26 @@ extension SQLiteLedgerStorage {
         CREATE INDEX IF NOT EXISTS subscriptions_in_grace ON subscriptions(grace_latest_id) WHERE grace_latest_id IS NOT NULL;
         """
 
+    /// What layout 9 adds: an index for each filter of the Transaction Manager (a product, which a
+    /// type filter becomes, or a recorded state) in each order it lists by, so that every filter ×
+    /// sort combination's page is a seek and a walk along one index whatever the store's size (layout
+    /// 8 read some of them by walking another order's index past every row that did not match:
+    /// consumables by expiration date walked every subscription first). Each carries the state
+    /// columns after its order, so a purchased period's end is checked without reading rows, and a
+    /// page's position (a page asked for by number) is counted along the index alone. A product in a
+    /// state is read along the state-and-product index, in identifier order. The identifiers alone,
+    /// in order, are an index too: a page of the whole list asked for by number is counted along it
+    /// rather than along the table's rows, records and all. Six more entries per write (the last at
+    /// the index's end): what they cost renewals is in docs/benchmarks.md.
+    private static let layoutNineIndexes = """
+        CREATE INDEX IF NOT EXISTS transactions_by_product_account ON transactions(product_id, account, id, listed_state, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_product_expiration ON transactions(product_id, expires_ms, id, listed_state);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_account ON transactions(listed_state, account, id, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_product ON transactions(listed_state, product_id, id, expires_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_expiration ON transactions(listed_state, expires_ms, id);
+        CREATE INDEX IF NOT EXISTS transactions_by_id ON transactions(id);
+        """
+
     private static let layoutTwoIndexes = """
         CREATE INDEX IF NOT EXISTS accounts_by_family_group ON accounts(family_group, name) WHERE family_group IS NOT NULL;
         CREATE INDEX IF NOT EXISTS devices_by_account ON devices(account, name);
@@ -450,6 +470,7 @@ extension SQLiteLedgerStorage {
             try fillListingColumns(connection)
             try schema(layoutEightIndexes, on: connection)
         },
+        layout("layout-9-listing-indexes") { (connection) throws(DatabaseError) in try schema(layoutNineIndexes, on: connection) },
     ], alreadyApplied: layoutsApplied)
 
     /// A PostgreSQL ledger's migrations: the layouts, then the change log other instances read to keep
@@ -469,7 +490,7 @@ extension SQLiteLedgerStorage {
     /// The layouts' migrations by number (``layoutVersion`` of them).
     private static let layoutNames = ["layout-1-tables", "layout-2-view-columns", "layout-3-notification-delivery",
                                       "layout-4-fewer-index-entries", "layout-5-feed-details", "layout-6-composed-names",
-                                      "layout-7-delivery-leases", "layout-8-listing-columns"]
+                                      "layout-7-delivery-leases", "layout-8-listing-columns", "layout-9-listing-indexes"]
 
     /// A layout's migration: its SQLite statements, then the layout number and (for a store that
     /// holds records already) the records' schema, as earlier versions read them from `meta`.

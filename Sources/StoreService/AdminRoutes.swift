@@ -189,7 +189,7 @@ struct AdminRoutes {
             return try await routes.clockResponse(played: played)
         }
         router.on("GET", "/v1/admin/accounts") { request, context in
-            return try Self.json(AccountsBody(accounts: try await store.allAccounts(after: request.queryValue("after"), limit: 1_000)))
+            return try await routes.accounts(request)
         }
         router.on("GET", "/v1/admin/accounts/{name}") { request, context in
             let captured = [context["name"]]
@@ -330,7 +330,13 @@ struct AdminRoutes {
         var transactionStates = TransactionRow.states.map { State(state: $0, label: TransactionRow.label(of: $0)) }
     }
     struct SubscriptionsBody: Encodable { var subscriptions: [SubscriptionRecord] }
-    struct AccountsBody: Encodable { var accounts: [StoreAccount] }
+    struct AccountsBody: Encodable {
+        var accounts: [StoreAccount]
+        /// Where the next page begins (its `after`); absent on the last page.
+        var next: String?
+        /// With `devices=true`: the devices signed in to the page's accounts, by account and name.
+        var devices: [StoreDevice]?
+    }
     struct AccountBody: Encodable { var account: StoreAccount; var devices: [StoreDevice] }
     struct DevicesBody: Encodable { var devices: [StoreDevice] }
 
@@ -341,16 +347,39 @@ struct AdminRoutes {
     struct ExtendBody: Decodable { var days: Int }
     struct ChangesBody: Encodable { var version: Int64 }
 
+    /// `GET /v1/admin/accounts`: the accounts by name, `limit` at a time (at most and by default
+    /// 1,000) after `after`; with `search`, only those whose names contain it (ignoring ASCII case);
+    /// with `devices=true`, the devices of the page's accounts too. `next` is where the next page begins.
+    private func accounts(_ request: HTTPRequest) async throws -> HTTPResponse {
+        let limit = max(1, min(try Self.number(request, "limit") ?? 1_000, 1_000))
+        let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces).precomposedStringWithCanonicalMapping
+        let after = request.queryValue("after").flatMap { $0.isEmpty ? nil : $0 }
+        var accounts = try await store.allAccounts(matching: search?.isEmpty == false ? search : nil, after: after, limit: limit + 1)
+        let next = accounts.count > limit ? accounts[limit - 1].name : nil
+        accounts = Array(accounts.prefix(limit))
+        var devices: [StoreDevice]?
+        switch request.queryValue("devices") ?? "false" {
+        case "true":
+            var found: [StoreDevice] = []
+            for account in accounts { found += try await store.devices(ofAccount: account.name) }
+            devices = found
+        case "false": break
+        case let other: throw APIError.badRequest("devices is true or false, not \(other)")
+        }
+        return try Self.json(AccountsBody(accounts: accounts, next: next, devices: devices))
+    }
+
     /// `GET /v1/admin/transactions`: a page of the Transaction Manager's list over the whole store
     /// (``SimulatedAppStore/listTransactions(_:)``). Filters: `account`, `product` (part of a product
     /// identifier), `type` (a product type), `state` (a listed state), `from` and `to` (purchase days,
-    /// UTC, inclusive: `2026-01-31`, or milliseconds), `search` (a transaction identifier, or part of a
-    /// product identifier). `sort` is `id` (the default: the order purchases were recorded in), `account`, `productID`,
+    /// UTC, inclusive: `2026-01-31`, or milliseconds), `search` (a transaction identifier, an account's
+    /// name, or part of a product identifier). `sort` is `id` (the default: the order purchases were recorded in), `account`, `productID`,
     /// `expirationDate` or `state`; `order` is `ascending` (or `oldest`) or `descending` (or `newest`).
-    /// `after` is the `next` of the previous page. Each page carries the renewal records of its
+    /// `after` is the `next` of the previous page; `page` (from 1) asks for a page by number instead,
+    /// found along the indexes without reading the pages before it. Each page carries the renewal records of its
     /// subscriptions and the store's time, so a row can say where its subscription stands.
     private func transactions(_ request: HTTPRequest) async throws -> HTTPResponse {
-        let listing = try Self.listing(request)
+        var listing = try Self.listing(request)
         if let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces), let id = UInt64(search) {
             // A number is a transaction identifier: that transaction, if it passes the other filters.
             let now = try await store.currentTime()
@@ -359,6 +388,13 @@ struct AdminRoutes {
                 ? try await store.subscriptionRecord(originalTransactionID: transaction.originalID) : nil
             let state = ListedState.of(transaction, subscription: subscription, now: now)
             return try await page(listing.matches(transaction, state: state) ? [transaction] : [], next: nil, now: now)
+        }
+        if let search = request.queryValue("search")?.trimmingCharacters(in: .whitespaces), !search.isEmpty,
+           let account = try await store.account(named: search) {
+            // An account's name: that account's transactions (under the other filters), not a product's.
+            if let chosen = listing.account, chosen != account.name { return try await page([], next: nil, now: try await store.currentTime()) }
+            listing.account = account.name
+            if let index = listing.productIDParts.lastIndex(of: search) { listing.productIDParts.remove(at: index) }
         }
         let result = try await store.listTransactions(listing)
         return try await page(result.transactions, next: result.next, now: try await store.currentTime())
@@ -408,6 +444,11 @@ struct AdminRoutes {
             guard let cursor = TransactionListing.Cursor(text) else { throw .badRequest("after is the next of the previous page, not \(text)") }
             listing.after = cursor
             guard listing.cursorValue() != nil else { throw .badRequest("after \(text) is not a page of an order by \(listing.sort.rawValue)") }
+        }
+        if let text = request.queryValue("page"), !text.isEmpty {
+            guard let number = Int(text), number >= 1, number <= 10_000_000 else { throw .badRequest("page is a page number from 1, not \(text)") }
+            guard listing.after == nil else { throw .badRequest("give after or page, not both") }
+            listing.skip = (number - 1) * listing.limit
         }
         return listing
     }

@@ -96,14 +96,85 @@ struct QueryPlanTests {
         #expect(!steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") }, "\(described): \(steps)")
     }
 
-    @Test("a rare state's rows are read through the state index", arguments: [ListedState.refunded, .pendingApproval, .upgraded])
+    /// Every filter the Transaction Manager offers alone (none, a product — which a type filter or a
+    /// product search becomes —, each state, and a product in a state, as an order by state with a
+    /// type reads it) in every order, each way, from the start and after a cursor.
+    static let everyCombination: [TransactionListingSource] = {
+        let now = Date(timeIntervalSince1970: 1_767_225_600)
+        var sources: [TransactionListingSource] = []
+        for order in [TransactionListingSource.Order.id, .account, .productID, .expirationDate] {
+            for state in [nil] + ListedState.allCases.map(Optional.some) {
+                for product in [nil, "gems"] {
+                    for descending in [false, true] {
+                        for cursor in [false, true] {
+                            let after: (value: TransactionListing.SortValue, id: UInt64)? = !cursor ? nil
+                                : order == .expirationDate ? (.number(5), 40) : order == .id ? (.number(0), 40) : (.text("m"), 40)
+                            sources.append(TransactionListingSource(account: nil, productID: product, state: state, purchasedFrom: nil,
+                                                                    purchasedBefore: nil, order: order, descending: descending, after: after,
+                                                                    limit: 51, now: now))
+                        }
+                    }
+                }
+            }
+        }
+        return sources
+    }()
+
+    /// Whether a plan reads the whole table or sorts what it read: a walk of the table itself is its
+    /// identifier order, allowed only where that is the order asked for (with nothing to filter by an index).
+    static func problems(_ steps: [String], _ source: TransactionListingSource, keys: Bool) -> [String] {
+        var problems: [String] = []
+        let tableWalk = steps.contains { $0.hasPrefix("SCAN transactions") && !$0.contains("INDEX") }
+        if tableWalk && !(source.order == .id && source.productID == nil && source.state == nil && !keys) { problems.append("reads the table's rows in turn") }
+        // The grace period's few transactions are looked up by identifier and sorted.
+        if source.state != .inGracePeriod && steps.contains(where: { $0.contains("TEMP B-TREE") }) { problems.append("sorts what it read") }
+        if keys && source.state != .inGracePeriod && !steps.contains(where: { $0.contains("COVERING INDEX") }) {
+            problems.append("reads rows to count a page's place (no covering index)")
+        }
+        return problems
+    }
+
+    @Test("every filter × order of the Transaction Manager is read along an index of its own, in its order, never by walking the table or sorting")
+    func everyCombinationReadsAnIndexInOrder() throws {
+        let scratch = Scratch()
+        let path = try Self.ledger(in: scratch)
+        var failures: [String] = []
+        for source in Self.everyCombination {
+            let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+            let steps = try Self.plan(sql, values, in: path)
+            let described = "\(source.order) \(source.descending ? "descending" : "ascending") \(source.state?.rawValue ?? "any state") "
+                + "\(source.productID ?? "any product")\(source.after == nil ? "" : " after a cursor")"
+            let problems = Self.problems(steps, source, keys: false)
+            if !problems.isEmpty { failures.append("\(described): \(problems.joined(separator: ", ")): \(steps)") }
+        }
+        #expect(failures.isEmpty, "\(failures.count) of \(Self.everyCombination.count):\n\(failures.joined(separator: "\n"))")
+    }
+
+    @Test("a page asked for by number is found along a covering index of every filter × order (its place counted without reading a row)")
+    func pageByNumberReadsKeysOnly() throws {
+        let scratch = Scratch()
+        let path = try Self.ledger(in: scratch)
+        var failures: [String] = []
+        for source in Self.everyCombination where source.after == nil {
+            for (sql, values) in [SQLiteLedgerStorage.Reader.selectKeys(source, offset: 2_450), SQLiteLedgerStorage.Reader.selectCount(source)] {
+                let steps = try Self.plan(sql, values, in: path)
+                let problems = Self.problems(steps, source, keys: true)
+                if !problems.isEmpty {
+                    failures.append("\(source.order) \(source.state?.rawValue ?? "any state") \(source.productID ?? "any product"): \(problems): \(steps)")
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count):\n\(failures.joined(separator: "\n"))")
+    }
+
+    @Test("a rare state's rows are read through a state index", arguments: [ListedState.refunded, .pendingApproval, .upgraded])
     func rareStateUsesTheStateIndex(_ state: ListedState) throws {
         let scratch = Scratch()
         let source = TransactionListingSource(account: nil, productID: nil, state: state, purchasedFrom: nil, purchasedBefore: nil,
                                               order: .account, descending: false, after: nil, limit: 51, now: Date())
         let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
-        #expect(steps.contains { $0.contains("transactions_by_listed_state") }, "\(steps)")
+        #expect(steps.contains { $0.contains("transactions_by_state_account") }, "\(steps)")
     }
 
     @Test("the products of the ledger are found by seeking through the product index, not by reading every transaction")
@@ -128,11 +199,13 @@ struct QueryPlanTests {
         #expect(steps.contains { $0.contains("transactions_by_account") }, "\(steps)")
     }
 
-    @Test("whether an account owns a product is read from the non-consumables' index, which consumables never enter")
+    @Test("whether an account owns a product is read from an index keyed by product and account, never every customer's rows of the product")
     func ownershipUsesTheCandidatesIndex() throws {
         let scratch = Scratch()
         let (sql, values) = SQLiteLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "pro", entitlementCandidatesOnly: true))
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
-        #expect(steps.contains { $0.contains("transactions_entitlement_candidates_by_product") }, "\(steps)")
+        // The listing's product-and-account index serves it as well: a seek to the account's rows of the product.
+        #expect(steps.contains { $0.contains("transactions_entitlement_candidates_by_product") || $0.contains("transactions_by_product_account") },
+                "\(steps)")
     }
 }

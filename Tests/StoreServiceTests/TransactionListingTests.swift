@@ -104,7 +104,26 @@ struct TransactionListingTests {
                     line.hasPrefix("#") ? line.dropFirst().split(separator: " ").first.flatMap { UInt64($0) } : nil
                 }
                 #expect(printed == expected, "storekit transactions \(arguments.joined(separator: " ")) lists \(printed.count) rows")
+                // A page by number holds the rows at its place in the order, without the pages before it.
+                for number in [1, 3, (expected.count + 499) / 500, (expected.count + 499) / 500 + 1] {
+                    let answer = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?limit=500&\(query)&page=\(number)")!)
+                    let rows = try #require(answer.json?["transactions"] as? [[String: Any]], "\(query) page \(number)")
+                    let start = min((number - 1) * 500, expected.count)
+                    #expect(rows.compactMap { ($0["id"] as? Int).map(UInt64.init) } == Array(expected[start..<min(start + 500, expected.count)]),
+                            "\(query): page \(number) by number")
+                }
             }
+            // An account's name searched for lists that account's transactions; a name unknown is searched for in products.
+            let named = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?limit=500&search=w599")!)
+            let own = try await ListingStore.expected(TransactionListing(account: "w599", limit: 500), in: store)
+            #expect(!own.isEmpty)
+            #expect((named.json?["transactions"] as? [[String: Any]])?.compactMap { ($0["id"] as? Int).map(UInt64.init) } == own)
+            let accounts = try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/accounts?search=W59&limit=5&devices=true")!)
+            #expect((accounts.json?["accounts"] as? [[String: Any]])?.compactMap { $0["name"] as? String } == ["w59", "w590", "w591", "w592", "w593"],
+                    "accounts found by part of their names, ignoring case: \(String(decoding: accounts.body, as: UTF8.self).prefix(300))")
+            #expect(accounts.json?["next"] as? String == "w593")
+            #expect(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?page=0")!).status == 400)
+            #expect(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?page=2&after=12")!).status == 400)
             // A cursor that does not fit the order is refused, as is an unknown sort.
             #expect(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?sort=account&after=12:x")!).status == 200)
             #expect(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/v1/admin/transactions?sort=expirationDate&after=12:x")!).status == 400)

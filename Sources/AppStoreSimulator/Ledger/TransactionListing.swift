@@ -92,6 +92,10 @@ public struct TransactionListing: Hashable, Sendable {
     public var sort: SortKey
     public var descending: Bool
     public var after: Cursor?
+    /// Rows passed over before the page, when it is asked for by number rather than after a cursor:
+    /// `(number − 1) × limit`. The store finds the row before the page along the indexes alone (no
+    /// row is read), then reads the page after it as it reads any page.
+    public var skip: Int = 0
     public var limit: Int
 
     public init(account: String? = nil, productIDs: Set<String>? = nil, states: Set<ListedState>? = nil, purchasedFrom: Date? = nil,
@@ -149,6 +153,17 @@ public struct TransactionListing: Hashable, Sendable {
         case .id: return .number(0)
         case .account, .productID: return .text(after.value)
         case .expirationDate, .state: return Int64(after.value).map(SortValue.number)
+        }
+    }
+
+    /// Where a row stands in a source's order: its sort value and identifier.
+    public struct Key: Hashable, Sendable {
+        public var value: SortValue
+        public var id: UInt64
+
+        public init(value: SortValue, id: UInt64) {
+            self.value = value
+            self.id = id
         }
     }
 

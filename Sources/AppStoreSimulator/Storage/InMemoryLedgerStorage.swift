@@ -234,6 +234,13 @@ extension InMemoryLedgerStorage {
             Array(contents.accounts.values.filter { name == nil || $0.name > name! }.sorted { $0.name < $1.name }.prefix(limit))
         }
 
+        func accounts(matching text: String, after name: String?, limit: Int) -> [StoreAccount] {
+            // ASCII case only, as SQLite's lower().
+            let fold = { (text: String) in String(text.unicodeScalars.map { ("A"..."Z").contains($0) ? Character(Unicode.Scalar($0.value + 32)!) : Character($0) }) }
+            let wanted = fold(text)
+            return Array(accounts(after: name, limit: .max).lazy.filter { fold($0.name).contains(wanted) }.prefix(limit))
+        }
+
         func accounts(familyGroup: String) -> [StoreAccount] {
             contents.accounts.values.filter { $0.familyGroup == familyGroup }.sorted { $0.name < $1.name }
         }
@@ -277,6 +284,19 @@ extension InMemoryLedgerStorage {
             }
             return result
         }
+
+        func transactionKeys(_ source: TransactionListingSource, offset: Int) -> [TransactionListing.Key] {
+            var unlimited = source
+            unlimited.limit = Int.max
+            let order = TransactionListing.SortKey(rawValue: source.order.rawValue) ?? .id
+            let listing = TransactionListing(sort: order, descending: source.descending)
+            return transactions(unlimited).dropFirst(offset).prefix(source.limit).map { transaction in
+                // A source's sort values never depend on a state (no source is ordered by state).
+                TransactionListing.Key(value: listing.sortValue(of: transaction, state: .purchased), id: transaction.id)
+            }
+        }
+
+        func transactionCount(_ source: TransactionListingSource) -> Int { transactions(source).count }
 
         /// Every transaction, filtered and sorted: a memory store is small.
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {

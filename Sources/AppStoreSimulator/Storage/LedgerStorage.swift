@@ -73,6 +73,8 @@ public protocol LedgerReader {
     func account(_ name: String) -> StoreAccount?
     /// Every account, by name; at most `limit` after `name`.
     func accounts(after name: String?, limit: Int) -> [StoreAccount]
+    /// The accounts whose names contain `text`, ignoring ASCII case, by name; at most `limit` after `name`.
+    func accounts(matching text: String, after name: String?, limit: Int) -> [StoreAccount]
     /// The accounts in a Family Sharing group, by name.
     func accounts(familyGroup: String) -> [StoreAccount]
     func device(_ name: String) -> StoreDevice?
@@ -86,6 +88,12 @@ public protocol LedgerReader {
     /// A source of the Transaction Manager's list: the transactions it selects, in its order, at
     /// most its limit, answered through an index whatever the ledger's size.
     func transactions(_ source: TransactionListingSource) -> [LedgerTransaction]
+    /// The keys of a source's rows from position `offset` on (sort values as ``TransactionListing``
+    /// compares them, and identifiers), in its order, at most its limit: read from the source's index
+    /// alone, so skipping to a page by number reads no row.
+    func transactionKeys(_ source: TransactionListingSource, offset: Int) -> [TransactionListing.Key]
+    /// How many rows a source selects, counted up to its limit along its index.
+    func transactionCount(_ source: TransactionListingSource) -> Int
     /// The products the ledger's transactions are of, with their kinds.
     func listedProducts() -> [String: CatalogProduct.Kind]
     func subscription(_ originalTransactionID: UInt64) -> SubscriptionRecord?

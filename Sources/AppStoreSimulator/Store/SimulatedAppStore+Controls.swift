@@ -340,6 +340,13 @@ extension SimulatedAppStore {
         try reading { ledger.accounts(after: after, limit: limit) }
     }
 
+    /// The accounts whose names contain `text` (ignoring ASCII case; every account when `nil`), by
+    /// name: at most `limit` after the name `after`.
+    public func allAccounts(matching text: String?, after: String? = nil, limit: Int = .max) throws(AppStoreError) -> [StoreAccount] {
+        guard let text else { return try allAccounts(after: after, limit: limit) }
+        return try reading { ledger.accounts(matching: text, after: after, limit: limit) }
+    }
+
     /// The devices, by name: at most `limit` after the name `after`.
     public func allDevices(after: String? = nil, limit: Int = .max) throws(AppStoreError) -> [StoreDevice] {
         try reading { ledger.devices(after: after, limit: limit) }

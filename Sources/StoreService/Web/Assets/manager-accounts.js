@@ -3,13 +3,39 @@
 import { $, state, h, fill, enc, say, api, act, loadsWith, fmtDate } from "./manager-page.js";
 import { firstPage } from "./manager-transactions.js";
 
+const ACCOUNTS_PAGE = 25;
+
+// A page of accounts at a time, with their devices: a store may hold tens of thousands.
+let accountsRequest = null;
 async function loadAccounts() {
-  const [a, d] = await Promise.all([api("GET", "/v1/admin/accounts"), api("GET", "/v1/admin/devices")]);
+  if (accountsRequest) accountsRequest.abort();
+  const controller = new AbortController();
+  accountsRequest = controller;
+  const q = new URLSearchParams({ limit: String(ACCOUNTS_PAGE), devices: "true" });
+  if (state.accountsStart) q.set("after", state.accountsStart);
+  const search = $("accounts-search").value.trim();
+  if (search) q.set("search", search);
+  const a = await api("GET", `/v1/admin/accounts?${q}`, undefined, controller.signal);
+  if (accountsRequest !== controller) return;
+  accountsRequest = null;
   state.accounts = a.accounts || [];
-  state.devices = d.devices || [];
+  state.devices = a.devices || [];
+  state.accountsNext = a.next === undefined || a.next === null ? null : a.next;
   renderAccounts();
 }
 loadsWith(loadAccounts);
+
+function accountsFrom(start) { state.accountsStart = start; loadAccounts().catch(e => { if (e.name !== "AbortError") say(e.message, "error"); }); }
+$("accounts-next").addEventListener("click", () => {
+  if (state.accountsNext === null) return;
+  state.accountsStack.push(state.accountsStart);
+  accountsFrom(state.accountsNext);
+});
+$("accounts-previous").addEventListener("click", () => { if (state.accountsStack.length) accountsFrom(state.accountsStack.pop()); });
+let findTyping = null;
+function findAccounts() { state.accountsStack = []; accountsFrom(null); }
+$("accounts-search").addEventListener("input", () => { clearTimeout(findTyping); findTyping = setTimeout(findAccounts, 250); });
+$("accounts-find").addEventListener("submit", ev => { ev.preventDefault(); clearTimeout(findTyping); findAccounts(); });
 
 function renderAccounts() {
   const byAccount = new Map();
@@ -31,13 +57,12 @@ function renderAccounts() {
         h("button", { type: "button", "data-action": "edit-account", "aria-label": `Edit account ${a.name}` }, "Edit"),
         h("button", { type: "button", "data-action": "show-account", "aria-label": `Transactions of ${a.name}` },
           "Transactions"))));
-  }) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, "No accounts yet: create one below, or buy on the storefront.")));
-
-  const select = $("filter-account"), chosen = select.value;
-  const names = state.accounts.map(a => a.name);
-  if (chosen && names.indexOf(chosen) < 0) names.push(chosen);
-  fill(select, [h("option", { value: "" }, "All accounts")].concat(names.map(n => h("option", { value: n }, n))));
-  select.value = chosen;
+  }) : h("tr", {}, h("td", { colspan: 8, class: "empty" }, $("accounts-search").value.trim()
+    ? `No account's name contains “${$("accounts-search").value.trim()}”.` : "No accounts yet: create one below, or buy on the storefront.")));
+  const first = state.accountsStack.length * ACCOUNTS_PAGE + 1;
+  $("accounts-label").textContent = state.accounts.length ? `Accounts ${first}–${first + state.accounts.length - 1}` : "No accounts";
+  $("accounts-previous").disabled = state.accountsStack.length === 0;
+  $("accounts-next").disabled = state.accountsNext === null;
 }
 
 // What the app on a device asked of the customer's review (AppStore.requestReview and friends).

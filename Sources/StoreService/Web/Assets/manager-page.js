@@ -2,10 +2,12 @@
 // admin API, and refreshing every part after a change. Every request carries X-OpenStoreKit-Request,
 // which the server requires of a change and which a page of another site cannot make the browser send.
 export const $ = id => document.getElementById(id);
+// A page of transactions begins at `start`: after a cursor ({ after }) or at a number ({ page }).
 export const state = {
-  after: null, stack: [], next: null, rows: new Map(), list: [], presentations: {}, now: 0,
+  start: { after: null }, page: 1, stack: [], next: null, rows: new Map(), list: [], presentations: {}, now: 0,
+  accountsStart: null, accountsStack: [], accountsNext: null,
   sort: { key: "id", direction: "descending" }, accounts: [], devices: [], settings: null, openNotes: new Set(),
-  txToken: 0, noteToken: 0, lost: false, vocabulary: { timeRates: [], settingFlags: [], failableAPIs: [], transactionStates: [] }
+  txToken: 0, noteToken: 0, lost: false, vocabularyReady: Promise.resolve(), vocabulary: { timeRates: [], settingFlags: [], failableAPIs: [], transactionStates: [] }
 };
 
 export function add(parent, kid) {
@@ -53,11 +55,16 @@ export function sessionHeaders(headers) {
   return headers;
 }
 
-export async function api(method, path, body) {
-  const init = { method, headers: sessionHeaders({ Accept: "application/json", "X-OpenStoreKit-Request": "1" }) };
+// `signal` (an AbortController's) cancels a request a newer one has made pointless: it rejects with
+// an error named AbortError, which callers drop.
+export async function api(method, path, body, signal) {
+  const init = { method, headers: sessionHeaders({ Accept: "application/json", "X-OpenStoreKit-Request": "1" }), signal };
   if (body !== undefined) { init.body = JSON.stringify(body); init.headers["Content-Type"] = "application/json"; }
   let res;
-  try { res = await fetch(path, init); } catch (e) { throw new Error(`The store did not answer (${e.message}).`); }
+  try { res = await fetch(path, init); } catch (e) {
+    if (e.name === "AbortError") throw e;
+    throw new Error(`The store did not answer (${e.message}).`);
+  }
   const text = await res.text();
   let data = null;
   if (text) { try { data = JSON.parse(text); } catch (e) { data = null; } }
@@ -68,7 +75,7 @@ export async function api(method, path, body) {
   return data || {};
 }
 
-export function report(promise) { return promise.catch(e => say(e.message, "error")); }
+export function report(promise) { return promise.catch(e => { if (e.name !== "AbortError") say(e.message, "error"); }); }
 
 // Each part registers how it loads; a change refreshes them all, one refresh at a time.
 const loaders = [];
@@ -80,7 +87,7 @@ export function refreshAll() {
     do {
       again = false;
       const results = await Promise.all(loaders.map(load => load().then(() => null, e => e)));
-      const failure = results.find(Boolean);
+      const failure = results.find(e => e && e.name !== "AbortError");
       if (failure) say(failure.message, "error");
     } while (again);
     refreshing = null;

@@ -21,7 +21,12 @@ function describeErrors(list) {
 }
 function setField(id, value) { const el = $(id); if (document.activeElement !== el) el.value = value; }
 
-async function loadSettings() { renderSettings(await api("GET", "/v1/admin/settings")); }
+// Drawn once the names of the choices are in (they load side by side when the page opens).
+async function loadSettings() {
+  const settings = await api("GET", "/v1/admin/settings");
+  await state.vocabularyReady;
+  renderSettings(settings);
+}
 loadsWith(loadSettings);
 
 function renderSettings(s) {

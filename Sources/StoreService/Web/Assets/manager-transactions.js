@@ -2,42 +2,91 @@
 // row drawn from what the server says of it (its state, its lines, the actions that apply).
 import { $, state, h, fill, small, enc, fmtDate, say, api, act, report, loadsWith } from "./manager-page.js";
 
-const PAGE_SIZE = 50, CONFIRM_MS = 6000;
+const PAGE_SIZE = 50, CONFIRM_MS = 6000, COLUMNS = 9;
 
 const presentation = t => state.presentations[String(t.id)] || { state: t.state, stateLabel: t.state, badge: "", details: [], actions: [] };
 
+// The filters as the page's controls hold them, by the admin API's names (and the page's address's).
+const FILTERS = [["account", "filter-account"], ["search", "filter-search"], ["type", "filter-type"], ["state", "filter-state"],
+  ["from", "filter-from"], ["to", "filter-to"]];
+
 // Every filter and order is the store's, over the whole ledger: the page shows what the server sends.
-function query() {
+function query(start) {
   const q = new URLSearchParams();
   q.set("limit", String(PAGE_SIZE));
   q.set("sort", state.sort.key);
   q.set("order", state.sort.direction);
-  if (state.after !== null) q.set("after", String(state.after));
-  [["account", "filter-account"], ["search", "filter-search"], ["type", "filter-type"], ["state", "filter-state"],
-    ["from", "filter-from"], ["to", "filter-to"]]
-    .forEach(([name, id]) => { const v = $(id).value.trim(); if (v) q.set(name, v); });
-  return q.toString();
+  if (start.page) q.set("page", String(start.page));
+  else if (start.after !== null && start.after !== undefined) q.set("after", String(start.after));
+  FILTERS.forEach(([name, id]) => { const v = $(id).value.trim(); if (v) q.set(name, v); });
+  return q;
+}
+
+// The page's address says what the list shows (filters, order, page), so going back to it from a
+// purchase's page, or reloading it, shows the same page.
+function remember(start) {
+  const q = query(start);
+  q.delete("limit");
+  if (q.get("sort") === "id") q.delete("sort");
+  if (q.get("order") === "descending") q.delete("order");
+  if (state.page > 1) q.set("page", String(state.page)); else q.delete("page");
+  const address = q.toString() ? `${location.pathname}?${q}` : location.pathname;
+  if (address !== location.pathname + location.search) history.replaceState(history.state, "", address);
+}
+
+/// Sets the controls from the page's address (a page opened again, or reached by going back).
+export function restoreFromAddress() {
+  const q = new URLSearchParams(location.search);
+  FILTERS.forEach(([name, id]) => { if (q.has(name)) $(id).value = q.get(name); });
+  const key = q.get("sort"), direction = q.get("order");
+  if (key && [...$("sort-key").options].some(o => o.value === key)) state.sort.key = key;
+  if (direction === "ascending" || direction === "descending") state.sort.direction = direction;
+  $("sort-key").value = state.sort.key;
+  $("sort-order").value = state.sort.direction;
+  const page = Number(q.get("page") || "1"), after = q.get("after");
+  state.stack = [];
+  if (after) { state.start = { after }; state.page = Number.isInteger(page) && page > 1 ? page : 1; }
+  else if (Number.isInteger(page) && page > 1) { state.start = { page }; state.page = page; }
+  else { state.start = { after: null }; state.page = 1; }
+}
+
+// While a page is on its way the rows on screen are marked stale (aria-busy, dimmed, "Loading…");
+// a newer request cancels the one before it, whose answer could only overwrite a newer choice.
+let inFlight = null;
+function busy(on) {
+  $("tx-table").setAttribute("aria-busy", on ? "true" : "false");
+  $("tx-body").classList.toggle("stale", on);
+  $("tx-status").textContent = on ? "Loading…" : "";
 }
 
 export async function loadTransactions() {
   const token = ++state.txToken;
+  if (inFlight) inFlight.abort();
+  const controller = new AbortController();
+  inFlight = controller;
+  const start = state.start;
+  busy(true);
   let data;
   try {
-    data = await api("GET", "/v1/admin/transactions?" + query());
+    data = await api("GET", "/v1/admin/transactions?" + query(start), undefined, controller.signal);
   } catch (e) {
+    if (token !== state.txToken) return;
+    inFlight = null;
+    busy(false);
     // Rows that may no longer be true are not left on screen under a failed filter.
-    if (token === state.txToken) {
-      state.rows = new Map(); state.list = [];
-      fill($("tx-body"), h("tr", {}, h("td", { colspan: 10, class: "empty" }, `The transactions could not be loaded: ${e.message}`)));
-    }
+    state.rows = new Map(); state.list = [];
+    fill($("tx-body"), h("tr", {}, h("td", { colspan: COLUMNS, class: "empty" }, `The transactions could not be loaded: ${e.message}`)));
     throw e;
   }
   if (token !== state.txToken) return;
+  inFlight = null;
   state.next = data.next === undefined || data.next === null ? null : data.next;
   state.presentations = data.rows || {};
   state.now = Number(data.now || 0);
   state.list = data.transactions || [];
   renderTransactions();
+  busy(false);
+  remember(start);
 }
 loadsWith(loadTransactions);
 
@@ -87,12 +136,11 @@ function txRow(t) {
     "data-price-increase": row.priceIncrease, "data-offer": t.offer ? String(t.offer.type) : null },
     h("th", { scope: "row" }, `#${t.id}`, t.originalID !== t.id ? small(`of #${t.originalID}`) : null),
     h("td", { class: "date", "data-label": "Purchased" }, fmtDate(t.purchaseDate), t.reason && t.reason !== "purchase" ? small(t.reason) : null),
-    h("td", { "data-label": "Account" }, t.account, t.device ? small(t.device) : null),
+    h("td", { "data-label": "Account" }, t.account, t.device ? small(t.device) : null, t.appAccountToken ? small(tokenCell(t)) : null),
     h("td", { "data-label": "Product" }, h("code", {}, t.productID),
       small(t.productKind + quantity + (t.ownership && t.ownership !== "purchased" ? ` · ${t.ownership}` : ""))),
     h("td", { class: "num", "data-label": "Price" }, money(t.price, t.currency)),
     h("td", { "data-label": "Storefront" }, t.storefront || "—"),
-    h("td", { "data-label": "Token" }, tokenCell(t)),
     h("td", { class: "date", "data-label": "Expires" }, t.expirationDate != null ? fmtDate(t.expirationDate) : "—"),
     h("td", { "data-label": "State" }, badges, lines.length ? h("p", { class: "lines" }, lines) : null),
     h("td", { "data-label": "Actions" }, h("div", { class: "actions" }, actionsFor(t, row))));
@@ -100,7 +148,7 @@ function txRow(t) {
 
 function emptyText() {
   const chosen = $("filter-state").value, search = $("filter-search").value.trim();
-  if (state.stack.length) return "No more transactions.";
+  if (state.page > 1) return `No transactions on page ${state.page}: the list is shorter.`;
   if (search) return `No transaction matches “${search}”.`;
   if (chosen) {
     const known = state.vocabulary.transactionStates.find(s => s.state === chosen);
@@ -120,7 +168,7 @@ function renderTransactions() {
   const { key, direction } = state.sort;
   const list = state.list;
   state.rows = new Map(list.map(t => [String(t.id), t]));
-  fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: 10, class: "empty" }, emptyText())));
+  fill(body, list.length ? list.map(txRow) : h("tr", {}, h("td", { colspan: COLUMNS, class: "empty" }, emptyText())));
   const confirming = confirmingButton();
   if (confirming) arm(confirming, state.rows.get(state.confirming.id));
   document.querySelectorAll("#tx-table th[data-sort]").forEach(th => {
@@ -128,8 +176,10 @@ function renderTransactions() {
   });
   const sortLabel = $("sort-key").selectedOptions[0] ? $("sort-key").selectedOptions[0].textContent : key;
   $("tx-caption").textContent = `Transactions by ${sortLabel.toLowerCase()}, ${direction}; dates in UTC`;
-  $("page-label").textContent = `Page ${state.stack.length + 1}`;
-  $("page-previous").disabled = state.stack.length === 0;
+  $("page-label").textContent = `Page ${state.page}`;
+  $("page-number").value = "";
+  $("page-number").placeholder = String(state.page);
+  $("page-previous").disabled = state.page <= 1;
   $("page-next").disabled = state.next === null;
   if (restore) {
     const el = body.querySelector(`tr[data-transaction-id="${restore.id}"] [data-action="${restore.action}"]`);
@@ -161,6 +211,7 @@ function extendDays() {
   const ok = /^\d+$/.test(text) && days >= 1 && days <= 90;
   input.setAttribute("aria-invalid", ok ? "false" : "true");
   $("extend-hint").textContent = ok ? "" : "Give a whole number of days from 1 to 90.";
+  if (!ok) input.closest("details").open = true;
   return ok ? days : null;
 }
 $("extend-days").addEventListener("input", extendDays);
@@ -251,12 +302,33 @@ $("tx-body").addEventListener("focusout", ev => {
   if (button && !button.contains(ev.relatedTarget)) disarm(button);
 });
 
-export function firstPage() { state.after = null; state.stack = []; report(loadTransactions()); }
+export function firstPage() { state.start = { after: null }; state.page = 1; state.stack = []; report(loadTransactions()); }
 $("page-next").addEventListener("click", () => {
-  if (state.next !== null) { state.stack.push(state.after); state.after = state.next; report(loadTransactions()); }
+  if (state.next === null) return;
+  state.stack.push(state.start);
+  state.start = { after: state.next };
+  state.page += 1;
+  report(loadTransactions());
 });
 $("page-previous").addEventListener("click", () => {
-  if (state.stack.length) { state.after = state.stack.pop(); report(loadTransactions()); }
+  if (state.page <= 1) return;
+  // Back along the pages walked, or (a page reached by number) the page before it, by number.
+  state.start = state.stack.length ? state.stack.pop() : (state.page === 2 ? { after: null } : { page: state.page - 1 });
+  state.page -= 1;
+  report(loadTransactions());
+});
+// A page by number: the store finds where it begins along its indexes, without the pages before it.
+$("page-jump").addEventListener("submit", ev => {
+  ev.preventDefault();
+  const input = $("page-number"), text = input.value.trim(), page = Number(text);
+  const ok = /^\d+$/.test(text) && page >= 1;
+  input.setAttribute("aria-invalid", ok ? "false" : "true");
+  $("page-number-error").hidden = ok;
+  if (!ok) return;
+  state.stack = [];
+  state.start = page === 1 ? { after: null } : { page };
+  state.page = page;
+  report(loadTransactions());
 });
 
 $("filters").addEventListener("change", ev => {
@@ -280,3 +352,26 @@ export function fillStateFilter() {
     h("option", { value: s.state }, s.label.charAt(0).toUpperCase() + s.label.slice(1)))));
   select.value = chosen;
 }
+
+// Accounts are suggested as a name is typed in the search or the account filter: the store finds
+// them by part of their names, however many there are.
+let suggesting = null, suggestions = null;
+function suggestAccounts(text) {
+  clearTimeout(suggesting);
+  suggesting = setTimeout(async () => {
+    if (suggestions) suggestions.abort();
+    const controller = new AbortController();
+    suggestions = controller;
+    try {
+      const data = await api("GET", `/v1/admin/accounts?limit=20&search=${enc(text)}`, undefined, controller.signal);
+      fill($("account-choices"), (data.accounts || []).map(a => h("option", { value: a.name })));
+    } catch (e) { if (e.name !== "AbortError") say(e.message, "error"); }
+  }, 150);
+}
+["filter-account", "filter-search"].forEach(id => $(id).addEventListener("input", ev => {
+  const text = $(id).value.trim();
+  if (text && !/^\d+$/.test(text)) suggestAccounts(text);
+  // A suggestion chosen for the account filter lists that account's transactions at once.
+  if (id === "filter-account" && (ev.inputType === "insertReplacementText" || ev.inputType === undefined)
+      && [...$("account-choices").options].some(o => o.value === text)) firstPage();
+}));
