@@ -191,7 +191,7 @@ def main():
         browser.script("document.getElementById('page-next').click();")
         held = wait_until(run.step, lambda: browser.script(
             "const t = document.getElementById('tx-table'), b = document.getElementById('tx-body');"
-            "return t.getAttribute('aria-busy') === 'true' && b.classList.contains('stale') ? "
+            "return t.getAttribute('aria-busy') === 'true' && b.classList.contains('stale') && Number(getComputedStyle(b).opacity) < 0.5 ? "
             "{busy: true, status: document.getElementById('tx-status').textContent,"
             " rows: b.querySelectorAll('tr[data-transaction-id]').length, opacity: getComputedStyle(b).opacity} : null;"))
         run.seen["loadingState"] = held
