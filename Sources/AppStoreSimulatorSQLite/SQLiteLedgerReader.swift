@@ -217,7 +217,8 @@ extension SQLiteLedgerStorage {
         /// The statement that counts a source's rows, at most its limit: `count` along its index.
         static func selectCount(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
             let parts = listingParts(source, keysOnly: true, engine: engine)
-            let (inner, values) = parts.conditions.select("1 AS one", from: parts.table, orderBy: parts.order, limit: source.limit)
+            // A count up to a limit needs no order: any rows of the source, as many as there are, up to it.
+            let (inner, values) = parts.conditions.select("1 AS one", from: parts.table, orderBy: nil, limit: source.limit)
             return ("SELECT count(*) AS counted FROM (\(inner)) AS counted_rows", values)
         }
 
@@ -497,10 +498,10 @@ extension SQLiteLedgerStorage.Reader {
         }
 
         /// `SELECT columns FROM table WHERE … ORDER BY … LIMIT … [OFFSET …]` with its values.
-        func select(_ columns: String, from table: String, orderBy: String, limit: Int, offset: Int = 0) -> (String, [DatabaseValue]) {
+        func select(_ columns: String, from table: String, orderBy: String?, limit: Int, offset: Int = 0) -> (String, [DatabaseValue]) {
             var values = self.values + [.integer(Int64(min(limit, Int(Int64.max))))]
             let filter = terms.isEmpty ? "" : " WHERE " + terms.joined(separator: " AND ")
-            var sql = "SELECT \(columns) FROM \(table)\(filter) ORDER BY \(orderBy) LIMIT $\(values.count)"
+            var sql = "SELECT \(columns) FROM \(table)\(filter)\(orderBy.map { " ORDER BY \($0)" } ?? "") LIMIT $\(values.count)"
             if offset > 0 {
                 values.append(.integer(Int64(offset)))
                 sql += " OFFSET $\(values.count)"

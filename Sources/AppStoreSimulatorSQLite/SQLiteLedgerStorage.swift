@@ -413,18 +413,24 @@ extension SQLiteLedgerStorage {
     /// sort combination's page is a seek and a walk along one index whatever the store's size (layout
     /// 8 read some of them by walking another order's index past every row that did not match:
     /// consumables by expiration date walked every subscription first). Each carries the state
-    /// columns after its order, so a purchased period's end is checked without reading rows, and a
-    /// page's position (a page asked for by number) is counted along the index alone. A product in a
-    /// state is read along the state-and-product index, in identifier order. The identifiers alone,
-    /// in order, are an index too: a page of the whole list asked for by number is counted along it
-    /// rather than along the table's rows, records and all. Six more entries per write (the last at
-    /// the index's end): what they cost renewals is in docs/benchmarks.md.
+    /// columns and the purchase date after its order (layout 8's state and product indexes are made
+    /// again with it), so a purchased period's end and a range of purchase days are checked without
+    /// reading rows, and a page's position (a page asked for by number) is counted along the index
+    /// alone. A range of days with no state chosen is read as one source per state (the states divide
+    /// every transaction), so it too is checked along a state index. A product in a state is read
+    /// along the state-and-product index, in identifier order. The identifiers alone, in order, are an
+    /// index too: a page of the whole list asked for by number is counted along it rather than along
+    /// the table's rows, records and all. Six more entries per write (the last at the index's end).
     private static let layoutNineIndexes = """
-        CREATE INDEX IF NOT EXISTS transactions_by_product_account ON transactions(product_id, account, id, listed_state, expires_ms);
-        CREATE INDEX IF NOT EXISTS transactions_by_product_expiration ON transactions(product_id, expires_ms, id, listed_state);
-        CREATE INDEX IF NOT EXISTS transactions_by_state_account ON transactions(listed_state, account, id, expires_ms);
-        CREATE INDEX IF NOT EXISTS transactions_by_state_product ON transactions(listed_state, product_id, id, expires_ms);
-        CREATE INDEX IF NOT EXISTS transactions_by_state_expiration ON transactions(listed_state, expires_ms, id);
+        DROP INDEX IF EXISTS transactions_by_listed_state;
+        DROP INDEX IF EXISTS transactions_by_product;
+        CREATE INDEX IF NOT EXISTS transactions_by_listed_state ON transactions(listed_state, id, expires_ms, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_product ON transactions(product_id, id, listed_state, expires_ms, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_product_account ON transactions(product_id, account, id, listed_state, expires_ms, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_product_expiration ON transactions(product_id, expires_ms, id, listed_state, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_account ON transactions(listed_state, account, id, expires_ms, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_product ON transactions(listed_state, product_id, id, expires_ms, purchase_ms);
+        CREATE INDEX IF NOT EXISTS transactions_by_state_expiration ON transactions(listed_state, expires_ms, id, purchase_ms);
         CREATE INDEX IF NOT EXISTS transactions_by_id ON transactions(id);
         """
 

@@ -98,7 +98,7 @@ struct QueryPlanTests {
 
     /// Every filter the Transaction Manager offers alone (none, a product — which a type filter or a
     /// product search becomes —, each state, and a product in a state, as an order by state with a
-    /// type reads it) in every order, each way, from the start and after a cursor.
+    /// type reads it) in every order, each way, from the start, after a cursor and within a range of purchase days.
     static let everyCombination: [TransactionListingSource] = {
         let now = Date(timeIntervalSince1970: 1_767_225_600)
         var sources: [TransactionListingSource] = []
@@ -106,12 +106,14 @@ struct QueryPlanTests {
             for state in [nil] + ListedState.allCases.map(Optional.some) {
                 for product in [nil, "gems"] {
                     for descending in [false, true] {
-                        for cursor in [false, true] {
+                        // A range of purchase days comes with a state or a product: the store reads it one state at a time.
+                        for (cursor, dated) in [(false, false), (true, false), (false, true)] where !dated || state != nil || product != nil {
                             let after: (value: TransactionListing.SortValue, id: UInt64)? = !cursor ? nil
                                 : order == .expirationDate ? (.number(5), 40) : order == .id ? (.number(0), 40) : (.text("m"), 40)
-                            sources.append(TransactionListingSource(account: nil, productID: product, state: state, purchasedFrom: nil,
-                                                                    purchasedBefore: nil, order: order, descending: descending, after: after,
-                                                                    limit: 51, now: now))
+                            sources.append(TransactionListingSource(account: nil, productID: product, state: state,
+                                                                    purchasedFrom: dated ? now.addingTimeInterval(-30 * 86_400) : nil,
+                                                                    purchasedBefore: dated ? now : nil, order: order, descending: descending,
+                                                                    after: after, limit: 51, now: now))
                         }
                     }
                 }
@@ -143,7 +145,7 @@ struct QueryPlanTests {
             let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
             let steps = try Self.plan(sql, values, in: path)
             let described = "\(source.order) \(source.descending ? "descending" : "ascending") \(source.state?.rawValue ?? "any state") "
-                + "\(source.productID ?? "any product")\(source.after == nil ? "" : " after a cursor")"
+                + "\(source.productID ?? "any product")\(source.after == nil ? "" : " after a cursor")\(source.purchasedFrom == nil ? "" : " in a range of days")"
             let problems = Self.problems(steps, source, keys: false)
             if !problems.isEmpty { failures.append("\(described): \(problems.joined(separator: ", ")): \(steps)") }
         }
