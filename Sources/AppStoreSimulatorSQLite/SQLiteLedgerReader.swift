@@ -258,7 +258,11 @@ extension SQLiteLedgerStorage {
             case nil: break
             case .purchased?: conditions.add("listed_state = 'purchased' AND expires_ms > ?", now)
             case .expired?: conditions.add("listed_state = 'purchased' AND expires_ms <= ? AND NOT \(inGrace)", now)
-            case .inGracePeriod?: conditions.add("\(inGrace) AND listed_state = 'purchased' AND expires_ms <= ?", now)
+            case .inGracePeriod?:
+                // Its few rows are looked up by identifier and sorted: on SQLite, `+` keeps the planner
+                // from walking a state index past every purchased row to find them in order.
+                conditions.add("\(inGrace) AND \(conditions.hinted("+listed_state", plain: "listed_state")) = 'purchased' AND "
+                               + "\(conditions.hinted("+expires_ms", plain: "expires_ms")) <= ?", now)
             case let state?: conditions.add("listed_state = ?", .text(state.rawValue))
             }
             if let from = source.purchasedFrom { conditions.add("purchase_ms >= ?", .integer(AppStoreJSON.milliseconds(from: from))) }

@@ -416,8 +416,7 @@ extension SQLiteLedgerStorage {
     /// columns and the purchase date after its order (layout 8's state and product indexes are made
     /// again with it), so a purchased period's end and a range of purchase days are checked without
     /// reading rows, and a page's position (a page asked for by number) is counted along the index
-    /// alone. A range of days with no state chosen is read as one source per state (the states divide
-    /// every transaction), so it too is checked along a state index. A product in a state is read
+    /// alone. A product in a state is read
     /// along the state-and-product index, in identifier order. The identifiers alone, in order, are an
     /// index too: a page of the whole list asked for by number is counted along it rather than along
     /// the table's rows, records and all. Six more entries per write (the last at the index's end).

@@ -94,10 +94,7 @@ extension SimulatedAppStore {
     static func listingSegments(_ listing: TransactionListing, products productIDs: Set<String>?) -> [[ListingPart]] {
         let products: [String?] = productIDs.map { $0.sorted { $0.utf8.lexicographicallyPrecedes($1.utf8) }.map(Optional.some) } ?? [nil]
         let ordered = ListedState.allCases.filter { listing.states?.contains($0) ?? true }
-        // A range of purchase days is checked along a state index, whose entries carry the purchase
-        // date: every state is a source of its own (the states divide every transaction).
-        let dated = listing.purchasedFrom != nil || listing.purchasedBefore != nil
-        let states: [ListedState?] = listing.sort == .state || listing.states != nil || dated ? ordered.map(Optional.some) : [nil]
+        let states: [ListedState?] = listing.sort == .state || listing.states != nil ? ordered.map(Optional.some) : [nil]
         switch listing.sort {
         case .state:
             return (listing.descending ? states.reversed() : states).map { state in products.map { ListingPart(state: state, product: $0) } }
