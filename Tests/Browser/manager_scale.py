@@ -183,10 +183,18 @@ def main():
         run.seen["loads"] = {part: len(requests(browser, part)) for part in
                              ["/v1/admin/transactions", "/v1/admin/accounts", "/v1/admin/settings", "/v1/admin/vocabulary"]}
         run.seen["firstRowsMs"] = round(timing["firstRows"], 1)
+        # Every type and state the filters offer is one the store takes.
+        run.seen["refusedChoices"] = browser.script_async("""
+            const done = arguments[arguments.length - 1];
+            const choices = [...document.querySelectorAll('#filter-type option, #filter-state option')].filter(o => o.value)
+              .map(o => (o.closest('select').id === 'filter-type' ? 'type=' : 'state=') + o.value);
+            Promise.all(choices.map(c => fetch('/v1/admin/transactions?limit=1&' + c, {headers: {'X-OpenStoreKit-Request': '1'}})
+              .then(r => r.ok ? null : c))).then(refused => done({offered: choices.length, refused: refused.filter(Boolean)}));""")
         first, after = api_page(base, {"order": "descending"})
         wait_for_rows(browser, first, run.step)
 
         run.at("the loading state while a request is in flight, and a superseded request cancelled")
+        before = len(requests(browser, "/v1/admin/transactions"))
         browser.script("window.__hold = true;")
         browser.script("document.getElementById('page-next').click();")
         held = wait_until(run.step, lambda: browser.script(
@@ -197,11 +205,11 @@ def main():
         run.seen["loadingState"] = held
         # A newer choice while the first is held: the first is cancelled, the newer one's rows shown.
         set_control(browser, "filter-state", "expired")
-        wait_until(run.step, lambda: len(requests(browser, "/v1/admin/transactions")) >= 3)
+        wait_until(run.step, lambda: len(requests(browser, "/v1/admin/transactions")) >= before + 2)
         browser.script("window.__hold = false; window.__release();")
         expired, _ = api_page(base, {"order": "descending", "state": "expired"})
         wait_for_rows(browser, expired, run.step)
-        lists = requests(browser, "/v1/admin/transactions")
+        lists = requests(browser, "/v1/admin/transactions")[before:]
         run.seen["supersededCancelled"] = [r["aborted"] for r in lists]
         run.seen["busyAfter"] = browser.script("return document.getElementById('tx-table').getAttribute('aria-busy');")
 

@@ -37,10 +37,12 @@ struct ManagerScaleBrowserTests {
             let loads = try #require(report["loads"] as? [String: Int], "\(report)")
             #expect(loads == ["/v1/admin/transactions": 1, "/v1/admin/accounts": 1, "/v1/admin/settings": 1, "/v1/admin/vocabulary": 1],
                     "navigation loads each part once: \(loads)")
+            let choices = try #require(report["refusedChoices"] as? [String: Any], "\(report)")
+            #expect(choices["offered"] as? Int == 13 && (choices["refused"] as? [String]) == [], "every type and state offered is taken: \(choices)")
             let loading = try #require(report["loadingState"] as? [String: Any], "\(report)")
             #expect(loading["status"] as? String == "Loading…" && loading["rows"] as? Int == 50, "the old rows stay, marked stale: \(loading)")
             #expect(Double(loading["opacity"] as? String ?? "1") ?? 1 < 1, "stale rows are dimmed: \(loading)")
-            #expect(report["supersededCancelled"] as? [Bool] == [false, true, false], "the superseded request was cancelled: \(report)")
+            #expect(report["supersededCancelled"] as? [Bool] == [true, false], "Next's request, superseded by a filter, was cancelled: \(report)")
             #expect(report["busyAfter"] as? String == "false")
             let numbered = try #require(report["pageByNumber"] as? [String: Any], "\(report)")
             #expect(numbered["label"] as? String == "Page 7" && numbered["sameAsWalking"] as? Bool == true, "\(numbered)")

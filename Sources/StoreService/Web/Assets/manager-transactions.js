@@ -117,6 +117,9 @@ function actionsFor(t, row) {
 const money = (milliunits, currency) => milliunits === undefined || milliunits === null ? "—"
   : `${(Number(milliunits) / 1000).toFixed(2)} ${currency || ""}`.trim();
 
+// A product identifier may break after each dot (a line break opportunity, no character added).
+const breakable = id => String(id).split(".").flatMap((part, i, all) => i < all.length - 1 ? [part + ".", h("wbr", {})] : [part]);
+
 function tokenCell(t) {
   if (!t.appAccountToken) return "—";
   const token = String(t.appAccountToken).toLowerCase();
@@ -137,7 +140,7 @@ function txRow(t) {
     h("th", { scope: "row" }, `#${t.id}`, t.originalID !== t.id ? small(`of #${t.originalID}`) : null),
     h("td", { class: "date", "data-label": "Purchased" }, fmtDate(t.purchaseDate), t.reason && t.reason !== "purchase" ? small(t.reason) : null),
     h("td", { "data-label": "Account" }, t.account, t.device ? small(t.device) : null, t.appAccountToken ? small(tokenCell(t)) : null),
-    h("td", { "data-label": "Product" }, h("code", {}, t.productID),
+    h("td", { "data-label": "Product" }, h("code", {}, breakable(t.productID)),
       small(t.productKind + quantity + (t.ownership && t.ownership !== "purchased" ? ` · ${t.ownership}` : ""))),
     h("td", { class: "num", "data-label": "Price" }, money(t.price, t.currency)),
     h("td", { "data-label": "Storefront" }, t.storefront || "—"),
