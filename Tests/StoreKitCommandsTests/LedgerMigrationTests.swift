@@ -109,6 +109,9 @@ struct LedgerMigrationTests {
         }
         try connection.execute("""
             DROP INDEX transactions_by_listed_state; DROP INDEX transactions_by_product;
+            DROP INDEX transactions_by_product_account; DROP INDEX transactions_by_product_expiration;
+            DROP INDEX transactions_by_state_account; DROP INDEX transactions_by_state_product;
+            DROP INDEX transactions_by_state_expiration; DROP INDEX transactions_by_id;
             DROP INDEX transactions_by_expiration_date; DROP INDEX subscriptions_in_grace; DROP INDEX notifications_by_transaction;
             DROP INDEX transactions_by_account; CREATE INDEX transactions_by_account ON transactions(account, id);
             ALTER TABLE transactions DROP COLUMN listed_state; ALTER TABLE transactions DROP COLUMN purchase_ms;
