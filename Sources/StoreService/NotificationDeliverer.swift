@@ -58,6 +58,8 @@ public final class NotificationDeliverer: Sendable {
         /// The time posts spent in flight, added up: over a stretch of delivery, the mean number in
         /// flight is its growth divided by the stretch's length.
         public var secondsInFlight = 0.0
+
+        public init() {}
     }
 
     let store: SimulatedAppStore
