@@ -22,6 +22,9 @@ struct CancellationPage {
     /// still renews.
     let accessEnds: Date?
     let willRenew: Bool
+    /// What the next renewal would charge, as the renewal info states it ("£4.99"), and whether that is
+    /// an offer's price (the rest of an introductory price, a redeemed offer).
+    let renewalPrice: (text: String, isOffer: Bool)?
 
     /// The attempt `id` of `account`'s subscription, with what it shows; 404 for another account's.
     static func load(store: SimulatedAppStore, id: String, account: String, device: String, formToken: String) async throws -> CancellationPage {
@@ -35,11 +38,19 @@ struct CancellationPage {
         let product = catalog.product(id: attempt.productID)
         let record = try await store.subscriptionRecord(originalTransactionID: attempt.originalTransactionID)
         let active = record.map { $0.state != .expired && $0.state != .revoked } ?? false
+        // The price the next renewal charges (an introductory price may go on), in the customer's currency.
+        var renewalPrice: (text: String, isOffer: Bool)?
+        if active, let info = try await store.signedRenewalInfo(originalTransactionID: attempt.originalTransactionID)?.payload,
+           let price = info.renewalPrice, let currency = info.currency {
+            let amount = (Decimal(price) / 1000).formatted(.currency(code: currency).locale(Locale(identifier: catalog.locale)))
+            renewalPrice = (amount, info.offerType != nil)
+        }
         return CancellationPage(attempt: attempt, message: message, product: product,
                                 alternate: attempt.alternateProductID.flatMap { catalog.product(id: $0) },
                                 offer: attempt.offerIdentifier.flatMap { id in product?.subscription?.promotionalOffers.first { $0.id == id } },
                                 account: account, device: device, formToken: formToken,
-                                accessEnds: active ? record?.expirationDate : nil, willRenew: record?.autoRenewEnabled ?? false)
+                                accessEnds: active ? record?.expirationDate : nil, willRenew: record?.autoRenewEnabled ?? false,
+                                renewalPrice: renewalPrice)
     }
 
     /// The page's own address.
@@ -89,8 +100,10 @@ struct CancellationPage {
             html.raw(#"<p class="access-ends" data-access-ends=""#)
             html.add(accessEnds.formatted(.iso8601))
             html.raw(#"">"#)
-            html.add("If you cancel, you keep \(productName) until \(HTML.dateInWords(accessEnds)), the end of the period you have paid for"
-                     + (product.map { "; it would renew then at \($0.displayPrice)\($0.subscription.map { " per \(Self.text($0.period))" } ?? "")" } ?? "") + ".")
+            let per = product?.subscription.map { " per \(Self.text($0.period))" } ?? ""
+            let renewal = renewalPrice.map { "; it would renew then at \($0.text)\(per)" + ($0.isOffer ? " (an offer's price), then \(product?.displayPrice ?? "the regular price")\(per)" : "") }
+                ?? (willRenew ? product.map { "; it would renew then at \($0.displayPrice)\(per)" } : nil) ?? ""
+            html.add("If you cancel, you keep \(productName) until \(HTML.dateInWords(accessEnds)), the end of the period you have paid for\(renewal).")
             html.raw("</p>")
         }
         if let failure = attempt.realtimeFailure {
