@@ -63,6 +63,7 @@ struct DashboardBrowserTests {
             #expect(report["firstChart"] as? String == "mrr-all", "\(report["firstChart"] ?? "")")
             #expect(report["mrrAll"] as? String != nil && report["arrAll"] as? String != nil, "\(report)")
             #expect(report["churnShown"] as? String != "—", "\(report["churnShown"] ?? "")")
+            #expect(report["thinBars"] as? Int == 0, "no bar narrower than 2 px: \(report["thinBars"] ?? "")")
             let filtered = try #require(report["filtered"] as? [String: [String: String]], "\(report)")
             #expect(filtered.count == 2, "\(filtered)")
             #expect(filtered["product"]?["scope"]?.hasPrefix("Only ") == true, "\(filtered)")

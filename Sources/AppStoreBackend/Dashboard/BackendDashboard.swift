@@ -243,7 +243,7 @@ struct BackendDashboard: Sendable {
             "money": Self.money(metrics, commission: service.commission, reporting: service.reporting),
             "commission": service.commission == .standard ? "30%, or 15% after a subscriber's first year of paid service"
                 : "15%, the Small Business Program's",
-            "charts": Self.charts(metrics, grouping: chosen, commission: service.commission, reporting: service.reporting),
+            "charts": Self.charts(metrics, grouping: chosen, commission: service.commission, reporting: service.reporting, automatic: grouping == .auto),
             "scope": HTML.escape(filter.productID.map { "Only \($0)" } ?? filter.groupID.map { "Only subscription group \($0)" } ?? "Every product"),
             "cohorts": Self.cohortTable(cohorts),
             "retention": Self.retentionTable(retention),
@@ -506,24 +506,38 @@ struct BackendDashboard: Sendable {
 
     static func grouped(_ number: Int64) -> String { number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
 
+    /// The charts of a range. Lines read stock figures at the end of each period of `grouping`; bars
+    /// sum flows over theirs. With the grouping chosen by the range (`automatic`), bars are summed over
+    /// longer periods (a week, a month) when side by side they would be thinner than 3 of the chart's 420
+    /// units (about 3 px at phone width): a year's five MRR movements by week would be 1 px each.
     static func charts(_ report: MetricsReport, grouping: Grouping = .week, commission: CommissionProgram = .standard,
-                       reporting: ReportingCurrency? = nil) -> String {
+                       reporting: ReportingCurrency? = nil, automatic: Bool = false) -> String {
         let all = report.days
         guard !all.isEmpty else { return "" }
         // Stock figures are read at the end of each period (its last day), flows summed over it.
-        let periods: [[DailyMetrics]]
-        switch grouping {
-        case .day, .auto: periods = all.map { [$0] }
-        case .week: periods = stride(from: 0, to: all.count, by: 7).map { Array(all[$0..<min($0 + 7, all.count)]) }
-        case .month:
-            periods = all.reduce(into: [[DailyMetrics]]()) { groups, day in
-                if let last = groups.last?.last, last.day.firstOfMonth == day.day.firstOfMonth { groups[groups.count - 1].append(day) } else { groups.append([day]) }
+        func split(_ grouping: Grouping) -> [[DailyMetrics]] {
+            switch grouping {
+            case .day, .auto: return all.map { [$0] }
+            case .week: return stride(from: 0, to: all.count, by: 7).map { Array(all[$0..<min($0 + 7, all.count)]) }
+            case .month:
+                return all.reduce(into: [[DailyMetrics]]()) { groups, day in
+                    if let last = groups.last?.last, last.day.firstOfMonth == day.day.firstOfMonth { groups[groups.count - 1].append(day) } else { groups.append([day]) }
+                }
             }
         }
+        let periods = split(grouping)
         let days = periods.map { $0.last! }
         let labels = periods.map { $0[0].day }
         let stockWords = grouping == .day || grouping == .auto ? "Daily values" : "Values at the end of each \(grouping.rawValue)"
-        let flowWords = grouping == .day || grouping == .auto ? "Daily sums" : "Sums by \(grouping.rawValue)"
+        // The bars' periods: wide enough for the most series a bar chart draws side by side (five movements).
+        var barGrouping = grouping == .auto ? .day : grouping
+        let plotWidth = DashboardChart.width - DashboardChart.left - DashboardChart.right
+        while automatic, barGrouping != .month, plotWidth * 0.8 / Double(split(barGrouping).count * 5) - 1 < 3 {
+            barGrouping = barGrouping == .day ? .week : .month
+        }
+        let barPeriods = split(barGrouping)
+        let barLabels = barPeriods.map { $0[0].day }
+        let flowWords = barGrouping == .day ? "Daily sums" : "Sums by \(barGrouping.rawValue)"
         let count = { (value: Double) in grouped(Int64(value.rounded())) }
         var charts: [DashboardChart] = []
         // Every currency in the reporting one, first, when the reporting currency has a rate for each.
@@ -533,21 +547,21 @@ struct BackendDashboard: Sendable {
             let code = reporting.currency
             let rate = { (currency: String) in NSDecimalNumber(decimal: reporting.rates[currency] ?? 0).doubleValue }
             let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
-            let moneyBy = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
+            let moneyBy = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
             charts.append(DashboardChart(id: "mrr-all", title: "MRR, all in \(code)", style: .lines, labels: labels,
                                          series: [.init(name: "MRR (all in \(code))", values: days.map { day in
                                              day.mrrMicros.reduce(0.0) { $0 + Double($1.value) / 1_000_000 * rate($1.key) }
                                          })], format: moneyText, covers: stockWords))
             func converted(_ amounts: (DailyMetrics) -> [String: Decimal]) -> [Double] {
-                periods.map { period in period.reduce(0.0) { sum, day in
+                barPeriods.map { period in period.reduce(0.0) { sum, day in
                     sum + amounts(day).reduce(0.0) { $0 + NSDecimalNumber(decimal: $1.value).doubleValue * rate($1.key) }
                 } }
             }
-            charts.append(DashboardChart(id: "revenue-all", title: "Revenue and proceeds, all in \(code), \(moneyBy)", style: .bars, labels: labels, series: [
+            charts.append(DashboardChart(id: "revenue-all", title: "Revenue and proceeds, all in \(code), \(moneyBy)", style: .bars, labels: barLabels, series: [
                 .init(name: "Revenue", values: converted { $0.revenue }),
                 .init(name: "Proceeds", values: converted { $0.proceeds(commission) }),
             ], format: moneyText, covers: flowWords))
-            charts.append(DashboardChart(id: "mrr-movement-all", title: "MRR movement, all in \(code), \(moneyBy)", style: .bars, labels: labels,
+            charts.append(DashboardChart(id: "mrr-movement-all", title: "MRR movement, all in \(code), \(moneyBy)", style: .bars, labels: barLabels,
                                          series: movementOrder.map { movement in
                 .init(name: movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst(),
                       values: converted { ($0.mrrMovementMicros[movement] ?? [:]).mapValues(Money.exact(micros:)) })
@@ -560,22 +574,22 @@ struct BackendDashboard: Sendable {
         }
         // Money, summed over each period, per currency.
         func summedMoney(_ value: (DailyMetrics) -> Int64, per unit: Double) -> [Double] {
-            periods.map { Double($0.reduce(0) { $0 + value($1) }) / unit }
+            barPeriods.map { Double($0.reduce(0) { $0 + value($1) }) / unit }
         }
         let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
-        let moneyBy = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
+        let moneyBy = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
         let moneyCurrencies = Set(all.flatMap(\.moneyFlowCurrencies)).sorted()
         for currency in moneyCurrencies {
             charts.append(DashboardChart(id: "revenue-\(currency.lowercased())", title: "Revenue and proceeds, \(currency), \(moneyBy)", style: .bars,
-                                         labels: labels, series: [
-                .init(name: "Revenue", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.revenue[currency] ?? 0) }).doubleValue }),
-                .init(name: "Proceeds", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.proceeds(commission)[currency] ?? 0) }).doubleValue }),
+                                         labels: barLabels, series: [
+                .init(name: "Revenue", values: barPeriods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.revenue[currency] ?? 0) }).doubleValue }),
+                .init(name: "Proceeds", values: barPeriods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.proceeds(commission)[currency] ?? 0) }).doubleValue }),
             ], format: moneyText, covers: flowWords))
         }
         for currency in Set(all.flatMap { $0.mrrMovementMicros.values.flatMap(\.keys) }).sorted() {
             let order: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
             charts.append(DashboardChart(id: "mrr-movement-\(currency.lowercased())", title: "MRR movement, \(currency), \(moneyBy)", style: .bars,
-                                         labels: labels, series: order.map { movement in
+                                         labels: barLabels, series: order.map { movement in
                 .init(name: movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst(),
                       values: summedMoney({ $0.mrrMovementMicros[movement]?[currency] ?? 0 }, per: 1_000_000))
             }, format: moneyText, covers: flowWords))
@@ -586,13 +600,13 @@ struct BackendDashboard: Sendable {
             .init(name: "In a grace period", values: days.map { Double($0.gracePeriod) }),
         ], format: count, covers: stockWords))
         // Flows, summed over each period (from the first day shown).
-        func summed(_ value: (DailyMetrics) -> Int64) -> [Double] { periods.map { Double($0.reduce(0) { $0 + value($1) }) } }
-        let by = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
-        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, \(by)", style: .bars, labels: labels, series: [
+        func summed(_ value: (DailyMetrics) -> Int64) -> [Double] { barPeriods.map { Double($0.reduce(0) { $0 + value($1) }) } }
+        let by = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
+        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, \(by)", style: .bars, labels: barLabels, series: [
             .init(name: "Trials started", values: summed(\.trialsStarted)),
             .init(name: "Converted to paid", values: summed(\.trialConversions)),
         ], format: count, covers: flowWords))
-        charts.append(DashboardChart(id: "churn", title: "Churn, \(by)", style: .bars, labels: labels, series: [
+        charts.append(DashboardChart(id: "churn", title: "Churn, \(by)", style: .bars, labels: barLabels, series: [
             .init(name: "Cancelled (voluntary)", values: summed(\.churnedVoluntary)),
             .init(name: "Billing (involuntary)", values: summed(\.churnedInvoluntary)),
             .init(name: "Reactivated", values: summed(\.reactivations)),
