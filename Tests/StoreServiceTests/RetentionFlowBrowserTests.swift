@@ -159,6 +159,9 @@ struct RetentionFlowBrowserTests {
         }
         let alice = try #require(report["alice"] as? [String: Any])
         let image = try #require(alice["image"] as? [String: Any], "the text message shows its image: \(alice)")
+        // Alice is in her introductory months: the renewal the page quotes is the introductory price, then the regular one.
+        #expect((alice["accessEnds"] as? String)?.hasSuffix("it would renew then at $4.99 per month (the introductory price), then $9.99 per month.") == true,
+                "\(alice)")
         #expect(image["loaded"] as? Bool == true && image["alt"] as? String == "Plans on a phone and a laptop", "\(image)")
         #expect((report["bob"] as? [String: Any])?["suggestion"] as? String != nil)
         #expect(((report["carol"] as? [String: Any])?["offer"] as? String)?.contains("Stay with") == true)

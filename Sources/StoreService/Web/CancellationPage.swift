@@ -22,9 +22,9 @@ struct CancellationPage {
     /// still renews.
     let accessEnds: Date?
     let willRenew: Bool
-    /// What the next renewal would charge, as the renewal info states it ("£4.99"), and whether that is
-    /// an offer's price (the rest of an introductory price, a redeemed offer).
-    let renewalPrice: (text: String, isOffer: Bool)?
+    /// What the next renewal would charge, as the renewal info states it ("£4.99"), and, when that is
+    /// an offer's price (the rest of an introductory price, a redeemed offer), which.
+    let renewalPrice: (text: String, offer: String?)?
 
     /// The attempt `id` of `account`'s subscription, with what it shows; 404 for another account's.
     static func load(store: SimulatedAppStore, id: String, account: String, device: String, formToken: String) async throws -> CancellationPage {
@@ -39,11 +39,11 @@ struct CancellationPage {
         let record = try await store.subscriptionRecord(originalTransactionID: attempt.originalTransactionID)
         let active = record.map { $0.state != .expired && $0.state != .revoked } ?? false
         // The price the next renewal charges (an introductory price may go on), in the customer's currency.
-        var renewalPrice: (text: String, isOffer: Bool)?
+        var renewalPrice: (text: String, offer: String?)?
         if active, let info = try await store.signedRenewalInfo(originalTransactionID: attempt.originalTransactionID)?.payload,
            let price = info.renewalPrice, let currency = info.currency {
             let amount = (Decimal(price) / 1000).formatted(.currency(code: currency).locale(Locale(identifier: catalog.locale)))
-            renewalPrice = (amount, info.offerType != nil)
+            renewalPrice = (amount, info.offerType.map { $0 == .introductoryOffer ? "the introductory price" : "the offer's price" })
         }
         return CancellationPage(attempt: attempt, message: message, product: product,
                                 alternate: attempt.alternateProductID.flatMap { catalog.product(id: $0) },
@@ -101,7 +101,7 @@ struct CancellationPage {
             html.add(accessEnds.formatted(.iso8601))
             html.raw(#"">"#)
             let per = product?.subscription.map { " per \(Self.text($0.period))" } ?? ""
-            let renewal = renewalPrice.map { "; it would renew then at \($0.text)\(per)" + ($0.isOffer ? " (an offer's price), then \(product?.displayPrice ?? "the regular price")\(per)" : "") }
+            let renewal = renewalPrice.map { "; it would renew then at \($0.text)\(per)" + ($0.offer.map { " (\($0)), then \(product?.displayPrice ?? "the regular price")\(per)" } ?? "") }
                 ?? (willRenew ? product.map { "; it would renew then at \($0.displayPrice)\(per)" } : nil) ?? ""
             html.add("If you cancel, you keep \(productName) until \(HTML.dateInWords(accessEnds)), the end of the period you have paid for\(renewal).")
             html.raw("</p>")
