@@ -180,10 +180,15 @@ public final class PostgresConnection: @unchecked Sendable {
         return answers
     }
 
-    /// Reads what is left of a pipeline that could not be sent whole, for libpq's message.
+    /// Ends a pipeline that could not be sent whole: what was sent is answered up to a synchronization
+    /// point and thrown away, so the connection can leave pipeline mode. Returns libpq's reason.
     private func abandonPipeline() -> PostgresError {
         let error = PostgresError(String(cString: PQerrorMessage(connection)))
-        while isConnected, let result = PQgetResult(connection) {
+        guard isConnected, PQpipelineSync(connection) == 1 else { return error }
+        while true {
+            guard let result = PQgetResult(connection) else {
+                if isConnected { continue } else { break }
+            }
             let status = PQresultStatus(result)
             PQclear(result)
             if status == PGRES_PIPELINE_SYNC { break }
