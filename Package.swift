@@ -82,7 +82,7 @@ let package = Package(
         .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "manager-page.js", "manager-transactions.js", "manager-accounts.js",
-                            "manager-settings.js", "manager-notifications.js", "storefront.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
+                            "manager-settings.js", "manager-notifications.js", "storefront.js", "transaction-page.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
         // The developer's server: verified notifications and app transactions, entitlements per customer.
         // Its dashboard's HTML and CSS are files in Dashboard/Assets, built into the binary.
         .target(name: "AppStoreBackend", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreServerAPI", "SQLDatabase",

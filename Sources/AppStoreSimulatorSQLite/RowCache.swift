@@ -105,7 +105,7 @@ extension SQLiteLedgerStorage.RowCache {
     /// Drops the rows other processes changed, making the cache that of `version`.
     func invalidate(_ changed: SQLiteLedgerStorage.ChangeLog.Keys, version: Int64) {
         self.version = version
-        for key in changed.meta { meta[key] = nil }
+        for key in changed.meta { meta[key] = changed.metaValues?[key].map { .some($0) } }
         for name in changed.accounts { accounts[name] = nil }
         if !changed.devices.isEmpty {
             for name in changed.devices { devices[name] = nil }
@@ -133,11 +133,15 @@ extension SQLiteLedgerStorage {
             var transactions: [UInt64] = []
             var subscriptions: [UInt64] = []
             var everyTransaction = false
+            /// The new values of the changed meta rows that are small (the identifier counters every
+            /// purchase moves), so a process catching up keeps them instead of reading them again.
+            var metaValues: [String: String]?
 
             init() {}
 
             init(_ changes: LedgerChanges) {
                 meta = Array(changes.meta.keys)
+                metaValues = changes.meta.filter { $0.value.utf8.count <= Self.largestCarriedValue }
                 accounts = Array(changes.accounts.keys)
                 devices = Array(changes.devices.keys)
                 transactions = Array(changes.transactions.keys) + changes.deletedTransactions
@@ -145,8 +149,15 @@ extension SQLiteLedgerStorage {
                 everyTransaction = changes.deletesEveryTransaction
             }
 
+            /// The largest meta value a change log entry carries.
+            static let largestCarriedValue = 1_024
+
             mutating func add(_ other: Keys) {
                 meta += other.meta
+                // A later value replaces an earlier one; a later change without its value drops it.
+                var values = metaValues ?? [:]
+                for key in other.meta { values[key] = other.metaValues?[key] }
+                metaValues = values
                 accounts += other.accounts
                 devices += other.devices
                 transactions += other.transactions
@@ -158,26 +169,38 @@ extension SQLiteLedgerStorage {
         /// How many commits behind a cache may be and still be brought up to date from the log.
         static let reach: Int64 = 256
 
-        /// Writes the commit's changed rows, and every `reach` commits drops entries no cache can use.
-        static func record(_ changes: LedgerChanges, version: Int64, on connection: any DatabaseConnection) throws {
+        /// The statements that record the commit's changed rows, and every `reach` commits drop
+        /// entries no cache can use.
+        static func recording(_ changes: LedgerChanges, version: Int64) throws -> [DatabaseStatement] {
             let text = String(decoding: try JSONEncoder().encode(Keys(changes)), as: UTF8.self)
-            try connection.query("INSERT INTO ledger_changes (version, keys) VALUES ($1, $2)", [.integer(version), .text(text)])
-            if version % reach == 0 { try connection.query("DELETE FROM ledger_changes WHERE version <= $1", [.integer(version - reach)]) }
+            var statements = [DatabaseStatement("INSERT INTO ledger_changes (version, keys) VALUES ($1, $2)", [.integer(version), .text(text)])]
+            if version % reach == 0 { statements.append(DatabaseStatement("DELETE FROM ledger_changes WHERE version <= $1", [.integer(version - reach)])) }
+            return statements
         }
 
-        /// The rows changed after `version` up to `through`, or `nil` when the log does not hold every
-        /// commit between (too far behind, or a cache that never held a version).
-        static func changes(on connection: any DatabaseConnection, after version: Int64, through latest: Int64) -> Keys? {
-            guard version >= 0, latest > version, latest - version <= reach else { return nil }
-            guard let texts = try? connection.fetchAll("SELECT keys FROM ledger_changes WHERE version > $1 AND version <= $2 ORDER BY version",
-                                                       [.integer(version), .integer(latest)], { (row) throws(DatabaseError) -> String in try row["keys"] }),
-                  texts.count == Int(latest - version) else { return nil }
-            var keys = Keys()
-            for text in texts {
-                guard let entry = try? JSONDecoder().decode(Keys.self, from: Data(text.utf8)) else { return nil }
-                keys.add(entry)
-            }
-            return keys
+        /// The statement that reads the log's entries after `version`, up to one more than a cache
+        /// can be brought up to date from (run in the same round trip as the version it is read for).
+        static func reading(after version: Int64) -> DatabaseStatement {
+            DatabaseStatement("SELECT version, keys FROM ledger_changes WHERE version > $1 ORDER BY version LIMIT $2",
+                              [.integer(version), .integer(reach + 1)])
         }
+
+        /// The rows changed after `version` up to `latest`, from what ``reading(after:)`` answered, or
+        /// `nil` when the log does not hold every commit between (too far behind, or a cache that
+        /// never held a version).
+        static func changes(in rows: [DatabaseRow], after version: Int64, through latest: Int64) -> Keys? {
+            guard version >= 0, latest > version, latest - version <= reach else { return nil }
+            var keys = Keys()
+            var expected = version + 1
+            for row in rows {
+                guard let entryVersion = try? row.decode(Int64.self, "version"), entryVersion <= latest else { break }
+                guard entryVersion == expected, let text = try? row.decode(String.self, "keys"),
+                      let entry = try? JSONDecoder().decode(Keys.self, from: Data(text.utf8)) else { return nil }
+                keys.add(entry)
+                expected += 1
+            }
+            return expected == latest + 1 ? keys : nil
+        }
+
     }
 }

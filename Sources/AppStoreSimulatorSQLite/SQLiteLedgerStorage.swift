@@ -172,8 +172,20 @@ public final class SQLiteLedgerStorage: LedgerStorage {
         }
     }
 
-    /// One unit of work in one SQLite transaction through the SQL layer: a write transaction takes
-    /// the write lock at once (`BEGIN IMMEDIATE`), so writers in every process queue there.
+    /// One unit of work in one transaction through the SQL layer.
+    ///
+    /// SQLite: a write transaction takes the write lock at once (`BEGIN IMMEDIATE`), so writers in every
+    /// process queue there.
+    ///
+    /// PostgreSQL: writers in every process take one advisory lock before they read anything, as
+    /// SQLite's take its write lock, so each reads the others' commits, and identifiers and versions
+    /// never race. A unit makes at most three round trips to the server, since the lock is held for
+    /// as long as they take: one begins, locks and reads the version with the change log since the
+    /// cache's (the small values every purchase reads, such as the identifier counters, come with it);
+    /// one reads what the cache lacks, when it lacks anything; one writes every row and commits. The
+    /// commit does not wait for its log to reach the disk while it holds the lock: that wait comes
+    /// after, outside it (``waitUntilDurable(_:what:path:)``), so one instance's wait overlaps
+    /// another's unit of work.
     private func transaction<Result>(_ what: String, writes: Bool,
                                      _ body: (Reader) throws(AppStoreError) -> (LedgerChanges?, Result)) throws(AppStoreError) -> Result {
         // The result stays with the caller's task: it is handed out of the lock through this variable
@@ -184,53 +196,75 @@ public final class SQLiteLedgerStorage: LedgerStorage {
             let cache = state.cache
             let path = path
             let failed = { (error: DatabaseError) -> AppStoreError in .storage(.database(error, "\(what) failed in \(path)")) }
+            let onPostgres = connection.engine == .postgresql
             var applying = false
             // The unit: what it committed, at which version.
-            let unit = { () throws(AppStoreError) -> (LedgerChanges?, Int64) in
+            func unit() throws(AppStoreError) -> (LedgerChanges?, Int64) {
                 let version: Int64
+                let since = cache.version
+                var logged: [DatabaseRow]?
                 do throws(DatabaseError) {
-                    // PostgreSQL: writers in every process take one lock before they read anything, as
-                    // SQLite's take its write lock, so each reads the others' commits, and identifiers
-                    // and versions never race. The commit does not wait for its log to reach the disk
-                    // while it holds the lock: that wait comes after, outside it (see below), so one
-                    // instance's wait overlaps another's unit of work.
-                    if writes, connection.engine == .postgresql {
-                        try connection.execute("SET LOCAL synchronous_commit TO off")
-                        try connection.query("SELECT pg_advisory_xact_lock($1)", [.integer(Self.ledgerLockKey)])
+                    if onPostgres {
+                        var statements = [DatabaseStatement(writes ? connection.beginWrite : connection.beginRead)]
+                        if writes {
+                            statements.append(DatabaseStatement("SET LOCAL synchronous_commit TO off"))
+                            statements.append(DatabaseStatement("SELECT pg_advisory_xact_lock($1)", [.integer(Self.ledgerLockKey)]))
+                        }
+                        statements.append(DatabaseStatement(Self.versionQuery))
+                        if since >= 0 { statements.append(ChangeLog.reading(after: since)) }
+                        let answers = try connection.batch(statements)
+                        version = try Self.version(in: answers[statements.count - (since >= 0 ? 2 : 1)], on: connection)
+                        if since >= 0 { logged = answers.last }
+                    } else {
+                        version = try Self.version(connection)
                     }
-                    version = try Self.version(connection)
                 } catch {
-                    throw .storage(.database(error, "\(what) failed in \(path)"))
+                    throw failed(error)
                 }
                 if cache.version != version {
                     // Other processes committed: on PostgreSQL their change log says which rows to drop
                     // from the cache; otherwise (or when the log is out of reach) all of them go.
-                    let changed = connection.engine == .postgresql ? ChangeLog.changes(on: connection, after: cache.version, through: version) : nil
+                    let changed = logged.flatMap { ChangeLog.changes(in: $0, after: since, through: version) }
                     if let changed { cache.invalidate(changed, version: version) } else { cache.reset(version: version) }
                 }
                 let reader = Reader(connection: connection, cache: cache, version: version, path: path)
                 let (changes, result) = try body(reader)
                 if let failure = reader.failure { throw failure }
-                if let changes, !changes.isEmpty {
-                    applying = true
-                    do {
-                        try Self.apply(changes, version: version + 1, to: connection)
-                    } catch let error as DatabaseError {
-                        throw .storage(.database(error, "\(what) failed in \(path)"))
-                    } catch {
-                        throw .storage(.failed("\(what) failed in \(path): \(error)", underlying: error))
+                do {
+                    if let changes, !changes.isEmpty {
+                        applying = true
+                        if onPostgres {
+                            _ = try connection.batch(try Self.statements(writing: changes, version: version + 1, on: connection) + [DatabaseStatement("COMMIT")])
+                        } else {
+                            try Self.apply(changes, version: version + 1, to: connection)
+                        }
+                    } else if onPostgres {
+                        try connection.execute("COMMIT")
                     }
+                } catch let error as DatabaseError {
+                    throw failed(error)
+                } catch {
+                    throw .storage(.failed("\(what) failed in \(path): \(error)", underlying: error))
                 }
                 output = result
                 return (changes, version)
             }
             do throws(AppStoreError) {
-                let (changes, version) = writes
-                    ? try state.database.writeTransaction(attempts: 1, databaseError: { _ in nil }, wrap: failed, unit)
-                    : try state.database.readTransaction(wrap: failed, unit)
+                let changes: LedgerChanges?, version: Int64
+                if onPostgres {
+                    // The unit begins and commits its own transaction, in its round trips.
+                    do throws(AppStoreError) { (changes, version) = try unit() } catch {
+                        try? connection.execute("ROLLBACK")
+                        throw error
+                    }
+                } else {
+                    (changes, version) = writes
+                        ? try state.database.writeTransaction(attempts: 1, databaseError: { _ in nil }, wrap: failed, unit)
+                        : try state.database.readTransaction(wrap: failed, unit)
+                }
                 if let changes, !changes.isEmpty {
                     cache.didCommit(changes, version: version + 1)
-                    if connection.engine == .postgresql { try Self.waitUntilDurable(connection, what: what, path: path) }
+                    if onPostgres { try Self.waitUntilDurable(connection, what: what, path: path) }
                     failingWrites.withLock { $0 = nil }
                 }
             } catch {
@@ -254,9 +288,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     /// a failure here is reported, although the change may be kept.
     private static func waitUntilDurable(_ connection: any DatabaseConnection, what: String, path: String) throws(AppStoreError) {
         do throws(DatabaseError) {
-            try connection.execute("BEGIN")
-            try connection.query("SELECT pg_current_xact_id()")
-            try connection.execute("COMMIT")
+            _ = try connection.batch([DatabaseStatement("BEGIN"), DatabaseStatement("SELECT pg_current_xact_id()"), DatabaseStatement("COMMIT")])
         } catch {
             try? connection.execute("ROLLBACK")
             throw .storage(.database(error, "\(what) in \(path): the commit may not be on disk"))
@@ -624,66 +656,119 @@ extension SQLiteLedgerStorage {
         }
     }
 
+    static let versionQuery = "SELECT value FROM meta WHERE key = 'version'"
+
     static func version(_ connection: any DatabaseConnection) throws(DatabaseError) -> Int64 {
-        let stored = try connection.fetchValue(String.self, column: "value", "SELECT value FROM meta WHERE key = 'version'")
-        return stored.flatMap { Int64($0) } ?? 0
+        try version(in: connection.rows(versionQuery), on: connection)
+    }
+
+    /// The version ``versionQuery`` answered (0 before the first commit).
+    static func version(in rows: [DatabaseRow], on connection: any DatabaseConnection) throws(DatabaseError) -> Int64 {
+        guard let row = rows.first else { return 0 }
+        let stored = try row.decode(String.self, "value")
+        guard let version = Int64(stored) else {
+            throw DatabaseError(engine: connection.engine, code: nil, message: "the ledger's version is not a number: \(stored)")
+        }
+        return version
     }
 
     // MARK: Writing rows
 
+    /// Runs the statements that write `changes` as `version`: on SQLite one by one, each row changed in
+    /// place where it can be.
     private static func apply(_ changes: LedgerChanges, version: Int64, to connection: any DatabaseConnection) throws {
-        try connection.query(upsertMeta, [.text("version"), .text(String(version))])
-        if connection.engine == .postgresql { try ChangeLog.record(changes, version: version, on: connection) }
+        var writer = ChangeWriter(connection: connection, gathering: false)
+        try write(changes, version: version, with: &writer)
+    }
+
+    /// The statements that write `changes` as `version`, to send in one round trip (PostgreSQL): rows
+    /// that may exist are written with one upsert each, which needs no answer.
+    private static func statements(writing changes: LedgerChanges, version: Int64, on connection: any DatabaseConnection) throws -> [DatabaseStatement] {
+        var writer = ChangeWriter(connection: connection, gathering: true)
+        try write(changes, version: version, with: &writer)
+        return writer.gathered
+    }
+
+    /// Where a change's statements go: run at once, or gathered to be sent together.
+    private struct ChangeWriter {
+        let connection: any DatabaseConnection
+        let gathering: Bool
+        var gathered: [DatabaseStatement] = []
+
+        init(connection: any DatabaseConnection, gathering: Bool) {
+            self.connection = connection
+            self.gathering = gathering
+        }
+
+        mutating func run(_ sql: String, _ values: [DatabaseValue] = []) throws {
+            if gathering { gathered.append(DatabaseStatement(sql, values)) } else { try connection.query(sql, values) }
+        }
+
+        /// A row that may exist: gathered, one upsert; run at once, changed in place first (`changeInPlace`
+        /// answers a row when it found one) unless `isNew`, then inserted.
+        mutating func write(_ values: [DatabaseValue], isNew: @autoclosure () throws -> Bool, changeInPlace: String, insert: String, upsert: String) throws {
+            if gathering { return gathered.append(DatabaseStatement(upsert, values)) }
+            if try isNew() || connection.query(changeInPlace, values) == 0 { try connection.query(insert, values) }
+        }
+    }
+
+    private static func write(_ changes: LedgerChanges, version: Int64, with writer: inout ChangeWriter) throws {
+        try writer.run(upsertMeta, [.text("version"), .text(String(version))])
+        if writer.connection.engine == .postgresql {
+            for statement in try ChangeLog.recording(changes, version: version) { try writer.run(statement.sql, statement.values) }
+        }
         for (key, value) in changes.meta {
-            try connection.query(upsertMeta, [.text(key), .text(value)])
+            try writer.run(upsertMeta, [.text(key), .text(value)])
         }
         for account in changes.accounts.values {
-            try connection.query("""
+            try writer.run("""
                 INSERT INTO accounts (name, family_group, record) VALUES ($1, $2, $3)
                 ON CONFLICT (name) DO UPDATE SET family_group = excluded.family_group, record = excluded.record
                 """, [.text(account.name), .optionalText(account.familyGroup), .text(try encode(account))])
         }
         for device in changes.devices.values {
-            try connection.query("""
+            try writer.run("""
                 INSERT INTO devices (name, account, record) VALUES ($1, $2, $3)
                 ON CONFLICT (name) DO UPDATE SET account = excluded.account, record = excluded.record
                 """, [.text(device.name), .text(device.account), .text(try encode(device))])
         }
         if changes.deletesEveryTransaction {
-            try connection.execute("DELETE FROM transactions; DELETE FROM subscriptions; DELETE FROM updates WHERE delivered = 0;")
+            try writer.run("DELETE FROM transactions")
+            try writer.run("DELETE FROM subscriptions")
+            try writer.run("DELETE FROM updates WHERE delivered = 0")
         }
         for id in changes.deletedTransactions.sorted() {
-            try connection.query("DELETE FROM transactions WHERE id = $1", [.integer(Int64(id))])
-            try connection.query("DELETE FROM updates WHERE transaction_id = $1 AND delivered = 0", [.integer(Int64(id))])
+            try writer.run("DELETE FROM transactions WHERE id = $1", [.integer(Int64(id))])
+            try writer.run("DELETE FROM updates WHERE transaction_id = $1 AND delivered = 0", [.integer(Int64(id))])
         }
         // Identifiers above the newest stored one are new rows (most of a commit's, renewals all), so
-        // only the others are first tried as changes in place.
-        var newestStored: Int64 = .max
-        if !changes.transactions.isEmpty {
-            newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT coalesce(max(id), -1) AS newest FROM transactions") ?? -1
-        }
+        // only the others are first tried as changes in place. A plain INSERT of a new row, not INSERT
+        // OR REPLACE: on SQLite a statement that may replace rows needs a statement journal of every
+        // page it changes, one per index, and an update in place rewrites only the index entries whose
+        // columns changed.
+        var newestStored: Int64?
+        let connection = writer.connection
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
-            // A plain INSERT of a new row, not INSERT OR REPLACE: a statement that may replace rows needs
-            // a statement journal of every page it changes, one per index, and an update in place
-            // rewrites only the index entries whose columns changed.
             let values = Columns.transactionValues(transaction) + [.text(try encode(transaction))]
-            if try Int64(transaction.id) > newestStored || connection.query(Columns.transactionChangeInPlace, values) == 0 {
-                try connection.query(Columns.transactionInsert, values)
-            }
+            try writer.write(values, isNew: try {
+                if newestStored == nil {
+                    newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT coalesce(max(id), -1) AS newest FROM transactions") ?? -1
+                }
+                return Int64(transaction.id) > newestStored!
+            }(), changeInPlace: Columns.transactionChangeInPlace, insert: Columns.transactionInsert, upsert: Columns.transactionUpsert)
         }
         for id in changes.deletedSubscriptions.sorted() {
-            try connection.query("DELETE FROM subscriptions WHERE original_id = $1", [.integer(Int64(id))])
+            try writer.run("DELETE FROM subscriptions WHERE original_id = $1", [.integer(Int64(id))])
         }
         for subscription in changes.subscriptions.values {
             // A subscription keeps its account, group and family source: changing it in place touches
             // only the due-events index, where replacing the row would rewrite every index entry.
             let values = Columns.subscriptionValues(subscription) + [.text(try encode(subscription))]
-            if try connection.query(Columns.subscriptionChangeInPlace, values) == 0 {
-                try connection.query(Columns.subscriptionInsert, values)
-            }
+            try writer.write(values, isNew: false, changeInPlace: Columns.subscriptionChangeInPlace,
+                             insert: Columns.subscriptionInsert, upsert: Columns.subscriptionInsert)
         }
         for update in changes.appendedUpdates {
-            try connection.query("""
+            try writer.run("""
                 INSERT INTO updates (sequence, device, channel, transaction_id, kind, signed_transaction, signed_renewal_info,
                                      renewal_state, group_id, created_ms, detail) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                 """, [.integer(update.sequence), .text(update.device), .text(update.channel.rawValue), .integer(Int64(update.transactionID)),
@@ -693,10 +778,10 @@ extension SQLiteLedgerStorage {
                       .optionalText(try update.detail.map { try Self.encode($0) })])
         }
         for sequence in changes.deliveredUpdates {
-            try connection.query("UPDATE updates SET delivered = 1 WHERE sequence = $1", [.integer(sequence)])
+            try writer.run("UPDATE updates SET delivered = 1 WHERE sequence = $1", [.integer(sequence)])
         }
         for notification in changes.appendedNotifications {
-            try connection.query("""
+            try writer.run("""
                 INSERT INTO notifications (sequence, uuid, type, subtype, transaction_id, body, created_ms, attempts, next_attempt_ms, claimed_until_ms)
                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
                 """, [.integer(notification.sequence), .text(notification.notificationUUID), .text(notification.type.rawValue),
@@ -705,8 +790,8 @@ extension SQLiteLedgerStorage {
                       .integer(AppStoreJSON.milliseconds(from: notification.date))] + (try deliveryValues(notification.delivery)))
         }
         for (sequence, delivery) in changes.notificationDeliveries.sorted(by: { $0.key < $1.key }) {
-            try connection.query("UPDATE notifications SET attempts = $2, next_attempt_ms = $3, claimed_until_ms = $4 WHERE sequence = $1",
-                                 [.integer(sequence)] + (try deliveryValues(delivery)))
+            try writer.run("UPDATE notifications SET attempts = $2, next_attempt_ms = $3, claimed_until_ms = $4 WHERE sequence = $1",
+                           [.integer(sequence)] + (try deliveryValues(delivery)))
         }
     }
 
@@ -729,6 +814,14 @@ extension SQLiteLedgerStorage {
             INSERT INTO transactions (id, account, original_id, product_id, product_kind, group_id, family_source_id,
                                                  unfinished, history, listed_state, purchase_ms, expires_ms, record)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            """
+        static let transactionUpsert = transactionInsert + """
+
+            ON CONFLICT (id) DO UPDATE SET account = excluded.account, original_id = excluded.original_id,
+                product_id = excluded.product_id, product_kind = excluded.product_kind, group_id = excluded.group_id,
+                family_source_id = excluded.family_source_id, unfinished = excluded.unfinished, history = excluded.history,
+                listed_state = excluded.listed_state, purchase_ms = excluded.purchase_ms, expires_ms = excluded.expires_ms,
+                record = excluded.record
             """
         static let transactionChangeInPlace = """
             UPDATE transactions SET account = $2, original_id = $3, product_id = $4, product_kind = $5, group_id = $6,

@@ -139,27 +139,94 @@ public final class PostgresConnection: @unchecked Sendable {
         return name
     }
 
+    /// Runs statements in order in one round trip to the server (libpq's pipeline mode) and returns
+    /// each one's rows. The first statement that fails ends the batch: the server skips the rest,
+    /// and its error is thrown. Statements that begin, end or need a transaction may be among them,
+    /// as in separate calls; each runs as one statement with parameters (no scripts).
+    public func pipeline(_ statements: [(sql: String, values: [Value])]) throws(PostgresError) -> [[Row]] {
+        // Statements seen before are prepared first, outside the pipeline (preparing waits for an answer).
+        var names: [String?] = []
+        for statement in statements { names.append(try preparedName(statement.sql, parameters: statement.values.count)) }
+        guard PQenterPipelineMode(connection) == 1 else { throw PostgresError(String(cString: PQerrorMessage(connection))) }
+        defer { PQexitPipelineMode(connection) }
+        for (statement, name) in zip(statements, names) {
+            let sent = Self.withParameters(statement.values) { count, parameters in
+                if let name { return PQsendQueryPrepared(connection, name, count, parameters, nil, nil, 0) }
+                return PQsendQueryParams(connection, statement.sql, count, nil, parameters, nil, nil, 0)
+            }
+            guard sent == 1 else { throw abandonPipeline() }
+        }
+        guard PQpipelineSync(connection) == 1 else { throw abandonPipeline() }
+        var answers: [[Row]] = []
+        var failure: PostgresError?
+        // Each statement's result, then a NULL; after the last, the synchronization point.
+        while true {
+            guard let result = PQgetResult(connection) else {
+                // Between statements; a connection gone gives no more results.
+                guard isConnected else { throw failure ?? PostgresError(String(cString: PQerrorMessage(connection))) }
+                continue
+            }
+            defer { PQclear(result) }
+            let status = PQresultStatus(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+            if status == PGRES_PIPELINE_ABORTED { continue }
+            do throws(PostgresError) {
+                answers.append(try Self.rows(of: result))
+            } catch {
+                if failure == nil { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        return answers
+    }
+
+    /// Ends a pipeline that could not be sent whole: what was sent is answered up to a synchronization
+    /// point and thrown away, so the connection can leave pipeline mode. Returns libpq's reason.
+    private func abandonPipeline() -> PostgresError {
+        let error = PostgresError(String(cString: PQerrorMessage(connection)))
+        guard isConnected, PQpipelineSync(connection) == 1 else { return error }
+        while true {
+            guard let result = PQgetResult(connection) else {
+                if isConnected { continue } else { break }
+            }
+            let status = PQresultStatus(result)
+            PQclear(result)
+            if status == PGRES_PIPELINE_SYNC { break }
+        }
+        return error
+    }
+
+    /// Calls `body` with the values as C strings (NULL for SQL NULL) that live until it returns.
+    private static func withParameters<Answer>(_ values: [Value], _ body: (Int32, UnsafePointer<UnsafePointer<CChar>?>?) -> Answer) -> Answer {
+        guard !values.isEmpty else { return body(0, nil) }
+        let strings = values.map { value -> String? in if case .text(let text) = value { return text } else { return nil } }
+        var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
+        defer { for pointer in pointers { free(pointer) } }
+        return pointers.withUnsafeMutableBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { parameters in
+                body(Int32(values.count), UnsafePointer(parameters))
+            }
+        }
+    }
+
     private func query(_ sql: String, _ values: [Value], simple: Bool) throws(PostgresError) -> [Row] {
         let result: OpaquePointer?
         if simple {
             result = PQexec(connection, sql)
         } else {
-            // Parameters as C strings that live until the call returns.
-            let strings = values.map { value -> String? in if case .text(let text) = value { return text } else { return nil } }
-            var pointers: [UnsafeMutablePointer<CChar>?] = strings.map { $0.map { strdup($0) } ?? nil }
-            defer { for pointer in pointers { free(pointer) } }
             let name = try preparedName(sql, parameters: values.count)
-            result = pointers.withUnsafeMutableBufferPointer { buffer in
-                buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { parameters in
-                    if let name {
-                        return PQexecPrepared(connection, name, Int32(values.count), values.isEmpty ? nil : parameters, nil, nil, 0)
-                    }
-                    return PQexecParams(connection, sql, Int32(values.count), nil, values.isEmpty ? nil : parameters, nil, nil, 0)
-                }
+            result = Self.withParameters(values) { count, parameters in
+                if let name { return PQexecPrepared(connection, name, count, parameters, nil, nil, 0) }
+                return PQexecParams(connection, sql, count, nil, parameters, nil, nil, 0)
             }
         }
         guard let result else { throw PostgresError(String(cString: PQerrorMessage(connection))) }
         defer { PQclear(result) }
+        return try Self.rows(of: result)
+    }
+
+    /// A statement's rows, or its error.
+    private static func rows(of result: OpaquePointer) throws(PostgresError) -> [Row] {
         let status = PQresultStatus(result)
         guard status == PGRES_COMMAND_OK || status == PGRES_TUPLES_OK else {
             let message = String(cString: PQresultErrorMessage(result)).trimmingCharacters(in: .whitespacesAndNewlines)

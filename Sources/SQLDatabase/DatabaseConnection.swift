@@ -12,6 +12,17 @@ public enum DatabaseValue: Sendable, Hashable {
     public static func optionalInteger(_ number: Int64?) -> DatabaseValue { number.map { .integer($0) } ?? .null }
 }
 
+/// A statement with its parameters' values, for ``DatabaseConnection/batch(_:)``.
+public struct DatabaseStatement: Sendable {
+    public var sql: String
+    public var values: [DatabaseValue]
+
+    public init(_ sql: String, _ values: [DatabaseValue] = []) {
+        self.sql = sql
+        self.values = values
+    }
+}
+
 /// One connection to a database, SQLite or PostgreSQL, through which the ledger and the backend
 /// open, migrate, read and commit. Statements take `$1`, `$2`, … parameters (numbered in order of
 /// first use, which both engines accept).
@@ -45,6 +56,11 @@ public protocol DatabaseConnection: AnyObject, Sendable {
     func lockForMigration(of schema: String) throws(DatabaseError)
     /// Connects again when the connection to the server was lost (nothing to do for a file).
     func reconnectIfLost() throws(DatabaseError)
+    /// Runs statements in order and returns each one's rows (copied); the first that fails ends the
+    /// batch with its error. PostgreSQL gets them in one round trip (a pipeline), so a transaction's
+    /// statements that need no answer in between wait for the server once; SQLite runs them one by
+    /// one, which costs nothing more in process.
+    func batch(_ statements: [DatabaseStatement]) throws(DatabaseError) -> [[DatabaseRow]]
 }
 
 extension DatabaseConnection {
@@ -61,6 +77,12 @@ extension DatabaseConnection {
         var rows: [DatabaseRow] = []
         try query(sql, values) { rows.append($0.copy()) }
         return rows
+    }
+
+    public func batch(_ statements: [DatabaseStatement]) throws(DatabaseError) -> [[DatabaseRow]] {
+        var answers: [[DatabaseRow]] = []
+        for statement in statements { answers.append(try rows(statement.sql, statement.values)) }
+        return answers
     }
 
     /// Runs `body` in one write transaction: committed when it returns, rolled back when it throws.

@@ -67,19 +67,32 @@ public final class PostgresDatabaseConnection: DatabaseConnection, @unchecked Se
 
     @discardableResult
     public func query(_ sql: String, _ values: [DatabaseValue], row: (DatabaseRow) -> Void) throws(DatabaseError) -> Int {
-        let bound = values.map { value -> PostgresConnection.Value in
-            switch value {
-            case .integer(let number): return .integer(number)
-            case .text(let text): return .text(text)
-            case .null: return .null
-            }
-        }
+        let bound = values.map(Self.value)
         let rows: [PostgresConnection.Row]
         do { rows = try connection.query(sql, bound) } catch { throw failure(error) }
         guard let first = rows.first else { return 0 }
         let columns = DatabaseColumns(names: first.names, engine: .postgresql, statement: sql)
         for each in rows { row(DatabaseRow(storage: .postgres(each), columns: columns)) }
         return rows.count
+    }
+
+    public func batch(_ statements: [DatabaseStatement]) throws(DatabaseError) -> [[DatabaseRow]] {
+        let bound = statements.map { statement in (sql: statement.sql, values: statement.values.map(Self.value)) }
+        let answers: [[PostgresConnection.Row]]
+        do { answers = try connection.pipeline(bound) } catch { throw failure(error) }
+        return zip(statements, answers).map { statement, rows in
+            guard let first = rows.first else { return [] }
+            let columns = DatabaseColumns(names: first.names, engine: .postgresql, statement: statement.sql)
+            return rows.map { DatabaseRow(storage: .postgres($0), columns: columns) }
+        }
+    }
+
+    private static func value(_ value: DatabaseValue) -> PostgresConnection.Value {
+        switch value {
+        case .integer(let number): return .integer(number)
+        case .text(let text): return .text(text)
+        case .null: return .null
+        }
     }
 
     public func hasTable(_ table: String) throws(DatabaseError) -> Bool {

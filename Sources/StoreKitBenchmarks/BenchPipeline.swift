@@ -15,13 +15,14 @@ import Synchronization
 /// entitlement backend and recorded there, measured as one pipeline, against the backend's ingestion
 /// rate measured alone in the same run.
 ///
-/// 1. A store (SQLite, manual clock) gets N monthly subscribers in bulk (and the limit's, below),
+/// 1. A store (SQLite, or with `--store-postgres` PostgreSQL; manual clock) gets N monthly subscribers in bulk (and the limit's, below),
 ///    their purchases spread over 27 days, so the next month renews each once.
 /// 2. K `backend serve` processes start on one database (SQLite in the scratch folder, or the
 ///    PostgreSQL database `--postgres` names, which must hold no notifications), behind a round-robin
 ///    balancer in this process when K > 1.
 /// 3. This process serves as the store's sender (``NotificationDeliverer``, `--in-flight` posts at
-///    once) while the clock advances a day at a time (less above 100,000 subscribers, see
+///    once; with `--senders K`, K senders on the store opened K times, sharing the posts, as K
+///    `storekit serve` processes on one store in PostgreSQL would) while the clock advances a day at a time (less above 100,000 subscribers, see
 ///    ``advanceStep(subscribers:)``) to the Nth subscriber's renewal; the run ends
 ///    when the backend has recorded every `DID_RENEW`, checked by count and by distinct original
 ///    transactions.
@@ -43,6 +44,8 @@ struct BenchPipeline: Command {
         .option("--postgres", "URL", "the backends' PostgreSQL (default: SQLite)"),
         .option("--instances", "K", "how many backend processes"),
         .option("--in-flight", "N", "notification posts at once"),
+        .option("--store-postgres", "URL", "make the store in this empty PostgreSQL database (default: SQLite in a scratch folder)"),
+        .option("--senders", "K", "how many store instances deliver notifications, each with the store opened on its own (default 1; more needs --store-postgres)"),
         .flag("--json", "print JSON"),
     ])
 
@@ -51,6 +54,8 @@ struct BenchPipeline: Command {
     var postgres: String?
     var instances: Int
     var inFlight: Int
+    var storePostgres: String?
+    var senders: Int
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         json = arguments.flag("--json")
@@ -62,6 +67,10 @@ struct BenchPipeline: Command {
         inFlight = try arguments.value("--in-flight", expected: "a number of posts in flight from 1 to 256") {
             Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
         } ?? NotificationDeliverer.Options().inFlight
+        storePostgres = try arguments.value("--store-postgres")
+        if let storePostgres, !StoreDatabase.isDatabaseURL(storePostgres) { throw ValidationError("--store-postgres must be a postgres:// URL, not \(storePostgres)") }
+        senders = try arguments.value("--senders", expected: "a number of sending store instances from 1 to 8") { Int($0).flatMap { (1...8).contains($0) ? $0 : nil } } ?? 1
+        if senders > 1, storePostgres == nil { throw ValidationError("--senders above 1 needs --store-postgres: several instances share a store in PostgreSQL") }
     }
 
     /// How many notifications the limit is measured with, at most, and how many are signed and held
@@ -88,9 +97,12 @@ struct BenchPipeline: Command {
 
         // 1. The store.
         let configuration = try StoreKitConfiguration.read(Data(BenchCatalogFixture.json.utf8), fileName: "bench.storekit").configuration
-        let storeDirectory = scratch.appendingPathComponent("store")
-        let store = try await StoreDirectory.create(at: storeDirectory, configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
+        let location = storePostgres.map { StoreLocation.database($0) } ?? .directory(scratch.appendingPathComponent("store"))
+        let store = try await location.create(configuration: configuration, identity: StoreIdentity(bundleId: "com.example.bench"),
                                               clockMode: .manual, start: Date(timeIntervalSince1970: 1_767_225_600))
+        // The other senders: the same store opened again, as other `storekit serve` processes would.
+        var otherSenders: [SimulatedAppStore] = []
+        for _ in 1..<senders { otherSenders.append(try await location.open()) }
         // The limit's two stretches: the first renewals of the earliest subscribers, before the
         // pipeline's, and of the latest, after them.
         let sample = min(subscribers, Self.ingestSample)
@@ -165,8 +177,16 @@ struct BenchPipeline: Command {
             // was written before it on disk, so that the kernel's writing back of the import (hundreds
             // of megabytes at a million) does not slow the first commits of the stretch after it.
             await Self.flushFileSystems()
-            let deliverer = NotificationDeliverer(store: store, options: NotificationDeliverer.Options(inFlight: inFlight))
-            let delivery = Task { await deliverer.run() }
+            // `--in-flight` posts in all, split between the senders.
+            let deliverers = ([store] + otherSenders).enumerated().map { index, sender in
+                NotificationDeliverer(store: sender, options: NotificationDeliverer.Options(inFlight: max(1, inFlight / senders + (index < inFlight % senders ? 1 : 0))))
+            }
+            let delivery = Task {
+                await withTaskGroup(of: Void.self) { group in
+                    for deliverer in deliverers { group.addTask { await deliverer.run() } }
+                }
+            }
+            let deliverer = Senders(deliverers)
             clock = ContinuousClock.now
             let cpu0 = Self.cpu(backends)
             let machine0 = MachineCPU.now()
@@ -232,6 +252,8 @@ struct BenchPipeline: Command {
             var report = BenchmarkReport(name: "bench pipeline")
             report.add("subscribers", subscribers)
             report.add("storage", postgres == nil ? "sqlite" : "postgres")
+            report.add("store_storage", storePostgres == nil ? "sqlite" : "postgres")
+            report.add("senders", senders)
             report.add("instances", instances)
             report.add("in_flight", inFlight)
             report.add("import_seconds", importSeconds.thousandths)
@@ -279,6 +301,22 @@ struct BenchPipeline: Command {
         } catch {
             await stopAll()
             throw error
+        }
+    }
+
+    /// The store instances' senders, their statistics added up (the most in flight at once: the sum of
+    /// each one's most).
+    struct Senders {
+        let deliverers: [NotificationDeliverer]
+        init(_ deliverers: [NotificationDeliverer]) { self.deliverers = deliverers }
+
+        var statistics: NotificationDeliverer.Statistics {
+            deliverers.map(\.statistics).reduce(into: NotificationDeliverer.Statistics()) { sum, each in
+                sum.attempts += each.attempts
+                sum.successes += each.successes
+                sum.maxInFlight += each.maxInFlight
+                sum.secondsInFlight += each.secondsInFlight
+            }
         }
     }
 

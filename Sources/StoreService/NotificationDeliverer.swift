@@ -58,6 +58,8 @@ public final class NotificationDeliverer: Sendable {
         /// The time posts spent in flight, added up: over a stretch of delivery, the mean number in
         /// flight is its growth divided by the stretch's length.
         public var secondsInFlight = 0.0
+
+        public init() {}
     }
 
     let store: SimulatedAppStore
@@ -96,6 +98,7 @@ public final class NotificationDeliverer: Sendable {
             var recordings = 0
             var ticking = false
             var lastEmptyClaim: ContinuousClock.Instant?
+            var warnedURL: String?
             while !Task.isCancelled {
                 // Claim a page (signed ahead) while less than a page waits, and not again at once after
                 // finding nothing due. Each claim is a commit of the store's, and so is each batch of
@@ -106,10 +109,12 @@ public final class NotificationDeliverer: Sendable {
                     let limit = pages.next(now: .now)
                     let held = state.held
                     group.addTask { [store, signing] in
-                        guard let claimed = try? await store.claimDueNotificationRecords(limit: limit, excluding: held) else { return .claimed(url: nil, items: []) }
+                        guard let claimed = try? await store.claimDueNotificationRecords(limit: limit, excluding: held) else {
+                            return .claimed(url: nil, items: [], refused: await store.takeRefusedNotificationURL())
+                        }
                         let records = claimed.records
                         let items = await signing.run { records.map { ($0, try? store.signedNotification($0).signedPayload) } }
-                        return .claimed(url: claimed.url, items: items)
+                        return .claimed(url: claimed.url, items: items, refused: nil)
                     }
                 }
                 while posts < options.inFlight, let next = state.nextReady() {
@@ -154,8 +159,14 @@ public final class NotificationDeliverer: Sendable {
                     log(posted)
                     pages.ended += 1
                     state.finished(posted)
-                case .claimed(let url, let items):
+                case .claimed(let url, let items, let refused):
                     claiming = false
+                    if let refused, refused != warnedURL {
+                        // Once per URL and server run: the poll finds them due again every moment.
+                        warnedURL = refused
+                        options.logger.warning("notifications are due but the stored notification URL is not one the settings accept (http or https, with a host): nothing is posted to it until another is set",
+                                               metadata: ["url": refused])
+                    }
                     if let url, !items.isEmpty {
                         state.enqueue(items, url: url)
                         lastEmptyClaim = nil
@@ -224,7 +235,8 @@ public final class NotificationDeliverer: Sendable {
     /// What the loop's child tasks report.
     enum Event: Sendable {
         case posted(Posted)
-        case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)])
+        /// `refused`: a stored notification URL the settings would refuse kept due notifications unclaimed.
+        case claimed(url: URL?, items: [(record: NotificationRecord, signedPayload: String?)], refused: String?)
         case recorded([Int64])
         /// The idle poll's wait ended while posts were in flight.
         case tick

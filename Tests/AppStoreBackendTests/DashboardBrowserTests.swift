@@ -37,6 +37,9 @@ struct DashboardBrowserTests {
             var service = try year.service(on: storage)
             // Every amount also in dollars, at a rate for pounds.
             service.reporting = try ReportingCurrency(currency: "USD", rates: ["GBP": 1.25, "EUR": 1.1])
+            // The customer page links each transaction to the store's page of it (nothing answers there: only the links are checked).
+            let storePages = "http://127.0.0.1:9"
+            service.storePages = URL(string: storePages)
             try await AnalyticsYear.deliver(bodies, to: service)
             let server = try HTTPServer(host: "127.0.0.1", port: 0, handler: service.router(listeningAddress: "127.0.0.1").handler)
             let screenshots = SharedTestData.packageRoot.appendingPathComponent("docs/screenshots")
@@ -44,7 +47,7 @@ struct DashboardBrowserTests {
             let run = try await ChildProcess.run(URL(fileURLWithPath: "/usr/bin/env"),
                                                  ["python3", "-u", script.path, server.url.absoluteString, BackendScenario.serviceKey, screenshots.path,
                                                   Self.chromium.path, Self.chromedriver.path, axe.path,
-                                                  BackendScenario.token(account).uuidString.uppercased(), String(original), "GBP:1.25,EUR:1.1"])
+                                                  BackendScenario.token(account).uuidString.uppercased(), String(original), "GBP:1.25,EUR:1.1", storePages])
             await server.stop()
             let line = run.standardOutput.split(separator: "\n").last.map(String.init) ?? ""
             let parsed = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]
@@ -52,9 +55,23 @@ struct DashboardBrowserTests {
             #expect(report["ok"] as? Bool == true, "\(report)")
             #expect((report["refusal"] as? String ?? "").contains("not one of this backend's keys"))
             let charts = report["charts"] as? [String] ?? []
-            #expect(Set(charts) == ["mrr-eur", "mrr-gbp", "mrr-usd", "revenue-eur", "revenue-gbp", "revenue-usd", "mrr-movement-eur", "mrr-movement-gbp",
-                                    "mrr-movement-usd", "active", "trials", "churn"],
+            #expect(Set(charts) == ["mrr-all", "revenue-all", "mrr-movement-all", "mrr-eur", "mrr-gbp", "mrr-usd", "revenue-eur", "revenue-gbp", "revenue-usd",
+                                    "mrr-movement-eur", "mrr-movement-gbp", "mrr-movement-usd", "active", "trials", "churn"],
                     "\(charts)")
+            // Item 6: the reporting currency converts the cards and charts (first), the default range starts
+            // with the first subscriber, the filters show one product or group, MRR after fits at 1400 px.
+            #expect(report["firstChart"] as? String == "mrr-all", "\(report["firstChart"] ?? "")")
+            #expect(report["mrrAll"] as? String != nil && report["arrAll"] as? String != nil, "\(report)")
+            #expect(report["churnShown"] as? String != "—", "\(report["churnShown"] ?? "")")
+            #expect(report["thinBars"] as? Int == 0, "no bar narrower than 2 px: \(report["thinBars"] ?? "")")
+            let filtered = try #require(report["filtered"] as? [String: [String: String]], "\(report)")
+            #expect(filtered.count == 2, "\(filtered)")
+            #expect(filtered["product"]?["scope"]?.hasPrefix("Only ") == true, "\(filtered)")
+            // Item 8: the customer page at 390 px.
+            let phone = try #require(report["customerPhone"] as? [String: Any], "\(report)")
+            #expect((phone["rows"] as? Int ?? 0) >= 1 && (phone["hidden"] as? [String])?.isEmpty == true, "\(phone)")
+            #expect((phone["prices"] as? [String])?.allSatisfy { $0.range(of: #"^\d+\.\d\d [A-Z]{3}$"#, options: .regularExpression) != nil } == true, "\(phone)")
+            #expect((phone["storefrontLine"] as? String)?.hasPrefix("Storefront: ") == true, "\(phone)")
             let money = try #require(report["money"] as? [String: [String: String]], "\(report)")
             #expect(Set(money.keys) == ["EUR", "GBP", "USD", "all in USD"], "\(money)")
             // The customer page: by token (upper case, as pages show it) and by a purchase, the same customer.
@@ -87,8 +104,8 @@ struct DashboardBrowserTests {
             #expect((tooLong["alert"] as? String)?.contains("at most") == true && tooLong["form"] as? Bool == true, "\(tooLong)")
             #expect((tooLong["presets"] as? Int ?? 0) == 4 && (tooLong["figures"] as? Int ?? 0) > 0, "the usual days instead, with a way on: \(tooLong)")
             let axeReport = report["axe"] as? [String: [[String: Any]]] ?? [:]
-            #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone", "customer-light", "customer-dark",
-                                            "customer-phone"])
+            #expect(Set(axeReport.keys) == ["sign-in", "dashboard-light", "dashboard-dark", "dashboard-phone", "dashboard-phone-dark", "customer-light",
+                                            "customer-dark", "customer-phone", "customer-phone-dark", "customer-1400-light", "customer-1400-dark"])
             for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
                 #expect(violations.isEmpty, "axe on \(page): \(violations)")
             }

@@ -52,6 +52,36 @@ struct DatabaseRowTests {
                 try connection.fetchAll("SELECT id AS price FROM purchases") { (row) throws(DatabaseError) -> Int64 in try row["price"] }
             }
             #expect(text?.message.contains("holds 'a' in column price, which is not an integer") == true, "\(text?.message ?? "")")
+
+            // A batch (one round trip on PostgreSQL): each statement's rows in order, a transaction
+            // begun and committed inside it, each statement run twice so the second batch runs prepared.
+            for round in 0..<2 {
+                let answers = try connection.batch([
+                    DatabaseStatement("BEGIN"),
+                    DatabaseStatement("INSERT INTO purchases (id, price, refunded) VALUES ($1, $2, 0)", [.text("batch\(round)"), .integer(100)]),
+                    DatabaseStatement("SELECT id, price FROM purchases WHERE id LIKE $1 ORDER BY id", [.text("batch%")]),
+                    DatabaseStatement("SELECT count(*) AS n FROM purchases WHERE price < $1", [.integer(0)]),
+                    DatabaseStatement("COMMIT"),
+                ])
+                #expect(answers.count == 5)
+                #expect(try answers[2].map { (row) throws(DatabaseError) -> String in try row["id"] } == (0...round).map { "batch\($0)" })
+                #expect(try answers[3].first.map { (row) throws(DatabaseError) -> Int64 in try row["n"] } == 0)
+            }
+            // The first statement that fails ends the batch with its error: the statements after it
+            // do not run, and the transaction it was in is rolled back; the connection goes on working.
+            let failed = #expect(throws: DatabaseError.self) {
+                try connection.batch([
+                    DatabaseStatement("BEGIN"),
+                    DatabaseStatement("INSERT INTO purchases (id, price, refunded) VALUES ('c', 1, 0)"),
+                    DatabaseStatement("INSERT INTO purchases (id, price, refunded) VALUES ('a', 1, 0)"),
+                    DatabaseStatement("INSERT INTO purchases (id, price, refunded) VALUES ('d', 1, 0)"),
+                    DatabaseStatement("COMMIT"),
+                ])
+            }
+            #expect(failed?.message.localizedCaseInsensitiveContains("unique") == true, "\(failed?.message ?? "")")
+            try connection.execute("ROLLBACK")
+            #expect(try connection.fetchValue(Int.self, column: "n", "SELECT count(*) AS n FROM purchases WHERE id IN ('c', 'd')") == 0)
+            #expect(try connection.fetchValue(Int.self, column: "n", "SELECT count(*) AS n FROM purchases") == 4)
         }
     }
 

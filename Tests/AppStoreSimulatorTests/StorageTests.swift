@@ -92,6 +92,32 @@ struct LedgerStorageTests {
         #expect(next.transaction.id == UInt64(before.0.count))
     }
 
+    @Test("two stores open on one ledger take turns: each sees the other's commits and settings, identifiers follow on without gaps or repeats",
+          arguments: [Backend.sqlite, .postgresql])
+    func twoStoresTakeTurns(backend: Backend) async throws {
+        try await Self.withStorage(backend) { open in
+            let first = try await SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
+                                                           authority: TestStore.authority, storage: try await open(true),
+                                                           clock: ManualStoreClock(startingAt: TestStore.start), identifiers: .sequential())
+            let second = try await SimulatedAppStore.open(storage: try await open(false), authority: TestStore.authority,
+                                                          clock: ManualStoreClock(startingAt: .distantPast))
+            var ids: [UInt64] = []
+            for round in 0..<12 {
+                // Alternate, and now and then two in a row on one side: the other catches up on several commits.
+                let store = round % 3 == 2 ? first : (round % 2 == 0 ? first : second)
+                guard case .success(let bought) = try await store.purchase(PurchaseRequest(productID: PurchaseTests.gems, account: "buyer\(round % 4)", device: "phone\(round % 4)")) else {
+                    throw TestFailure("purchase \(round) did not succeed")
+                }
+                ids.append(bought.transaction.id)
+                if round == 5 { try await second.updateSettings { $0.notificationURL = "https://example.com/notifications" } }
+            }
+            #expect(ids == Array(0..<12))
+            #expect(try await first.ledgerTransactions() == second.ledgerTransactions())
+            #expect(try await first.currentSettings().notificationURL == "https://example.com/notifications")
+            #expect(try await first.integrityProblems().isEmpty)
+        }
+    }
+
     @Test("storage that already holds a store is not overwritten")
     func refusesExistingStore() throws {
         let storage = InMemoryLedgerStorage()

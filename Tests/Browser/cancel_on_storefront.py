@@ -11,7 +11,7 @@ usage: cancel_on_storefront.py SCENARIO_JSON CHROMIUM CHROMEDRIVER [AXE_JS]
 
 SCENARIO_JSON: {"store", "key": {"keyId", "issuerId", "privateKey"}, "bundleId", "environment",
 "productId", "image", "messages": {"text", "plan", "offer"}, "realtimeURL",
-"customers": [{"account", "device", "answer", "subscription"}], "backend", "backendKey", "acted",
+"customers": [{"account", "device", "answer", "subscription", "everyView"}], "backend", "backendKey", "acted",
 "screenshots": a folder for the pictures docs/retention-messaging.md shows, or null}.
 
 Prints one JSON line: {"ok": true, ...what was seen} or the failing step.
@@ -87,11 +87,15 @@ def cancel(browser, scenario, customer, run, axe):
         " failure: text('[data-realtime-failure]'), header: text('.retention-header'), body: text('.retention-body'), suggestion: text('.suggestion'), offer: text('.offer'),"
         " image: img ? {alt: img.alt, loaded: img.complete && img.naturalWidth > 0, width: img.naturalWidth} : null,"
         " answers: Array.from(s.querySelectorAll('button[data-answer]')).map(b => b.dataset.answer)};")
+    shown["accessEnds"] = browser.script("const e = document.querySelector('[data-access-ends]'); return e ? e.textContent : null;")
+    shown["pageText"] = browser.script("return document.querySelector('section.cancellation').textContent;")
     run.seen[account] = shown
     if scenario.get("screenshots") and shown.get("image"):
         browser.screenshot(os.path.join(scenario["screenshots"], "cancellation-page.png"))
     if axe:
         shown["axe"] = browser.axe(axe)
+        if customer.get("everyView"):
+            shown["views"] = every_view(browser, axe)
     run.at(f"{account}: answer {answer}")
     browser.click(f'button[data-answer="{answer}"]', run.step)
     browser.wait_for(f'section.cancellation[data-outcome="{answer}"]', run.step, seconds=90)
@@ -100,7 +104,24 @@ def cancel(browser, scenario, customer, run, axe):
     browser.click('a[href^="/store?"]', run.step)
     browser.wait_for("section.group", run.step)
     shown["cancelOfferedAfter"] = browser.script("return document.querySelector('button[data-action=\"cancel\"]') !== null;")
+    shown["planAfter"] = browser.script("const p = document.querySelector('p.current-plan'); return p ? p.textContent : null;")
+    shown["resubscribeOffered"] = browser.script("return document.querySelector('button[data-action=\"resubscribe\"]') !== null;")
     run.seen[account] = shown
+
+
+def every_view(browser, axe):
+    """axe-core on the open page at 1400 and 390 px, light and dark, and whether it scrolls sideways."""
+    views = {}
+    for scheme in ["light", "dark"]:
+        browser.color_scheme(scheme)
+        for width in [1400, 390]:
+            browser.set_window(width, 900)
+            browser.settle()
+            views[f"{width}-{scheme}"] = {"axe": browser.axe(axe), "sideways": browser.script(
+                "return document.documentElement.scrollWidth > document.documentElement.clientWidth;")}
+    browser.color_scheme("light")
+    browser.set_window(1200, 1500)
+    return views
 
 
 def transaction_manager(browser, scenario, customer, run):
@@ -133,8 +154,12 @@ def backend_dashboard(browser, scenario, run, axe):
         browser.wait_for("#retention-title", run.step)
         rows = browser.script(read)
     run.seen["dashboard"] = {row[0]: row[1:] for row in rows}
+    run.seen["dashboardNames"] = browser.script(
+        "const out = {}; document.querySelectorAll('table.retention tr[data-message]').forEach(r => {"
+        " out[r.dataset.message] = r.querySelector('.message-name').textContent; }); return out;")
     if axe:
         run.seen["dashboardAxe"] = browser.axe(axe)
+        run.seen["dashboardViews"] = every_view(browser, axe)
 
 
 def main():

@@ -10,7 +10,13 @@ transaction id, its entitlements and transactions equal to the customer API's, i
 The backend reports in dollars too, at RATES (GBP:1.25): the table's "all in USD" row adds the
 currencies' rows at that rate.
 
-usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS TOKEN ORIGINAL_TRANSACTION_ID RATES
+The reporting currency converts the cards and the charts too; the default range starts at the first
+subscriber's month; the product and group filters show the API's figures of one product or group;
+"MRR after" is in view at 1400 px. The customer page shows money, storefront and links to the
+store's pages (STORE_PAGES), and at 390 px every transaction's Expires, Refunded and Entitles
+without sideways scrolling.
+
+usage: dashboard_checks.py BASE_URL KEY SCREENSHOT_DIR CHROMIUM CHROMEDRIVER AXE_JS TOKEN ORIGINAL_TRANSACTION_ID RATES STORE_PAGES
 
 Prints one JSON object with what it saw; exits non-zero, naming the step, when a step fails.
 """
@@ -79,7 +85,7 @@ def sign_in(browser, key):
 
 
 def main():
-    base, key, shots, chromium, chromedriver, axe_path, token, original, rates_text = sys.argv[1:10]
+    base, key, shots, chromium, chromedriver, axe_path, token, original, rates_text, store_pages = sys.argv[1:11]
     rates = {code: Decimal(rate) for code, rate in (pair.split(":") for pair in rates_text.split(","))}
     os.makedirs(shots, exist_ok=True)
     with open(axe_path, encoding="utf-8") as file:
@@ -142,6 +148,25 @@ def main():
             raise Failure(f"the page's figures differ from /v1/metrics (page, API): {mismatched}")
         seen["figures"] = figures
 
+        step = run.at("the reporting currency converts the cards: MRR and ARR all in USD")
+        all_rates = {**rates, "USD": Decimal(1)}
+        converted = sum(Decimal(str(amount)) * all_rates[currency] for currency, amount in today["mrr"].items())
+        if abs(Decimal(figures.get("mrr.all", "nan").replace(",", "")) - converted) > Decimal("0.01") * len(today["mrr"]):
+            raise Failure(f"MRR all in USD is {figures.get('mrr.all')}, the currencies converted give {converted}")
+        seen["mrrAll"] = figures.get("mrr.all")
+        seen["arrAll"] = figures.get("arr.all")
+
+        step = run.at("the default range starts at the first subscriber's month, not before")
+        last_day = datetime.date.fromisoformat(last)
+        year_back = last_day - datetime.timedelta(days=364)
+        year = api(base, key, f"/v1/metrics?from={year_back.isoformat()}&to={last}")["days"]
+        active = [d["date"] for d in year if d["active_subscriptions"] > 0 or d["trials"] > 0 or d["new_subscriptions"] > 0 or d.get("trials_started", 0) > 0]
+        want_first = max(year_back, datetime.date.fromisoformat(active[0]).replace(day=1)) if active else year_back
+        if first != want_first.isoformat():
+            raise Failure(f"the default range starts {first}; the first subscriber's month gives {want_first}")
+        seen["firstSubscriberDay"] = active[0] if active else None
+        seen["churnShown"] = figures.get("churn_rate")
+
         step = run.at("the money table equals the API's days")
         table = browser.script(
             "const out = {}; document.querySelectorAll('tr[data-currency]').forEach(r => { const row = {};"
@@ -190,6 +215,10 @@ def main():
             "return Array.from(document.querySelectorAll('figure[data-chart]')).map(f => ({id: f.dataset.chart,"
             " marks: f.querySelectorAll('svg polyline, svg rect').length, label: f.querySelector('svg desc').textContent}));")
         seen["charts"] = [chart["id"] for chart in charts]
+        seen["firstChart"] = charts[0]["id"] if charts else None
+        seen["thinBars"] = browser.script(
+            "return Array.from(document.querySelectorAll('figure[data-chart] svg rect')).filter(r => { const w = r.getBoundingClientRect().width;"
+            " return w > 0 && w < 2; }).length;")
         empty = [chart["id"] for chart in charts if chart["marks"] == 0]
         if empty:
             raise Failure(f"charts without marks: {empty}")
@@ -205,6 +234,19 @@ def main():
         if answered != rows:
             raise Failure(f"the heat map differs from /v1/metrics/cohorts: page {rows[:2]}…, API {answered[:2]}…")
         seen["cohorts"] = len(rows)
+
+        step = run.at("at 1400 px the money table shows MRR after without scrolling")
+        browser.set_window(1400, 1000)
+        browser.settle()
+        fit = browser.script(
+            "const table = document.querySelector('table.money'); const box = table.closest('.scroll');"
+            "const after = Array.from(table.querySelectorAll('thead th')).find(t => t.textContent.trim() === 'MRR after');"
+            "return {scroll: box.scrollWidth, client: box.clientWidth, right: Math.round(after.getBoundingClientRect().right),"
+            " boxRight: Math.round(box.getBoundingClientRect().right), view: document.documentElement.clientWidth};")
+        seen["moneyAt1400"] = fit
+        if fit["scroll"] > fit["client"] or fit["right"] > fit["boxRight"] or fit["right"] > fit["view"]:
+            raise Failure(f"at 1400 px MRR after is cut off: {fit}")
+        browser.set_window(1200, 1500)
 
         step = run.at("axe in light and dark at desktop width; the screenshot")
         browser.color_scheme("light")
@@ -225,6 +267,9 @@ def main():
         if widths["page"] > widths["view"] or any(right > widths["view"] for right in widths["charts"]):
             raise Failure(f"at 390 px the page scrolls sideways or a chart overflows: {widths}")
         seen["axe"]["dashboard-phone"] = browser.axe(axe_source)
+        browser.color_scheme("dark")
+        seen["axe"]["dashboard-phone-dark"] = browser.axe(axe_source)
+        browser.color_scheme("light")
         unscroll(browser)
         browser.screenshot(os.path.join(shots, "dashboard-phone.png"), width=390)
 
@@ -291,6 +336,33 @@ def main():
             "return {alert: document.querySelector('[role=alert]').textContent, form: !!document.getElementById('from'),"
             " presets: document.querySelectorAll('.presets a').length, figures: document.querySelectorAll('[data-figure]').length};")
 
+        step = run.at("the product filter: the figures of one product, as the API answers them")
+        browser.set_window(1400, 1000)
+        browser.open(f"{base}/dashboard?session={secret}")
+        browser.wait_for("select#product", step)
+        products = browser.script("return Array.from(document.querySelectorAll('select#product option')).map(o => o.value).filter(v => v);")
+        groups = browser.script("return Array.from(document.querySelectorAll('select#group_id option')).map(o => o.value).filter(v => v);")
+        if not products or not groups:
+            raise Failure(f"the filters offer no product or no group: {products} {groups}")
+        filtered = {}
+        for name, value, api_name in [("product", products[0], "product_id"), ("group_id", groups[0], "group")]:
+            browser.script("document.getElementById('product').value = ''; document.getElementById('group_id').value = '';"
+                           "document.getElementById(arguments[0]).value = arguments[1]; document.querySelector('form.range button').click();", name, value)
+            browser.wait_for(f'select#{name} option[value="{value}"][selected]', step)
+            shown_from = browser.script("return document.getElementById('from').value;")
+            shown_to = browser.script("return document.getElementById('to').value;")
+            one = api(base, key, f"/v1/metrics?from={shown_from}&to={shown_to}&{api_name}={urllib.parse.quote(value)}")["days"]
+            page_active = browser.script("return document.querySelector('[data-figure=\"active_subscriptions\"] .value').textContent.trim();")
+            page_new = browser.script("return document.querySelector('[data-figure=\"new_subscriptions\"] .value').textContent.trim();")
+            want = (grouped(one[-1]["active_subscriptions"]), grouped(sum(d["new_subscriptions"] for d in one)))
+            if (page_active, page_new) != want:
+                raise Failure(f"filtered by {name}={value}: the page shows {(page_active, page_new)}, /v1/metrics {want}")
+            filtered[name] = {"value": value, "active": page_active, "new": page_new,
+                              "scope": browser.script("return document.querySelector('[data-scope]').textContent;"),
+                              "everything": grouped(today["active_subscriptions"])}
+        seen["filtered"] = filtered
+        browser.set_window(1200, 1500)
+
         step = run.at("a customer by an upper-case app account token: entitlements and transactions as the API answers them")
         browser.set_window(1200, 1500)
         browser.open(f"{base}/dashboard?session={secret}")
@@ -323,8 +395,34 @@ def main():
         if widths["page"] > widths["view"]:
             raise Failure(f"at 390 px the customer page scrolls sideways: {widths}")
         seen["axe"]["customer-phone"] = browser.axe(axe_source)
+        browser.color_scheme("dark")
+        seen["axe"]["customer-phone-dark"] = browser.axe(axe_source)
+        browser.color_scheme("light")
+        # Every transaction's Expires, Refunded and Entitles in view at 390 px, each under its name.
+        cells = browser.script(
+            "const view = document.documentElement.clientWidth; const out = {rows: 0, hidden: [], prices: [], storefronts: [], links: []};"
+            "document.querySelectorAll('tr[data-transaction]').forEach(r => { out.rows++;"
+            " ['Expires', 'Refunded or revoked', 'Entitles', 'Price', 'Storefront'].forEach(label => {"
+            "  const c = r.querySelector(`[data-label=\"${label}\"]`); const b = c ? c.getBoundingClientRect() : null;"
+            "  if (!b || b.width === 0 || b.height === 0 || b.right > view + 0.5 || b.left < 0) out.hidden.push(`${r.dataset.transaction} ${label}`); });"
+            " out.prices.push(r.querySelector('[data-label=\"Price\"]').textContent);"
+            " out.storefronts.push(r.querySelector('[data-label=\"Storefront\"]').textContent);"
+            " const a = r.querySelector('a.store-link'); out.links.push(a ? a.href : null); });"
+            "out.storefrontLine = (document.querySelector('[data-storefront]') || {}).textContent || null; return out;")
+        seen["customerPhone"] = {"rows": cells["rows"], "hidden": cells["hidden"][:10], "prices": cells["prices"][:5],
+                                 "storefronts": cells["storefronts"][:5], "links": cells["links"][:5], "storefrontLine": cells["storefrontLine"]}
+        if cells["hidden"]:
+            raise Failure(f"at 390 px these transaction cells are out of view: {cells['hidden'][:10]}")
+        bad_links = [link for link in cells["links"] if not (link or "").startswith(store_pages.rstrip("/") + "/transactions/")]
+        if bad_links:
+            raise Failure(f"transactions without a link to the store's page: {bad_links[:5]}")
         unscroll(browser)
         browser.screenshot(os.path.join(shots, "dashboard-customer-phone.png"), width=390)
+        browser.set_window(1400, 1000)
+        browser.color_scheme("dark")
+        seen["axe"]["customer-1400-dark"] = browser.axe(axe_source)
+        browser.color_scheme("light")
+        seen["axe"]["customer-1400-light"] = browser.axe(axe_source)
         browser.set_window(1200, 1500)
 
         step = run.at("the same customer by an original transaction id; nobody by a made-up id")

@@ -52,14 +52,15 @@ struct StoreViewModelTests {
         let current = try #require(view.currentPlan)
         #expect(current.productID == Shop.standardMonthly && current.state == .subscribed)
         // Bought at its introductory price (six months paid up front): the summary says so, and what follows.
-        #expect(current.summary.hasPrefix("Introductory price until ") && current.summary.hasSuffix(", then $4.99/month"), "\(current.summary)")
+        #expect(current.summary.hasPrefix("Introductory price ($9.99 for 6 months) until ") && current.summary.hasSuffix(", then $4.99/month"), "\(current.summary)")
 
         await view.buy(try #require(view.plans.last))
         view = await SubscriptionStoreViewModel.load(groupID: Shop.plus, productIDs: Self.plusPlans, environment: environment)
         #expect(view.currentPlan?.productID == Shop.standardMonthly, "a downgrade waits for the renewal")
         #expect(view.plans.last?.isScheduledNext == true)
         #expect(view.plans.last?.buttonLabel == "Starts at Renewal")
-        #expect(view.currentPlan?.summary.contains(Shop.basicWeekly) == true)
+        #expect(view.currentPlan?.summary.contains("renews as Basic (Weekly)") == true, "the next plan by its name: \(view.currentPlan?.summary ?? "")")
+        #expect(view.currentPlan?.summary.contains(Shop.basicWeekly) == false)
     }
 
     @Test("after an expiry the plans offer subscribing again, with the win-back offer the renewal info names and no intro offer")

@@ -212,6 +212,85 @@ struct BrowserPagesTests {
         }
     }
 
+    @Test("what customers read, in Chromium at 1400 and 390 px, light and dark, axe clean: prices in pounds and euros, the introductory amount, the consent after a trial, a switch by its name, Resubscribe, and a purchase's page with dates in words and its actions",
+          .enabled(if: available, skipReason))
+    func customerFacingPages() async throws {
+        let axe: URL
+        switch await AxeCore.script() {
+        case .success(let script): axe = script
+        case .failure(let reason):
+            print("skipping the customer pages' browser check: \(reason)")
+            withKnownIssue("axe-core could not be installed here") { throw reason }
+            return
+        }
+        try await withServedStore(phoneAccount: nil) { store, server in
+            func subscribe(_ account: String, storefront: String?, _ product: String) async throws -> [String: String] {
+                try await store.addDevice("\(account)-phone", account: account)
+                if let storefront { try await store.configureAccount(account, storefront: .some(storefront)) }
+                guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: product, account: account, device: "\(account)-phone")) else {
+                    throw TestFailure("expected \(account)'s subscription")
+                }
+                return ["account": account, "device": "\(account)-phone", "transaction": String(signed.transaction.id),
+                        "original": String(signed.transaction.originalID)]
+            }
+            // In pounds at the introductory price; in euros in a free trial, asked to consent to a price;
+            // a switch of plan; a cancelled subscription to subscribe to again.
+            let intro = try await subscribe("gb", storefront: "GBR", ExampleShop.premiumMonthly)
+            let trial = try await subscribe("de", storefront: "DEU", ExampleShop.premiumYearly)
+            try await store.requestPriceIncreaseConsent(transactionID: UInt64(trial["transaction"]!)!)
+            let switcher = try await subscribe("sam", storefront: nil, ExampleShop.premiumMonthly)
+            let resubscriber = try await subscribe("ria", storefront: "GBR", ExampleShop.premiumMonthly)
+            try await store.setAutoRenew(originalTransactionID: UInt64(resubscriber["original"]!)!, enabled: false)
+            let scratch = Scratch()
+            let scenario = scratch.url.appendingPathComponent("scenario.json")
+            try JSONSerialization.data(withJSONObject: ["intro": intro, "trialConsent": trial, "switcher": switcher, "resubscriber": resubscriber,
+                                                        "premiumMonthly": ExampleShop.premiumMonthly, "standardMonthly": ExampleShop.standardMonthly])
+                .write(to: scenario)
+            let report = try await Self.runBrowserScript("customer_pages.py", [server.url.absoluteString, scenario.path, Self.chromium.path,
+                                                                               Self.chromedriver.path, axe.path, scratch.url.appendingPathComponent("shots").path])
+            #expect(report["ok"] as? Bool == true, "\(report)")
+            // Item 5: the storefront in the customer's currency, with the offer's amount and period.
+            let introPlan = try #require(report["introPlan"] as? String, "\(report)")
+            #expect(introPlan.contains("Introductory price (£4.99/month for 3 months) until 2026-02-01"), "\(introPlan)")
+            #expect(!(introPlan + ((report["introPrices"] as? [String]) ?? []).joined()).contains("$"), "no dollars for a pound customer: \(report)")
+            let consent = try #require(report["trialConsent"] as? String, "\(report)")
+            #expect(consent.contains("free trial of Premium (Yearly) ends on 2026-01-15; after it, you pay €99.99/year"), "\(consent)")
+            #expect(!consent.contains("$") && !consent.contains("rises"), "\(consent)")
+            let switched = try #require(report["switchPlan"] as? String, "\(report)")
+            #expect(switched.contains("then renews as Standard (Monthly) at $4.99/month"), "\(switched)")
+            #expect(!switched.contains(ExampleShop.standardMonthly), "a plan switch names the plan, not its id: \(switched)")
+            let before = try #require(report["beforeResubscribe"] as? [String: Any], "\(report)")
+            #expect((before["plan"] as? String)?.contains("until 2026-02-01; it will not renew") == true && before["cancelOffered"] as? Bool == false, "\(before)")
+            #expect((before["label"] as? String)?.contains("£9.99/month") == true, "\(before)")
+            let after = try #require(report["afterResubscribe"] as? [String: Any], "\(report)")
+            #expect((after["banner"] as? String)?.hasPrefix("Resubscribed to Premium (Monthly): it renews on 1 February 2026") == true, "\(after)")
+            #expect(after["resubscribeOffered"] as? Bool == false, "\(after)")
+            #expect(try await store.subscriptionRecord(originalTransactionID: UInt64(resubscriber["original"]!)!)?.autoRenewEnabled == true)
+            // Item 9: the purchase's page — dates in words, actions through the admin API.
+            let dates = try #require(report["payloadDates"] as? [String: Any], "\(report)")
+            #expect((dates["bare"] as? [String])?.isEmpty == true, "every millisecond date has its words: \(dates)")
+            #expect((dates["count"] as? Int ?? 0) >= 6, "\(dates)")
+            #expect((dates["words"] as? [String])?.contains { $0.contains("\"purchaseDate\"") && $0.contains("2026-01-01 00:00:00 UTC (1 January 2026)") } == true,
+                    "\(dates)")
+            let facts = try #require(report["facts"] as? [String: String], "\(report)")
+            #expect(facts["Purchased"] == "2026-01-01 00:00:00 UTC (1 January 2026)" && facts["Price"] == "4.99 GBP", "\(facts)")
+            #expect(Set(report["actions"] as? [String] ?? []).isSuperset(of: ["refund", "expire", "renew", "auto-renew-off", "price-increase", "extend"]),
+                    "\(report["actions"] ?? "")")
+            let off = try #require(report["afterRenewalOff"] as? [String: Any], "\(report)")
+            #expect((off["status"] as? String)?.hasPrefix("Automatic renewal is off") == true && off["renewal"] as? Int == 1, "\(off)")
+            #expect(report["refundConfirm"] as? String == "Confirm refund")
+            let refunded = try #require(report["afterRefund"] as? [String: Any], "\(report)")
+            #expect(refunded["state"] as? String == "refunded" && (refunded["actions"] as? [String])?.contains("refund") == false, "\(refunded)")
+            #expect(try await store.ledgerTransaction(UInt64(intro["transaction"]!)!)?.revocation != nil, "the refund reached the store")
+            #expect(report["crossSiteStatuses"] as? [Int] == [403, 403], "what another site could send is refused: \(report)")
+            let axeReport = try #require(report["axe"] as? [String: [[String: Any]]], "\(report)")
+            #expect(axeReport.count == 16, "four pages at two widths in two schemes: \(axeReport.keys.sorted())")
+            for (page, violations) in axeReport.sorted(by: { $0.key < $1.key }) {
+                #expect(violations.isEmpty, "axe on \(page): \(violations)")
+            }
+        }
+    }
+
     @Test("at ten thousand transactions the Transaction Manager's filters, searches, dates and orders show the store's own pages, page after page — in Chromium",
           .enabled(if: available, skipReason))
     func largeStoreListing() async throws {

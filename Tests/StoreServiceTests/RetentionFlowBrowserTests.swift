@@ -20,15 +20,19 @@ struct RetentionFlowBrowserTests {
         var account: String
         var productID: String
         var answer: RetentionOfferAttempt.Outcome
+        /// The customer's storefront, when not the store's (USA).
+        var storefront: String? = nil
         var device: String { "\(account)-phone" }
     }
 
-    /// In the order they subscribe: Bob and Carol on day 0, Alice and Dave on day 92.
+    /// In the order they subscribe: Bob, Carol and Erin on day 0, Alice and Dave on day 92.
     static let customers = [
         // A yearly subscriber since day 0: the rule for the yearly plan suggests the monthly one.
         Customer(account: "bob", productID: ExampleShop.premiumYearly, answer: .switched),
-        // A monthly subscriber since day 0: the rule for loyal customers makes a promotional offer.
-        Customer(account: "carol", productID: ExampleShop.premiumMonthly, answer: .redeemed),
+        // A monthly subscriber since day 0, in Germany: the rule for loyal customers makes a promotional offer, in euros.
+        Customer(account: "carol", productID: ExampleShop.premiumMonthly, answer: .redeemed, storefront: "DEU"),
+        // A standard subscriber in the United Kingdom, whom no rule matches: a plain explanation, prices in pounds.
+        Customer(account: "erin", productID: ExampleShop.standardMonthly, answer: .cancelled, storefront: "GBR"),
         // Subscribed on day 92, the day they cancel: the rule for new customers shows the message with the image.
         Customer(account: "alice", productID: ExampleShop.premiumMonthly, answer: .cancelled),
         Customer(account: "dave", productID: ExampleShop.premiumMonthly, answer: .kept),
@@ -60,6 +64,7 @@ struct RetentionFlowBrowserTests {
         var subscriptions: [String: UInt64] = [:]
         for customer in Self.customers {
             try await store.addDevice(customer.device, account: customer.account)
+            if let storefront = customer.storefront { try await store.configureAccount(customer.account, storefront: .some(storefront)) }
             if customer.account == "alice" { try await store.advanceTime(by: 92 * 86_400) }
             guard case .success(let signed) = try await store.purchase(PurchaseRequest(productID: customer.productID, account: customer.account,
                                                                                        device: customer.device)) else {
@@ -74,8 +79,9 @@ struct RetentionFlowBrowserTests {
 
         // The backend's rules, added as a developer would, from the command line.
         let text = UUID().uuidString.lowercased(), plan = UUID().uuidString.lowercased(), offer = UUID().uuidString.lowercased()
-        for rule in [["--product", ExampleShop.premiumYearly, "--message", plan, "--switch-to", ExampleShop.premiumMonthly],
-                     ["--product", ExampleShop.premiumMonthly, "--min-days", "31", "--message", offer, "--offer", "premium.monthly.firstmonth"],
+        for rule in [["--product", ExampleShop.premiumYearly, "--message", plan, "--switch-to", ExampleShop.premiumMonthly, "--name", "A plan that fits"],
+                     ["--product", ExampleShop.premiumMonthly, "--min-days", "31", "--message", offer, "--offer", "premium.monthly.firstmonth",
+                      "--name", "Stay for less"],
                      ["--product", ExampleShop.premiumMonthly, "--max-days", "30", "--message", text]] {
             let added = try await ChildProcess.run(Built.storekit, ["backend", "retention-rule", "add", "--database", database] + rule)
             #expect(added.status == 0, "\(added.standardError)")
@@ -94,9 +100,10 @@ struct RetentionFlowBrowserTests {
             "environment": "Sandbox", "productId": ExampleShop.premiumMonthly, "image": UUID().uuidString.lowercased(),
             "messages": ["text": text, "plan": plan, "offer": offer], "realtimeURL": backend.url.absoluteString + "/apple/retention",
             "customers": Self.customers.map { ["account": $0.account, "device": $0.device, "answer": $0.answer.rawValue,
-                                              "subscription": String(subscriptions[$0.account]!)] },
+                                              "subscription": String(subscriptions[$0.account]!), "everyView": $0.storefront != nil] as [String: Any] },
             "backend": backend.url.absoluteString, "backendKey": backendKey.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines),
-            "acted": Self.customers.filter { $0.answer != .kept }.count,
+            // Erin's cancellation follows no message of the backend's.
+            "acted": Self.customers.filter { $0.answer != .kept && $0.account != "erin" }.count,
             "screenshots": SharedTestData.packageRoot.appendingPathComponent("docs/screenshots").path,
         ] as [String: Any]).write(to: scenario)
         let axe = if case .success(let script) = await AxeCore.script() { script.path } else { "" }
@@ -112,7 +119,30 @@ struct RetentionFlowBrowserTests {
             "alice": ("message", text, "Before you go"), "bob": ("switchPlan", plan, "A plan that fits"),
             "carol": ("promotionalOffer", offer, "Stay for less"), "dave": ("message", text, "Before you go"),
         ]
-        for customer in Self.customers {
+        // Erin: no rule matches, so the page says so in words (Apple's result name only in the attribute), and prices are in pounds.
+        let erin = try #require(report["erin"] as? [String: Any], "\(report)")
+        #expect(erin["source"] as? String == "none", "\(erin)")
+        let erinFailure = try #require(erin["failure"] as? String, "\(erin)")
+        #expect(erinFailure.hasPrefix("No special offer for this subscription") && !erinFailure.contains("UNSUCCESSFUL"), "\(erinFailure)")
+        #expect((erin["accessEnds"] as? String)?.contains("until 1 July 2026, 00:00 UTC") == true, "when access ends, in words: \(erin)")
+        #expect((erin["accessEnds"] as? String)?.contains("£4.99 per month") == true, "\(erin)")
+        #expect(!((erin["pageText"] as? String) ?? "$").contains("$"), "\(erin)")
+        #expect((erin["outcome"] as? String)?.contains("You keep it until 1 July 2026") == true, "\(erin)")
+        #expect(erin["resubscribeOffered"] as? Bool == true, "after cancelling, the storefront offers to resubscribe: \(erin)")
+        // Carol, in euros: the offer and, after redeeming it, the next renewal's price on the storefront.
+        let carolSeen = try #require(report["carol"] as? [String: Any], "\(report)")
+        #expect((carolSeen["offer"] as? String)?.contains("€0.99") == true && (carolSeen["offer"] as? String)?.contains("then €9.99") == true, "\(carolSeen)")
+        #expect(!((carolSeen["pageText"] as? String) ?? "$").contains("$"), "\(carolSeen)")
+        #expect((carolSeen["planAfter"] as? String)?.contains("at €0.99 with the offer, then €9.99/month") == true, "\(carolSeen)")
+        for account in ["carol", "erin"] {
+            let views = try #require((report[account] as? [String: Any])?["views"] as? [String: [String: Any]], "\(account): \(report)")
+            #expect(Set(views.keys) == ["1400-light", "1400-dark", "390-light", "390-dark"], "\(views.keys)")
+            for (view, seen) in views.sorted(by: { $0.key < $1.key }) {
+                #expect((seen["axe"] as? [[String: Any]])?.isEmpty == true, "axe on \(account)'s cancellation page, \(view): \(seen)")
+                #expect(seen["sideways"] as? Bool == false, "\(account), \(view)")
+            }
+        }
+        for customer in Self.customers where customer.account != "erin" {
             let seen = try #require(report[customer.account] as? [String: Any], "\(customer.account): \(report)")
             let want = expected[customer.account]!
             #expect(seen["source"] as? String == "realtime", "\(customer.account): \(seen)")
@@ -124,9 +154,14 @@ struct RetentionFlowBrowserTests {
             if let violations = seen["axe"] as? [[String: Any]] { #expect(violations.isEmpty, "axe on \(customer.account)'s cancellation page: \(violations)") }
             // Only a confirmed cancellation takes Cancel Subscription away.
             #expect(seen["cancelOfferedAfter"] as? Bool == (customer.answer != .cancelled), "\(customer.account): \(seen)")
+            // Before answering, the page says when access would end.
+            #expect((seen["accessEnds"] as? String)?.contains(" UTC, the end of the period you have paid for") == true, "\(customer.account): \(seen)")
         }
         let alice = try #require(report["alice"] as? [String: Any])
         let image = try #require(alice["image"] as? [String: Any], "the text message shows its image: \(alice)")
+        // Alice is in her introductory months: the renewal the page quotes is the introductory price, then the regular one.
+        #expect((alice["accessEnds"] as? String)?.hasSuffix("it would renew then at $4.99 per month (the introductory price), then $9.99 per month.") == true,
+                "\(alice)")
         #expect(image["loaded"] as? Bool == true && image["alt"] as? String == "Plans on a phone and a laptop", "\(image)")
         #expect((report["bob"] as? [String: Any])?["suggestion"] as? String != nil)
         #expect(((report["carol"] as? [String: Any])?["offer"] as? String)?.contains("Stay with") == true)
@@ -142,6 +177,17 @@ struct RetentionFlowBrowserTests {
         #expect(dashboard[plan] == ["1", "0", "1", "0", "0", "100.0%"], "\(dashboard)")
         #expect(dashboard[offer] == ["1", "0", "0", "1", "0", "100.0%"], "\(dashboard)")
         if let violations = report["dashboardAxe"] as? [[String: Any]] { #expect(violations.isEmpty, "axe on the dashboard: \(violations)") }
+        // Messages by name: the rule's --name, else what the rule shows and to whom; never a bare UUID.
+        let names = try #require(report["dashboardNames"] as? [String: String], "\(report)")
+        #expect(names[plan] == "A plan that fits" && names[offer] == "Stay for less", "\(names)")
+        #expect(names[text] == "A message for subscribers of \(ExampleShop.premiumMonthly), up to day 30", "\(names)")
+        if let views = report["dashboardViews"] as? [String: [String: Any]] {
+            #expect(views.count == 4, "\(views.keys)")
+            for (view, seen) in views.sorted(by: { $0.key < $1.key }) {
+                #expect((seen["axe"] as? [[String: Any]])?.isEmpty == true, "axe on the dashboard, \(view): \(seen)")
+                #expect(seen["sideways"] as? Bool == false, "the dashboard, \(view)")
+            }
+        }
 
         // The store's notifications say what each customer did.
         func notifications(of account: String) async throws -> [(type: String, transaction: JWSTransactionDecodedPayload)] {
@@ -180,8 +226,9 @@ struct RetentionFlowBrowserTests {
                                           headers: [("Authorization", "Bearer \(backendKey.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines))")])
         let messages = try #require(api.json?["messages"] as? [[String: Any]], "\(api.status): \(String(decoding: api.body, as: UTF8.self))")
         #expect(messages.first { $0["messageIdentifier"] as? String == offer }?["redeemed"] as? Int == 1, "\(messages)")
+        #expect(messages.first { $0["messageIdentifier"] as? String == offer }?["messageName"] as? String == "Stay for less", "\(messages)")
         let listed = try await ChildProcess.run(Built.storekit, ["backend", "retention-rule", "list", "--database", database])
-        #expect(listed.standardOutput.contains("message \(offer): shown 1, kept 0, switched 0, redeemed 1, cancelled 0"), "\(listed.standardOutput)")
+        #expect(listed.standardOutput.contains("message \(offer) (Stay for less): shown 1, kept 0, switched 0, redeemed 1, cancelled 0"), "\(listed.standardOutput)")
 
         await backend.stop()
         await server.stop()

@@ -128,21 +128,23 @@ struct WebPagesTests {
             func page(_ account: String, _ device: String) async throws -> String {
                 Self.text(try await Exchange.send("GET", URL(string: "\(server.url.absoluteString)/store?account=\(account)&device=\(device)")!))
             }
-            #expect(try await page("alice", "phone").contains("Free trial until 2026-01-15, then $99.99/year"))
-            #expect(try await page("bob", "bob-phone").contains("Introductory price until 2026-02-01, and the next period at it too"))
+            #expect(try await page("alice", "phone").contains("Free trial (2 weeks free) until 2026-01-15, then $99.99/year"))
+            #expect(try await page("bob", "bob-phone").contains("Introductory price ($4.99/month for 3 months) until 2026-02-01, and the next period at it too"))
 
             // Past the trial, a price increase asks for consent on the storefront, as the App Store's sheet does.
             _ = try await store.advanceTime(by: 15 * 86_400)
             try await store.requestPriceIncreaseConsent(transactionID: yearly.transaction.id)
             let asking = try await page("alice", "phone")
-            #expect(asking.contains("The price rises") && asking.contains(#"data-action="price-increase""#), "the consent sheet's choices")
+            // The store asks consent without changing the price: the sheet says so, and never that the price rises.
+            #expect(asking.contains("confirm the price of Premium (Yearly): $99.99/year from the next renewal on 2027-01-15, the same as you pay now")
+                    && !asking.contains("rises") && asking.contains(#"data-action="price-increase""#), "the consent sheet's choices")
             let current = try #require(try await store.subscriptionRecord(originalTransactionID: yearly.transaction.originalID))
             let answer = try await Exchange.send("POST", server.url.appendingPathComponent("/store/price-increase"),
                                                  body: Data("account=alice&device=phone&transaction=\(current.latestTransactionID)&answer=agree".utf8),
                                                  headers: [(name: "Accept", value: "application/json")])
             #expect(answer.status == 200 && (answer.json?["message"] as? String)?.contains("Agreed") == true, "\(answer.json ?? [:])")
             #expect(try await store.subscriptionRecord(originalTransactionID: yearly.transaction.originalID)?.priceIncrease == .agreed)
-            #expect(!(try await page("alice", "phone")).contains("The price rises"))
+            #expect(!(try await page("alice", "phone")).contains("data-price-consent"))
             // Another account's subscription is not the page's to answer for.
             let foreign = try await Exchange.send("POST", server.url.appendingPathComponent("/store/price-increase"),
                                                   body: Data("account=bob&device=bob-phone&transaction=\(current.latestTransactionID)&answer=decline".utf8),

@@ -147,21 +147,53 @@ struct BackendDashboard: Sendable {
         }
     }
 
-    /// The days a request asks for, or the default (the last year up to the newest notification), and
-    /// what was wrong with what it asked for, if anything: the page then shows the default with the problem.
+    /// The product and group a request filters the figures by (`product`, `group`), each `nil` for all.
+    struct Filter: Hashable {
+        var productID: String?
+        var groupID: String?
+
+        init(_ request: HTTPRequest) {
+            productID = request.queryValue("product").flatMap { $0.isEmpty ? nil : $0 }
+            groupID = request.queryValue("group_id").flatMap { $0.isEmpty ? nil : $0 }
+        }
+
+        /// The filter's part of a page's address (`&amp;product=…`), escaped for HTML.
+        var query: String {
+            [("product", productID), ("group_id", groupID)].compactMap { name, value in
+                value.map { "&amp;\(name)=\(HTML.escape($0.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed.subtracting(CharacterSet(charactersIn: "&=+#"))) ?? $0))" }
+            }.joined()
+        }
+
+        func query(from: CalendarDay, to: CalendarDay) -> MetricsQuery { MetricsQuery(from: from, to: to, productID: productID, groupID: groupID) }
+    }
+
+    /// The days a request asks for, or the default, and what was wrong with what it asked for, if
+    /// anything: the page then shows the default with the problem. The default is the last year up to
+    /// the newest notification, starting no earlier than the month of the first subscriber (of the
+    /// filtered products): a store younger than a year shows no empty months before its first sale.
     func range(of request: HTTPRequest) async throws -> (from: CalendarDay, to: CalendarDay, problem: String?) {
         var problem: String?
         if request.queryValue("from") != nil || request.queryValue("to") != nil {
             do {
                 let (from, to) = try BackendService.dayRange(of: request)
                 if to.number - from.number < MetricsQuery.longestRange { return (from, to, nil) }
-                problem = "Show at most \(MetricsQuery.longestRange) days at once; these are the last \(Self.defaultDays) days instead."
+                problem = "Show at most \(MetricsQuery.longestRange) days at once; these are the usual days instead."
             } catch {
-                problem = "\(error.description) These are the last \(Self.defaultDays) days instead."
+                problem = "\(error.description) These are the usual days instead."
             }
         }
         let last = try await latestDay()
-        return (last.adding(days: 1 - Self.defaultDays), last, problem)
+        return (try await defaultStart(last: last, filter: Filter(request)), last, problem)
+    }
+
+    /// The first day of the default range ending on `last`: a year back, or the first of the month
+    /// of the first day with a subscriber (active, in a trial, or new) if that is later.
+    func defaultStart(last: CalendarDay, filter: Filter) async throws -> CalendarDay {
+        let yearBack = last.adding(days: 1 - Self.defaultDays)
+        let report = try await service.storage.metrics(filter.query(from: yearBack, to: last))
+        guard let first = report.days.first(where: { $0.activeSubscriptions > 0 || $0.freeTrials > 0 || $0.newSubscriptions > 0 || $0.trialsStarted > 0 })
+        else { return yearBack }
+        return max(yearBack, first.day.firstOfMonth)
     }
 
     /// The day of the newest notification (or today, before any).
@@ -178,10 +210,13 @@ struct BackendDashboard: Sendable {
         let range: (from: CalendarDay, to: CalendarDay, problem: String?)
         let latest: CalendarDay
         let grouping = Grouping(rawValue: request.queryValue("group") ?? "auto") ?? .auto
+        let filter = Filter(request)
+        let scopes: [MetricScope]
         do {
             range = try await self.range(of: request)
             latest = try await latestDay()
-            metrics = try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to))
+            scopes = try await service.storage.metricScopes()
+            metrics = try await service.storage.metrics(filter.query(from: range.from, to: range.to))
             cohorts = try await service.storage.cohorts(from: range.from.firstOfMonth.firstOfMonth(adding: -11), to: range.to)
             retention = try await service.storage.retentionFigures()
         } catch {
@@ -191,10 +226,11 @@ struct BackendDashboard: Sendable {
         let chosen = grouping.resolved(days: to.number - from.number + 1)
         var asOf = ""
         if let date = metrics.asOf { asOf = HTML.escape(", figures as of \(date.formatted(.iso8601))") }
-        let query = "from=\(from)&amp;to=\(to)&amp;\(Self.sessionField)=\(HTML.escape(session))"
+        let query = "from=\(from)&amp;to=\(to)\(filter.query)&amp;\(Self.sessionField)=\(HTML.escape(session))"
         let main = Self.overview.fill([
             "from": from.description, "to": to.description,
-            "presets": Self.presets(latest: latest, grouping: grouping, session: session),
+            "filters": Self.filterFields(scopes, filter: filter),
+            "presets": Self.presets(latest: latest, grouping: grouping, session: session, filter: filter),
             "session-field": Self.sessionInput(session),
             "groupings": Grouping.allCases.map { option in
                 let label = option == .auto ? "By the range (now by \(chosen.rawValue))" : "By \(option.rawValue)"
@@ -202,12 +238,13 @@ struct BackendDashboard: Sendable {
             }.joined(),
             "problem": range.problem.map(Self.problemMarkup) ?? "",
             "last-day": HTML.escape(metrics.days.last?.day.description ?? to.description),
-            "figures": Self.figures(metrics),
-            "rates": Self.rates(metrics),
+            "figures": Self.figures(metrics, reporting: service.reporting),
+            "rates": Self.rates(metrics, reporting: service.reporting),
             "money": Self.money(metrics, commission: service.commission, reporting: service.reporting),
             "commission": service.commission == .standard ? "30%, or 15% after a subscriber's first year of paid service"
                 : "15%, the Small Business Program's",
-            "charts": Self.charts(metrics, grouping: chosen, commission: service.commission),
+            "charts": Self.charts(metrics, grouping: chosen, commission: service.commission, reporting: service.reporting, automatic: grouping == .auto),
+            "scope": HTML.escape(filter.productID.map { "Only \($0)" } ?? filter.groupID.map { "Only subscription group \($0)" } ?? "Every product"),
             "cohorts": Self.cohortTable(cohorts),
             "retention": Self.retentionTable(retention),
             "time-zone": HTML.escape(metrics.timeZone),
@@ -221,12 +258,36 @@ struct BackendDashboard: Sendable {
     }
 
     /// Links to the usual ranges, each ending on the newest notification's day.
-    static func presets(latest: CalendarDay, grouping: Grouping, session: String) -> String {
+    static func presets(latest: CalendarDay, grouping: Grouping, session: String, filter: Filter? = nil) -> String {
         let ranges: [(String, Int64)] = [("Last 7 days", 7), ("Last 30 days", 30), ("Last 90 days", 90), ("Last 12 months", 365)]
         return ranges.map { label, days in
             let group = grouping == .auto ? "" : "&amp;group=\(grouping.rawValue)"
-            return #"<li><a href="/dashboard?from=\#(latest.adding(days: 1 - days))&amp;to=\#(latest)\#(group)&amp;\#(sessionField)=\#(HTML.escape(session))">\#(label)</a></li>"#
+            return #"<li><a href="/dashboard?from=\#(latest.adding(days: 1 - days))&amp;to=\#(latest)\#(group)\#(filter?.query ?? "")&amp;\#(sessionField)=\#(HTML.escape(session))">\#(label)</a></li>"#
         }.joined()
+    }
+
+    /// The product and group filters: every product the figures know of, under its group.
+    static func filterFields(_ scopes: [MetricScope], filter: Filter) -> String {
+        var html = HTML()
+        html.raw(#"<div class="field"><label for="product">Product</label><select id="product" name="product"><option value="">All products</option>"#)
+        for scope in scopes {
+            html.raw(#"<option value=""#)
+            html.add(scope.productID)
+            html.raw(scope.productID == filter.productID ? #"" selected>"# : #"">"#)
+            html.add(scope.productID)
+            html.raw("</option>")
+        }
+        html.raw(#"</select></div><div class="field"><label for="group_id">Subscription group</label><select id="group_id" name="group_id"><option value="">All groups</option>"#)
+        var seen: Set<String> = []
+        for scope in scopes where seen.insert(scope.groupID).inserted {
+            html.raw(#"<option value=""#)
+            html.add(scope.groupID)
+            html.raw(scope.groupID == filter.groupID ? #"" selected>"# : #"">"#)
+            html.add(scope.groupID)
+            html.raw("</option>")
+        }
+        html.raw("</select></div>")
+        return html.text
     }
 
     /// `daily.csv` (every figure of every day shown), `money.csv` (the money table) or `cohorts.csv` (the
@@ -238,9 +299,9 @@ struct BackendDashboard: Sendable {
             let csv: String
             switch file {
             case "daily.csv":
-                csv = Self.dailyCSV(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission)
+                csv = Self.dailyCSV(try await service.storage.metrics(Filter(request).query(from: range.from, to: range.to)), commission: service.commission)
             case "money.csv":
-                let rows = Self.moneyRows(try await service.storage.metrics(MetricsQuery(from: range.from, to: range.to)), commission: service.commission,
+                let rows = Self.moneyRows(try await service.storage.metrics(Filter(request).query(from: range.from, to: range.to)), commission: service.commission,
                                           reporting: service.reporting)
                 csv = CSV.row(["currency"] + (rows.first?.cells.map(\.name) ?? [])) + "\r\n"
                     + rows.map { CSV.row([$0.currency] + $0.cells.map(\.value)) + "\r\n" }.joined()
@@ -277,7 +338,7 @@ struct BackendDashboard: Sendable {
     }
 
     /// The range's rates (``RateFigures``), each with its definition beside it, and ARR (MRR × 12) on the last day.
-    static func rates(_ report: MetricsReport) -> String {
+    static func rates(_ report: MetricsReport, reporting: ReportingCurrency? = nil) -> String {
         guard let last = report.days.last else { return "" }
         let rates = report.rates
         var items: [(String, String, String, String)] = [
@@ -288,6 +349,10 @@ struct BackendDashboard: Sendable {
             ("refund_rate", "Refund rate", RateFigures.percent(rates.refund),
              "\(rates.paidTransactionsRefunded) of \(rates.paidTransactions): " + RateFigures.refundDefinition),
         ]
+        if let total = Self.reportingTotal(last.mrrMicros, reporting) {
+            items.append(("arr.all", "ARR, all in \(total.currency)", Money.text(units: Money.rounded(total.amount) * 12),
+                          "twelve times the last day's MRR, every currency at the reporting rates"))
+        }
         for (currency, micros) in last.mrrMicros.sorted(by: { $0.key < $1.key }) {
             // Twelve times the MRR shown (in whole cents), so the two figures agree as a reader checks them.
             items.append(("arr.\(currency)", "ARR, \(currency)", Money.text(units: Money.units(micros: micros) * 12), "twelve times the last day's MRR"))
@@ -394,7 +459,13 @@ struct BackendDashboard: Sendable {
     }
 
     /// The last day's figures and the range's sums, each marked with its API name for checks.
-    static func figures(_ report: MetricsReport) -> String {
+    /// MRR of every currency in the reporting one, at its rates, when it has a rate for each.
+    static func reportingTotal(_ micros: [String: Int64], _ reporting: ReportingCurrency?) -> (currency: String, amount: Decimal)? {
+        guard let reporting, !micros.isEmpty, (try? reporting.check(Set(micros.keys))) != nil else { return nil }
+        return (reporting.currency, reporting.exactTotal(micros.mapValues(Money.exact(micros:))))
+    }
+
+    static func figures(_ report: MetricsReport, reporting: ReportingCurrency? = nil) -> String {
         guard let last = report.days.last else { return #"<li><span class="name">Notifications</span> <span class="value">none recorded yet</span></li>"# }
         func sum(_ value: (DailyMetrics) -> Int64) -> Int64 { report.days.reduce(0) { $0 + value($1) } }
         var items: [(name: String, label: String, value: String)] = [
@@ -402,6 +473,9 @@ struct BackendDashboard: Sendable {
             ("trials", "In a free trial", grouped(last.freeTrials)),
             ("in_grace_period", "In a grace period", grouped(last.gracePeriod)),
         ]
+        if let total = reportingTotal(last.mrrMicros, reporting) {
+            items.append(("mrr.all", "MRR, all in \(total.currency)", Money.text(units: Money.rounded(total.amount))))
+        }
         for (currency, micros) in last.mrrMicros.sorted(by: { $0.key < $1.key }) {
             items.append(("mrr.\(currency)", "MRR, \(currency)", Money.text(micros: micros)))
         }
@@ -432,25 +506,67 @@ struct BackendDashboard: Sendable {
 
     static func grouped(_ number: Int64) -> String { number.formatted(.number.grouping(.automatic).locale(Locale(identifier: "en_US"))) }
 
-    static func charts(_ report: MetricsReport, grouping: Grouping = .week, commission: CommissionProgram = .standard) -> String {
+    /// The charts of a range. Lines read stock figures at the end of each period of `grouping`; bars
+    /// sum flows over theirs. With the grouping chosen by the range (`automatic`), bars are summed over
+    /// longer periods (a week, a month) when side by side they would be thinner than 3 of the chart's 420
+    /// units (about 3 px at phone width): a year's five MRR movements by week would be 1 px each.
+    static func charts(_ report: MetricsReport, grouping: Grouping = .week, commission: CommissionProgram = .standard,
+                       reporting: ReportingCurrency? = nil, automatic: Bool = false) -> String {
         let all = report.days
         guard !all.isEmpty else { return "" }
         // Stock figures are read at the end of each period (its last day), flows summed over it.
-        let periods: [[DailyMetrics]]
-        switch grouping {
-        case .day, .auto: periods = all.map { [$0] }
-        case .week: periods = stride(from: 0, to: all.count, by: 7).map { Array(all[$0..<min($0 + 7, all.count)]) }
-        case .month:
-            periods = all.reduce(into: [[DailyMetrics]]()) { groups, day in
-                if let last = groups.last?.last, last.day.firstOfMonth == day.day.firstOfMonth { groups[groups.count - 1].append(day) } else { groups.append([day]) }
+        func split(_ grouping: Grouping) -> [[DailyMetrics]] {
+            switch grouping {
+            case .day, .auto: return all.map { [$0] }
+            case .week: return stride(from: 0, to: all.count, by: 7).map { Array(all[$0..<min($0 + 7, all.count)]) }
+            case .month:
+                return all.reduce(into: [[DailyMetrics]]()) { groups, day in
+                    if let last = groups.last?.last, last.day.firstOfMonth == day.day.firstOfMonth { groups[groups.count - 1].append(day) } else { groups.append([day]) }
+                }
             }
         }
+        let periods = split(grouping)
         let days = periods.map { $0.last! }
         let labels = periods.map { $0[0].day }
         let stockWords = grouping == .day || grouping == .auto ? "Daily values" : "Values at the end of each \(grouping.rawValue)"
-        let flowWords = grouping == .day || grouping == .auto ? "Daily sums" : "Sums by \(grouping.rawValue)"
+        // The bars' periods: wide enough for the most series a bar chart draws side by side (five movements).
+        var barGrouping = grouping == .auto ? .day : grouping
+        let plotWidth = DashboardChart.width - DashboardChart.left - DashboardChart.right
+        while automatic, barGrouping != .month, plotWidth * 0.8 / Double(split(barGrouping).count * 5) - 1 < 3 {
+            barGrouping = barGrouping == .day ? .week : .month
+        }
+        let barPeriods = split(barGrouping)
+        let barLabels = barPeriods.map { $0[0].day }
+        let flowWords = barGrouping == .day ? "Daily sums" : "Sums by \(barGrouping.rawValue)"
         let count = { (value: Double) in grouped(Int64(value.rounded())) }
         var charts: [DashboardChart] = []
+        // Every currency in the reporting one, first, when the reporting currency has a rate for each.
+        let seenCurrencies = Set(all.flatMap { $0.mrrMicros.keys }).union(all.flatMap(\.moneyFlowCurrencies))
+            .union(all.flatMap { $0.mrrMovementMicros.values.flatMap(\.keys) })
+        if let reporting, !seenCurrencies.isEmpty, (try? reporting.check(seenCurrencies)) != nil {
+            let code = reporting.currency
+            let rate = { (currency: String) in NSDecimalNumber(decimal: reporting.rates[currency] ?? 0).doubleValue }
+            let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
+            let moneyBy = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
+            charts.append(DashboardChart(id: "mrr-all", title: "MRR, all in \(code)", style: .lines, labels: labels,
+                                         series: [.init(name: "MRR (all in \(code))", values: days.map { day in
+                                             day.mrrMicros.reduce(0.0) { $0 + Double($1.value) / 1_000_000 * rate($1.key) }
+                                         })], format: moneyText, covers: stockWords))
+            func converted(_ amounts: (DailyMetrics) -> [String: Decimal]) -> [Double] {
+                barPeriods.map { period in period.reduce(0.0) { sum, day in
+                    sum + amounts(day).reduce(0.0) { $0 + NSDecimalNumber(decimal: $1.value).doubleValue * rate($1.key) }
+                } }
+            }
+            charts.append(DashboardChart(id: "revenue-all", title: "Revenue and proceeds, all in \(code), \(moneyBy)", style: .bars, labels: barLabels, series: [
+                .init(name: "Revenue", values: converted { $0.revenue }),
+                .init(name: "Proceeds", values: converted { $0.proceeds(commission) }),
+            ], format: moneyText, covers: flowWords))
+            charts.append(DashboardChart(id: "mrr-movement-all", title: "MRR movement, all in \(code), \(moneyBy)", style: .bars, labels: barLabels,
+                                         series: movementOrder.map { movement in
+                .init(name: movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst(),
+                      values: converted { ($0.mrrMovementMicros[movement] ?? [:]).mapValues(Money.exact(micros:)) })
+            }, format: moneyText, covers: flowWords))
+        }
         for currency in Set(days.flatMap(\.mrrMicros.keys)).sorted() {
             charts.append(DashboardChart(id: "mrr-\(currency.lowercased())", title: "MRR, \(currency)", style: .lines, labels: labels,
                                          series: [.init(name: "MRR (\(currency))", values: days.map { Double($0.mrrMicros[currency] ?? 0) / 1_000_000 })],
@@ -458,22 +574,22 @@ struct BackendDashboard: Sendable {
         }
         // Money, summed over each period, per currency.
         func summedMoney(_ value: (DailyMetrics) -> Int64, per unit: Double) -> [Double] {
-            periods.map { Double($0.reduce(0) { $0 + value($1) }) / unit }
+            barPeriods.map { Double($0.reduce(0) { $0 + value($1) }) / unit }
         }
         let moneyText = { (value: Double) in Money.text(cents: Int64((value * 100).rounded())) }
-        let moneyBy = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
+        let moneyBy = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
         let moneyCurrencies = Set(all.flatMap(\.moneyFlowCurrencies)).sorted()
         for currency in moneyCurrencies {
             charts.append(DashboardChart(id: "revenue-\(currency.lowercased())", title: "Revenue and proceeds, \(currency), \(moneyBy)", style: .bars,
-                                         labels: labels, series: [
-                .init(name: "Revenue", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.revenue[currency] ?? 0) }).doubleValue }),
-                .init(name: "Proceeds", values: periods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.proceeds(commission)[currency] ?? 0) }).doubleValue }),
+                                         labels: barLabels, series: [
+                .init(name: "Revenue", values: barPeriods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.revenue[currency] ?? 0) }).doubleValue }),
+                .init(name: "Proceeds", values: barPeriods.map { NSDecimalNumber(decimal: $0.reduce(Decimal(0)) { $0 + ($1.proceeds(commission)[currency] ?? 0) }).doubleValue }),
             ], format: moneyText, covers: flowWords))
         }
         for currency in Set(all.flatMap { $0.mrrMovementMicros.values.flatMap(\.keys) }).sorted() {
             let order: [MRRMovement] = [.new, .expansion, .reactivation, .contraction, .churned]
             charts.append(DashboardChart(id: "mrr-movement-\(currency.lowercased())", title: "MRR movement, \(currency), \(moneyBy)", style: .bars,
-                                         labels: labels, series: order.map { movement in
+                                         labels: barLabels, series: order.map { movement in
                 .init(name: movement.rawValue.prefix(1).uppercased() + movement.rawValue.dropFirst(),
                       values: summedMoney({ $0.mrrMovementMicros[movement]?[currency] ?? 0 }, per: 1_000_000))
             }, format: moneyText, covers: flowWords))
@@ -484,13 +600,13 @@ struct BackendDashboard: Sendable {
             .init(name: "In a grace period", values: days.map { Double($0.gracePeriod) }),
         ], format: count, covers: stockWords))
         // Flows, summed over each period (from the first day shown).
-        func summed(_ value: (DailyMetrics) -> Int64) -> [Double] { periods.map { Double($0.reduce(0) { $0 + value($1) }) } }
-        let by = grouping == .day || grouping == .auto ? "by day" : "by \(grouping.rawValue)"
-        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, \(by)", style: .bars, labels: labels, series: [
+        func summed(_ value: (DailyMetrics) -> Int64) -> [Double] { barPeriods.map { Double($0.reduce(0) { $0 + value($1) }) } }
+        let by = barGrouping == .day ? "by day" : "by \(barGrouping.rawValue)"
+        charts.append(DashboardChart(id: "trials", title: "Trials and conversions, \(by)", style: .bars, labels: barLabels, series: [
             .init(name: "Trials started", values: summed(\.trialsStarted)),
             .init(name: "Converted to paid", values: summed(\.trialConversions)),
         ], format: count, covers: flowWords))
-        charts.append(DashboardChart(id: "churn", title: "Churn, \(by)", style: .bars, labels: labels, series: [
+        charts.append(DashboardChart(id: "churn", title: "Churn, \(by)", style: .bars, labels: barLabels, series: [
             .init(name: "Cancelled (voluntary)", values: summed(\.churnedVoluntary)),
             .init(name: "Billing (involuntary)", values: summed(\.churnedInvoluntary)),
             .init(name: "Reactivated", values: summed(\.reactivations)),
@@ -538,7 +654,9 @@ struct BackendDashboard: Sendable {
             let saved = figure.shown == 0 ? 0 : Double(figure.shown - figure.cancelled) / Double(figure.shown)
             html.raw(#"<tr data-message=""#)
             html.add(figure.messageIdentifier)
-            html.raw(#""><th scope="row"><code>"#)
+            html.raw(#""><th scope="row"><span class="message-name">"#)
+            html.add(figure.messageName ?? "Unnamed message")
+            html.raw(#"</span> <code class="message-id muted">"#)
             html.add(figure.messageIdentifier)
             html.raw("</code></th>")
             for value in [figure.shown, figure.kept, figure.switched, figure.redeemed, figure.cancelled] { html.raw("<td>\(value)</td>") }

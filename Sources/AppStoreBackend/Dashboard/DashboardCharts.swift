@@ -108,13 +108,18 @@ struct DashboardChart {
         let slot = plotWidth / Double(count)
         func x(_ index: Int) -> Double { Self.left + slot * (Double(index) + 0.5) }
         var lastYear: Int64?
+        var previousEnd = -Double.infinity
         for (position, index) in monthStarts.enumerated() where position % every == 0 {
             let (year, month, _) = labels[index].components
             let name = Self.monthNames[Int(month) - 1] + (year != lastYear ? " \(year)" : "")
-            lastYear = year
             // A label near the right edge ends there instead of being cut off.
             let nearEnd = x(index) + Double(name.count) * 3.6 > Self.width - Self.right
             let labelX = nearEnd ? Self.width - Self.right : x(index)
+            // A label that would run into the one before it (the last month, pushed left) is left out.
+            let start = nearEnd ? labelX - Double(name.count) * 7.2 : labelX - Double(name.count) * 3.6
+            guard start >= previousEnd + 4 else { continue }
+            previousEnd = nearEnd ? labelX : labelX + Double(name.count) * 3.6
+            lastYear = year
             svg += #"<text class="tick" x="\#(Self.rounded(labelX))" y="\#(Self.rounded(Self.height - 8))" text-anchor="\#(nearEnd ? "end" : "middle")">\#(name)</text>"#
         }
         switch style {

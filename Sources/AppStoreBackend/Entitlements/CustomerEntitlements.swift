@@ -32,6 +32,12 @@ public struct CustomerHistoryEntry: Hashable, Sendable, Codable {
     /// period, has ended: a renewal, expiry or refund was not heard of. Not entitled; the backend
     /// asks the App Store the status at its next reconciliation.
     public var expiredUnconfirmed: Bool
+    /// What the customer paid, in milliunits of ``currency`` (the transaction's `price`), if it says.
+    public var price: Int64?
+    public var currency: String?
+    /// The storefront's three-letter country code and its numeric identifier.
+    public var storefront: String?
+    public var storefrontId: String?
 }
 
 /// Applies the rules to what the storage holds for one customer.
@@ -107,7 +113,8 @@ public struct CustomerLedger: Sendable {
                                         expiresDate: payload.expiresDate, revocationDate: payload.revocationDate,
                                         revocationReason: payload.revocationReason?.rawValue, isUpgraded: payload.isUpgraded == true,
                                         entitled: entitledIDs.contains(transaction.transactionID),
-                                        expiredUnconfirmed: evaluation.expiredUnconfirmed.contains(transaction.transactionID))
+                                        expiredUnconfirmed: evaluation.expiredUnconfirmed.contains(transaction.transactionID),
+                                        price: payload.price, currency: payload.currency, storefront: payload.storefront, storefrontId: payload.storefrontId)
         }
     }
 

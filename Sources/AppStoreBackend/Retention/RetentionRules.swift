@@ -32,9 +32,12 @@ public struct RetentionRule: Codable, Hashable, Sendable {
     public var alternateProductID: String?
     /// The promotional offer a promotional-offer rule makes (an offer of the subscription's product).
     public var offerIdentifier: String?
+    /// What the developer calls the message (its header, say), for the dashboard and the figures:
+    /// the App Store's API gives the backend only its UUID.
+    public var messageName: String?
 
     public init(id: String, position: Int, productID: String? = nil, minimumDays: Int? = nil, maximumDays: Int? = nil, inTrial: Bool? = nil,
-                kind: Kind, messageIdentifier: String, alternateProductID: String? = nil, offerIdentifier: String? = nil) {
+                kind: Kind, messageIdentifier: String, alternateProductID: String? = nil, offerIdentifier: String? = nil, messageName: String? = nil) {
         self.id = id
         self.position = position
         self.productID = productID
@@ -45,6 +48,21 @@ public struct RetentionRule: Codable, Hashable, Sendable {
         self.messageIdentifier = messageIdentifier
         self.alternateProductID = alternateProductID
         self.offerIdentifier = offerIdentifier
+        self.messageName = messageName
+    }
+
+    /// The rule in words, for a message the developer gave no name: what it shows, to whom.
+    public var summary: String {
+        var words: String = switch kind {
+        case .message: "A message"
+        case .switchPlan: "A switch to \(alternateProductID ?? "another plan")"
+        case .promotionalOffer: "Offer \(offerIdentifier ?? "?")"
+        }
+        words += " for subscribers of \(productID ?? "any product")"
+        if let minimumDays { words += ", from day \(minimumDays)" }
+        if let maximumDays { words += ", up to day \(maximumDays)" }
+        if let inTrial { words += inTrial ? ", in a free trial" : ", not in a free trial" }
+        return words
     }
 
     /// What the backend knows of the subscription a request is about.
@@ -92,6 +110,9 @@ public struct RetentionRule: Codable, Hashable, Sendable {
         if kind == .switchPlan, alternateProductID?.isEmpty ?? true { throw .badRequest("a switch-plan rule names the plan to suggest") }
         if kind == .promotionalOffer, offerIdentifier?.isEmpty ?? true { throw .badRequest("a promotional-offer rule names the offer to make") }
         if let minimumDays, let maximumDays, minimumDays > maximumDays { throw .badRequest("a rule's minimum days (\(minimumDays)) exceed its maximum (\(maximumDays))") }
+        if let messageName, messageName.count > 200 || messageName.contains(where: \.isNewline) {
+            throw .badRequest("a message's name is one line of at most 200 characters")
+        }
     }
 }
 
@@ -113,6 +134,8 @@ public struct RetentionRequestRecord: Codable, Hashable, Sendable {
 /// `DID_CHANGE_RENEWAL_PREF` or an upgrade (switched); none is kept.
 public struct RetentionFigure: Codable, Hashable, Sendable {
     public var messageIdentifier: String
+    /// The name a rule gives the message (`retention-rule add --name`), else what its rule shows, in words.
+    public var messageName: String?
     public var shown: Int
     public var kept: Int
     public var switched: Int

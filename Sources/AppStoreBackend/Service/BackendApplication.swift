@@ -71,11 +71,15 @@ public final class BackendApplication: Sendable {
         public var reporting: ReportingCurrency?
         /// Signs the promotional offers retention rules make, with the developer's subscription offer key.
         public var offerSigner: OfferSignatureCreator?
+        /// A local store's address, whose transaction pages the customer page links to.
+        public var storePages: URL?
 
         public init(database: String, verification: Verification, host: String = "127.0.0.1", port: UInt16 = 0, allowedHosts: [String] = [],
                     metrics: Bool = false, clock: BackendClock.Source? = nil, reconciliation: Reconciliation? = nil,
-                    commission: CommissionProgram = .standard, reporting: ReportingCurrency? = nil, offerSigner: OfferSignatureCreator? = nil) {
+                    commission: CommissionProgram = .standard, reporting: ReportingCurrency? = nil, offerSigner: OfferSignatureCreator? = nil,
+                    storePages: URL? = nil) {
             self.offerSigner = offerSigner
+            self.storePages = storePages
             self.commission = commission
             self.reporting = reporting
             self.database = database
@@ -161,6 +165,7 @@ public final class BackendApplication: Sendable {
         service.commission = configuration.commission
         service.reporting = configuration.reporting
         service.offerSigner = configuration.offerSigner
+        service.storePages = configuration.storePages
         if configuration.metrics {
             let metrics = BackendMetrics()
             metrics.observeCommits(of: storage)

@@ -47,6 +47,9 @@ public struct BackendService: Sendable {
     /// The currency every amount is also reported in, with its rates (`backend serve --currency --rates`):
     /// the dashboard's, and the API's when a request names no other.
     public var reporting: ReportingCurrency?
+    /// A local store's address (`backend serve --store-pages`, or its `--api-url`): the customer page
+    /// links each transaction to the store's page of it, `/transactions/{id}`.
+    public var storePages: URL?
     /// The routes ``handle(_:)`` answers with, compiled once.
     private let inProcessRoutes = CompiledRoutes()
     /// Real time, by which dashboard sessions expire: never the App Store's clock (``clock``), which

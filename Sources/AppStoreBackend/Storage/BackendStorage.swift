@@ -63,6 +63,10 @@ public protocol BackendStorage: Sendable {
     /// The cohort table of the months from `from` to `to`.
     func cohorts(from: CalendarDay, to: CalendarDay) async throws(BackendError) -> CohortReport
 
+    /// The products the figures know of, each with its subscription group: what the dashboard's
+    /// product and group filters offer.
+    func metricScopes() async throws(BackendError) -> [MetricScope]
+
     /// Recomputes the rollups from the recorded transactions and notifications; from now on in the
     /// days of `timeZone` (a tz database identifier) when given.
     func rebuildMetrics(timeZone: String?) async throws(BackendError)
@@ -161,5 +165,16 @@ public struct CustomerRecords: Sendable {
     public init(transactions: [BackendTransaction], statuses: [String: BackendSubscriptionStatus]) {
         self.transactions = transactions
         self.statuses = statuses
+    }
+}
+
+/// A product the figures know of, and its subscription group.
+public struct MetricScope: Hashable, Sendable {
+    public var productID: String
+    public var groupID: String
+
+    public init(productID: String, groupID: String) {
+        self.productID = productID
+        self.groupID = groupID
     }
 }

@@ -319,6 +319,16 @@ extension SQLBackendStorage {
 
     // MARK: Reading
 
+    public func metricScopes() async throws(BackendError) -> [MetricScope] {
+        try await read { (database) throws(BackendError) in
+            // A product's own rows carry its group; the group sums and the app's carry `*` as the product.
+            try database.query("SELECT DISTINCT product_id, group_id FROM metric_days WHERE product_id <> $1 AND group_id <> $1 ORDER BY group_id, product_id",
+                               [.text(Self.allRows)]).map { (row) throws(BackendError) in
+                MetricScope(productID: try row.column("product_id"), groupID: try row.column("group_id"))
+            }
+        }
+    }
+
     public func metrics(_ query: MetricsQuery) async throws(BackendError) -> MetricsReport {
         guard query.from <= query.to else { throw .badRequest("from (\(query.from)) is after to (\(query.to))") }
         guard query.to.number - query.from.number < MetricsQuery.longestRange else {

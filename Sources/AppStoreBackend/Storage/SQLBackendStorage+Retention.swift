@@ -16,25 +16,28 @@ extension SQLBackendStorage {
         try rule.validate()
         try await write { (database) throws(BackendError) in
             try database.run("""
-                INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+                INSERT INTO retention_rules (rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id,
+                                             message_name)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
                 """, [.text(rule.id), .integer(Int64(rule.position)), .optionalText(rule.productID), .optionalInteger(rule.minimumDays.map(Int64.init)),
                       .optionalInteger(rule.maximumDays.map(Int64.init)), .optionalInteger(rule.inTrial.map { $0 ? 1 : 0 }), .text(rule.kind.rawValue),
-                      .text(rule.messageIdentifier.lowercased()), .optionalText(rule.alternateProductID), .optionalText(rule.offerIdentifier)])
+                      .text(rule.messageIdentifier.lowercased()), .optionalText(rule.alternateProductID), .optionalText(rule.offerIdentifier),
+                      .optionalText(rule.messageName)])
         }
     }
 
     public func retentionRules() async throws(BackendError) -> [RetentionRule] {
         try await read { (database) throws(BackendError) in
             try database.query("""
-                SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id
+                SELECT rule_id, position, product_id, min_days, max_days, in_trial, kind, message_id, alternate_product_id, offer_id, message_name
                 FROM retention_rules ORDER BY position, rule_id
                 """, []).map { (row) throws(BackendError) in
                 RetentionRule(id: try row.column("rule_id"), position: try row.column("position"), productID: try row.column("product_id"),
                               minimumDays: try row.column("min_days"), maximumDays: try row.column("max_days"),
                               inTrial: (try row.column("in_trial", as: Int64?.self)).map { $0 == 1 },
                               kind: RetentionRule.Kind(rawValue: try row.column("kind")) ?? .message, messageIdentifier: try row.column("message_id"),
-                              alternateProductID: try row.column("alternate_product_id"), offerIdentifier: try row.column("offer_id"))
+                              alternateProductID: try row.column("alternate_product_id"), offerIdentifier: try row.column("offer_id"),
+                              messageName: try row.column("message_name"))
             }
         }
     }
@@ -79,10 +82,21 @@ extension SQLBackendStorage {
                     """, []).map { (row) throws(BackendError) in (try row.column("message_id"), try row.column("outcome")) }
             }
         }
+        // Each message by its name: the first rule's that names it, else what the first rule showing it shows.
+        var names: [String: String] = [:], named: Set<String> = []
+        for rule in try await retentionRules() where !named.contains(rule.messageIdentifier) {
+            if let name = rule.messageName, !name.isEmpty {
+                names[rule.messageIdentifier] = name
+                named.insert(rule.messageIdentifier)
+            } else if names[rule.messageIdentifier] == nil {
+                names[rule.messageIdentifier] = rule.summary
+            }
+        }
         var figures: [String: RetentionFigure] = [:]
         for row in rows {
             let message = row.message
-            var figure = figures[message] ?? RetentionFigure(messageIdentifier: message, shown: 0, kept: 0, switched: 0, redeemed: 0, cancelled: 0)
+            var figure = figures[message] ?? RetentionFigure(messageIdentifier: message, messageName: names[message], shown: 0, kept: 0, switched: 0,
+                                                             redeemed: 0, cancelled: 0)
             figure.shown += 1
             switch row.outcome?.split(separator: "/").first.map(String.init) {
             case "DID_CHANGE_RENEWAL_STATUS"?: figure.cancelled += 1

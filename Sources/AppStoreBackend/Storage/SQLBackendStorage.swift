@@ -115,6 +115,7 @@ public final class SQLBackendStorage: BackendStorage {
             """),
         .sql("retention-rules", retentionSchema),
         .sql("retention-offer-rules", "ALTER TABLE retention_rules ADD COLUMN offer_id TEXT"),
+        .sql("retention-message-names", "ALTER TABLE retention_rules ADD COLUMN message_name TEXT"),
     ], alreadyApplied: { (connection) throws(DatabaseError) in
         // A database written before the migrations were recorded: what its tables hold.
         guard try connection.hasTable("notifications") else { return [] }
@@ -132,6 +133,7 @@ public final class SQLBackendStorage: BackendStorage {
         }
         if try connection.hasTable("retention_rules") { applied.append("retention-rules") }
         if try connection.hasTable("retention_rules"), try connection.hasColumn("offer_id", in: "retention_rules") { applied.append("retention-offer-rules") }
+        if try connection.hasTable("retention_rules"), try connection.hasColumn("message_name", in: "retention_rules") { applied.append("retention-message-names") }
         return applied
     })
 

@@ -43,9 +43,14 @@ extension SimulatedAppStore {
     /// others; those it does not read keep their lapsed claim until a later claim reads them.
     public func claimDueNotificationRecords(limit: Int, excluding held: Set<Int64> = []) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? {
         guard try reading({ !ledger.notificationsDue(notAfter: clock.now(), unclaimedAt: realTime.now(), limit: 1).isEmpty }) else { return nil }
+        var refused: String?
+        defer { if let refused { refusedNotificationURL = refused } }
         return try writing { (change) throws(AppStoreError) -> (url: URL, records: [NotificationRecord])? in
             // A stored URL the settings would refuse (a store folder written by hand) gets nothing.
-            guard let text = settings.notificationURL, SettingsOverrides.isAcceptableNotificationURL(text), let url = URL(string: text) else { return nil }
+            guard let text = settings.notificationURL, SettingsOverrides.isAcceptableNotificationURL(text), let url = URL(string: text) else {
+                refused = settings.notificationURL
+                return nil
+            }
             let now = clock.now()
             let realNow = realTime.now()
             var records: [NotificationRecord] = []
@@ -65,6 +70,13 @@ extension SimulatedAppStore {
             }
             return records.isEmpty ? nil : (url, records)
         }
+    }
+
+    /// The stored notification URL a claim refused since the last call (notifications were due, and
+    /// the URL is not one the settings accept), so that a sender can say why it posts nothing.
+    public func takeRefusedNotificationURL() -> String? {
+        defer { refusedNotificationURL = nil }
+        return refusedNotificationURL
     }
 
     /// How many notifications wait for a delivery attempt, and how long the oldest of them has waited

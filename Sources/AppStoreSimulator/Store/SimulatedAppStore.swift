@@ -68,6 +68,10 @@ public actor SimulatedAppStore {
     var isWatchingForChanges = false
     /// The lifecycle lease this store holds for good, if any (see ``holdLifecycleLease(wait:)``).
     var heldLease: (any LifecycleLease)?
+    /// The stored notification URL the last claim of due notifications refused (a store folder
+    /// written by hand), until a sender takes it to say why nothing is posted
+    /// (``takeRefusedNotificationURL()``).
+    var refusedNotificationURL: String?
     /// Purchases committed together, a group at a time (see ``purchase(_:)``).
     nonisolated let purchaseCommits = GroupCommit<PurchaseRequest, Result<CommittedPurchase, AppStoreError>>(gatheringRounds: 8)
 

@@ -68,8 +68,21 @@ public struct SubscriptionStoreViewModel: Sendable {
         public let priceIncreasePending: Bool
         /// The price the next renewal charges, from the renewal info ("$12.99"), when it states one.
         public let renewalPrice: String?
+        /// The name of the plan the next renewal switches to (``nextProductID``'s), as the customer reads it.
+        public let nextDisplayName: String?
+        /// What the customer paid for the current period, in the storefront's currency ("£0.99").
+        public let paidPrice: String?
+        /// The offer the current period is at, in words ("£0.99/month for 3 months", "2 weeks free"),
+        /// when the product names it.
+        public let offerText: String?
+        /// The offer the next renewal is at, from the renewal info: its kind, when there is one.
+        public let nextRenewalOfferType: Transaction.OfferType?
 
-        /// The state in words, as a customer reads it.
+        /// The next plan's name: its display name, or its identifier when the product is not loaded.
+        public var nextPlanName: String? { nextProductID.map { nextDisplayName ?? $0 } }
+
+        /// The state in words, as a customer reads it: when the period ends, at what price it
+        /// renews (an offer's price, then the regular one), as which plan.
         public var summary: String {
             let format = Date.ISO8601FormatStyle().year().month().day()
             let expiry = expirationDate.map { $0.formatted(format) } ?? "?"
@@ -78,14 +91,21 @@ public struct SubscriptionStoreViewModel: Sendable {
             }
             if state == .subscribed, let offer, offer.type == .introductory {
                 let then = !willAutoRenew ? "; it will not renew" : nextRenewalHasOffer ? ", and the next period at it too"
-                    : nextProductID.map { next in ", then renews as \(next)" + (regularPrice.map { " at \($0)" } ?? "") }
+                    : nextPlanName.map { next in ", then renews as \(next)" + (regularPrice.map { " at \($0)" } ?? "") }
                     ?? regularPrice.map { ", then \($0)" } ?? ""
-                return (offer.paymentMode == .freeTrial ? "Free trial until \(expiry)" : "Introductory price until \(expiry)") + then
+                let terms = offerText.map { " (\($0))" } ?? ""
+                if offer.paymentMode == .freeTrial { return "Free trial\(terms) until \(expiry)" + then }
+                return "Introductory price\(offerText == nil ? paidPrice.map { " of \($0)" } ?? "" : terms) until \(expiry)" + then
             }
             switch state {
             case .subscribed:
                 if !willAutoRenew { return "Expires on \(expiry)" }
-                return nextProductID.map { "Renews on \(expiry) as \($0)" } ?? "Renews on \(expiry)"
+                let plan = nextPlanName.map { " as \($0)" } ?? ""
+                if nextRenewalOfferType != nil, let renewalPrice {
+                    // A redeemed offer (a promotional offer, an offer code): its price first, then the regular price.
+                    return "Renews on \(expiry)\(plan) at \(renewalPrice) with the offer" + (regularPrice.map { ", then \($0)" } ?? "")
+                }
+                return "Renews on \(expiry)\(plan)" + (regularPrice.map { " at \($0)" } ?? "")
             case .inGracePeriod:
                 return "Billing problem: access continues until \(gracePeriodExpirationDate.map { $0.formatted(format) } ?? expiry)"
             case .inBillingRetryPeriod: return "Billing problem: access paused until the payment method is updated"
@@ -122,15 +142,25 @@ public struct SubscriptionStoreViewModel: Sendable {
         var current: CurrentPlan?
         if let status, case .verified(let transaction) = status.transaction, case .verified(let renewal) = status.renewalInfo {
             let renewing = products.first { $0.id == (renewal.autoRenewPreference ?? transaction.productID) }
+            let currentProduct = products.first { $0.id == transaction.productID }
+            // The offer the current period is at, as the product describes it.
+            var offerText: String?
+            if transaction.offer?.type == .introductory {
+                offerText = currentProduct?.subscription?.introductoryOffer.map(StoreViewText.offer)
+            } else if transaction.offer?.type == .promotional {
+                offerText = currentProduct?.subscription?.promotionalOffers.first { $0.id == transaction.offer?.id }.map(StoreViewText.offer)
+            }
+            let money = Self.moneyStyle
             current = CurrentPlan(transactionID: transaction.id, productID: transaction.productID, state: status.state, willAutoRenew: renewal.willAutoRenew,
                                   expirationDate: transaction.expirationDate, gracePeriodExpirationDate: renewal.gracePeriodExpirationDate,
                                   nextProductID: renewal.autoRenewPreference == transaction.productID ? nil : renewal.autoRenewPreference,
                                   isFamilyShared: transaction.ownershipType == .familyShared, offer: transaction.offer,
                                   nextRenewalHasOffer: renewal.offer != nil, regularPrice: renewing.map(StoreViewText.price),
                                   priceIncreasePending: renewal.priceIncreaseStatus == .pending,
-                                  renewalPrice: renewal.renewalPrice.map { price in
-                                      price.formatted(.currency(code: renewal.currency?.identifier ?? "USD").locale(Locale(identifier: "en_US")))
-                                  })
+                                  renewalPrice: renewal.renewalPrice.map { money($0, renewal.currency?.identifier ?? transaction.currency?.identifier) },
+                                  nextDisplayName: renewal.autoRenewPreference.flatMap { next in products.first { $0.id == next }?.displayName },
+                                  paidPrice: transaction.price.map { money($0, transaction.currency?.identifier) },
+                                  offerText: offerText, nextRenewalOfferType: renewal.offerType)
         }
         // A plan shared by the family is not the customer's to change: any plan they choose is a
         // subscription of their own.
@@ -155,6 +185,11 @@ public struct SubscriptionStoreViewModel: Sendable {
         }
         return SubscriptionStoreViewModel(groupID: groupID, groupDisplayName: products.first?.subscription?.groupDisplayName,
                                           plans: plans, currentPlan: current, buttons: buttons, environment: environment)
+    }
+
+    /// An amount in its currency as the storefront writes prices ("£4.99", "€4.99").
+    static func moneyStyle(_ amount: Decimal, _ currency: String?) -> String {
+        amount.formatted(.currency(code: currency ?? "USD").locale(Locale(identifier: "en_US")))
     }
 
     /// Buys a plan as the view's button does: the environment's handlers, the eligible offer applied

@@ -212,6 +212,8 @@ struct BackendServeCommand: Command {
               + "and when the database answers again after an outage; needs --key-file"),
         ServerAPIAccess.keyFileArgument(required: false),
         ServerAPIAccess.apiURLArgument,
+        .option("--store-pages", "URL", "a local store's address: the dashboard's customer page links each transaction to the store's page of it "
+                + "(default: --api-url's)"),
         .option("--offer-key-file", "FILE", "the subscription offer key its retention rules sign promotional offers with: JSON with keyId, issuerId, "
                 + "privateKey, as storekit offer-key prints for a local store"),
         CommissionOption.argument,
@@ -230,9 +232,14 @@ struct BackendServeCommand: Command {
     var commission: CommissionProgram
     var reporting: ReportingCurrencyOption?
     var offerKeyFile: String?
+    var storePages: URL?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         offerKeyFile = try arguments.value("--offer-key-file")
+        storePages = try arguments.value("--store-pages", expected: "an http or https URL") { text -> URL? in
+            guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else { return nil }
+            return url
+        }
         commission = try CommissionOption.parse(&arguments)
         reporting = try ReportingCurrencyOption.parse(&arguments)
         host = try arguments.value("--host") ?? "127.0.0.1"
@@ -255,7 +262,8 @@ struct BackendServeCommand: Command {
             BackendApplication.Configuration(database: options.database, verification: options.verification, host: host, port: port,
                                              allowedHosts: allowedHosts, metrics: metrics, clock: options.clock, reconciliation: reconciliation,
                                              commission: commission, reporting: try await reporting?.resolved(),
-                                             offerSigner: try offerKeyFile.map { try OfferKeyFile.signer(reading: $0, bundleID: options.bundleID) }),
+                                             offerSigner: try offerKeyFile.map { try OfferKeyFile.signer(reading: $0, bundleID: options.bundleID) },
+                                             storePages: storePages ?? serverAPI?.apiURL),
             logger: logging.logger(label: "storekit.backend"))
         console.print("listening on \(application.server.url.absoluteString)")
         if !ServerAccess.isLoopback(host) {

@@ -13,6 +13,7 @@ struct BackendRetentionRuleAddCommand: Command {
         .option("--switch-to", "PRODUCT_ID", "suggest this plan of the group (a switch-plan message)"),
         .option("--offer", "OFFER_ID", "make this promotional offer of the subscriber's product (backend serve signs it with --offer-key)"),
         .option("--position", "N", "where the rule is tried (lower first; after the others by default)"),
+        .option("--name", "TEXT", "what to call the message on the dashboard and in the figures (its header, say)"),
     ])
 
     var database: String
@@ -31,10 +32,14 @@ struct BackendRetentionRuleAddCommand: Command {
         let offer = try arguments.value("--offer")
         if alternate != nil, offer != nil { throw ValidationError("a rule suggests a plan (--switch-to) or makes an offer (--offer), not both") }
         position = try arguments.value("--position", expected: "a whole number") { Int($0) }
+        let name = try arguments.value("--name").map { $0.trimmingCharacters(in: .whitespaces) }
+        if let name, name.isEmpty || name.count > 200 || name.contains(where: \.isNewline) {
+            throw ValidationError("--name is one line of 1 to 200 characters")
+        }
         if let minimum, let maximum, minimum > maximum { throw ValidationError("--min-days (\(minimum)) is more than --max-days (\(maximum))") }
         rule = RetentionRule(id: UUID().uuidString.lowercased(), position: 0, productID: product, minimumDays: minimum, maximumDays: maximum, inTrial: trial,
                              kind: alternate != nil ? .switchPlan : offer != nil ? .promotionalOffer : .message, messageIdentifier: message.lowercased(),
-                             alternateProductID: alternate, offerIdentifier: offer)
+                             alternateProductID: alternate, offerIdentifier: offer, messageName: name)
     }
 
     func run(console: Console) async throws {
@@ -81,7 +86,7 @@ struct BackendRetentionRuleListCommand: BackendDatabaseCommand {
             console.print("\(rule.position)  \(rule.id)  \(conditions.isEmpty ? "everyone" : conditions.joined(separator: ", ")) → \(shows)")
         }
         for figure in figures {
-            console.print("message \(figure.messageIdentifier): shown \(figure.shown), kept \(figure.kept), switched \(figure.switched), redeemed \(figure.redeemed), cancelled \(figure.cancelled)")
+            console.print("message \(figure.messageIdentifier)\(figure.messageName.map { " (\($0))" } ?? ""): shown \(figure.shown), kept \(figure.kept), switched \(figure.switched), redeemed \(figure.redeemed), cancelled \(figure.cancelled)")
         }
     }
 }

@@ -18,6 +18,13 @@ struct CancellationPage {
     let account: String
     let device: String
     let formToken: String
+    /// When the subscription's current period ends (access ends then once cancelled), and whether it
+    /// still renews.
+    let accessEnds: Date?
+    let willRenew: Bool
+    /// What the next renewal would charge, as the renewal info states it ("£4.99"), and, when that is
+    /// an offer's price (the rest of an introductory price, a redeemed offer), which.
+    let renewalPrice: (text: String, offer: String?)?
 
     /// The attempt `id` of `account`'s subscription, with what it shows; 404 for another account's.
     static func load(store: SimulatedAppStore, id: String, account: String, device: String, formToken: String) async throws -> CancellationPage {
@@ -25,12 +32,25 @@ struct CancellationPage {
             throw APIError.notFound("\(account) has no cancellation attempt \(id)")
         }
         let message = if let identifier = attempt.messageIdentifier { try await store.retentionMessage(identifier)?.content } else { UploadMessageRequestBody?.none }
-        let catalog = await store.catalog()
+        // Prices as the customer's storefront sells them, in its currency.
+        let storefront = try await store.storefront(forAccount: account)
+        let catalog = await store.catalog(storefront: storefront.countryCode)
         let product = catalog.product(id: attempt.productID)
+        let record = try await store.subscriptionRecord(originalTransactionID: attempt.originalTransactionID)
+        let active = record.map { $0.state != .expired && $0.state != .revoked } ?? false
+        // The price the next renewal charges (an introductory price may go on), in the customer's currency.
+        var renewalPrice: (text: String, offer: String?)?
+        if active, let info = try await store.signedRenewalInfo(originalTransactionID: attempt.originalTransactionID)?.payload,
+           let price = info.renewalPrice, let currency = info.currency {
+            let amount = (Decimal(price) / 1000).formatted(.currency(code: currency).locale(Locale(identifier: catalog.locale)))
+            renewalPrice = (amount, info.offerType.map { $0 == .introductoryOffer ? "the introductory price" : "the offer's price" })
+        }
         return CancellationPage(attempt: attempt, message: message, product: product,
                                 alternate: attempt.alternateProductID.flatMap { catalog.product(id: $0) },
                                 offer: attempt.offerIdentifier.flatMap { id in product?.subscription?.promotionalOffers.first { $0.id == id } },
-                                account: account, device: device, formToken: formToken)
+                                account: account, device: device, formToken: formToken,
+                                accessEnds: active ? record?.expirationDate : nil, willRenew: record?.autoRenewEnabled ?? false,
+                                renewalPrice: renewalPrice)
     }
 
     /// The page's own address.
@@ -70,20 +90,35 @@ struct CancellationPage {
             html.add("Stay with \(productName): \(Self.text(offer)), then \(product?.displayPrice ?? "the regular price").")
             html.raw("</p>")
         }
-        if message == nil, attempt.kind == nil {
+        if message == nil, attempt.kind == nil, willRenew {
             html.raw("<p>")
             html.add("Your subscription to \(productName) renews until you cancel it.")
             html.raw("</p>")
         }
+        if attempt.outcome == nil, let accessEnds {
+            // What cancelling means for access, before the customer answers.
+            html.raw(#"<p class="access-ends" data-access-ends=""#)
+            html.add(accessEnds.formatted(.iso8601))
+            html.raw(#"">"#)
+            let per = product?.subscription.map { " per \(Self.text($0.period))" } ?? ""
+            let renewal = renewalPrice.map { "; it would renew then at \($0.text)\(per)" + ($0.offer.map { " (\($0)), then \(product?.displayPrice ?? "the regular price")\(per)" } ?? "") }
+                ?? (willRenew ? product.map { "; it would renew then at \($0.displayPrice)\(per)" } : nil) ?? ""
+            html.add("If you cancel, you keep \(productName) until \(HTML.dateInWords(accessEnds)), the end of the period you have paid for\(renewal).")
+            html.raw("</p>")
+        }
         if let failure = attempt.realtimeFailure {
-            // The developer's view of a local store: why their endpoint's answer was not used.
-            html.raw(#"<p class="muted" data-realtime-failure>"#)
-            html.add("Your real-time URL's answer was not used (\(failure)); \(attempt.source == .defaultMessage ? "the default message is shown" : "nothing to show").")
+            // The developer's view of a local store: why their endpoint's answer was not used, in words
+            // (Apple's `sendAttemptResult` name stays in the attribute).
+            html.raw(#"<p class="muted" data-realtime-failure=""#)
+            html.add(failure)
+            html.raw(#"">"#)
+            html.add(Self.failureWords(failure, shown: attempt.source == .defaultMessage))
             html.raw("</p>")
         }
         if let outcome = attempt.outcome {
             html.raw(#"<p class="outcome" role="status">"#)
-            html.add(Self.text(outcome, product: productName, alternate: alternate?.displayName))
+            html.add(Self.text(outcome, product: productName, alternate: alternate?.displayName, accessEnds: accessEnds,
+                               offerPrice: offer.map { Self.text($0) }, regularPrice: product?.displayPrice))
             html.raw(#"</p><p><a href=""#)
             html.add(StorefrontPage.address(account: account, device: device))
             html.raw(#"">Back to the storefront</a></p>"#)
@@ -161,13 +196,34 @@ struct CancellationPage {
     }
 
 
-    static func text(_ outcome: RetentionOfferAttempt.Outcome, product: String, alternate: String?) -> String {
+    static func text(_ outcome: RetentionOfferAttempt.Outcome, product: String, alternate: String?, accessEnds: Date? = nil,
+                     offerPrice: String? = nil, regularPrice: String? = nil) -> String {
         switch outcome {
         case .kept: return "You kept \(product): nothing changed."
         case .switched: return "You switched to \(alternate ?? "the other plan"), as the plan-change rules say (at once for an upgrade, at renewal otherwise)."
-        case .redeemed: return "You redeemed the offer: the next renewal of \(product) is at the offer's price."
-        case .cancelled: return "Cancelled: \(product) does not renew and ends when this period does."
+        case .redeemed:
+            return "You redeemed the offer: the next renewal of \(product)\(accessEnds.map { ", \(HTML.dateInWords($0)), " } ?? " ")is at the offer's price"
+                + (offerPrice.map { " (\($0))" } ?? "") + (regularPrice.map { ", then \($0)" } ?? "") + "."
+        case .cancelled:
+            return accessEnds.map { "Cancelled: \(product) does not renew. You keep it until \(HTML.dateInWords($0)); you can resubscribe on the storefront until then." }
+                ?? "Cancelled: \(product) does not renew and ends when this period does."
         }
+    }
+
+    /// Why the developer's real-time answer was not used, as a person reads it.
+    static func failureWords(_ failure: String, shown: Bool) -> String {
+        let reason: String
+        switch failure.split(separator: ":").first.map(String.init) ?? failure {
+        case "UNSUCCESSFUL_HTTP_RESPONSE_CODE":
+            reason = "the developer's server had no message for this subscription (it answered with an error status, as a backend does when none of its retention rules applies)"
+        case "TIMED_OUT": reason = "the developer's server did not answer in time"
+        case "NO_RESPONSE": reason = "the developer's server could not be reached"
+        case "INVALID_RESPONSE":
+            let detail = failure.split(separator: ":", maxSplits: 1).dropFirst().first.map { " (\($0.trimmingCharacters(in: .whitespaces)))" } ?? ""
+            reason = "the developer's server answered with something the App Store cannot show\(detail)"
+        default: reason = "the developer's server could not be asked (\(failure))"
+        }
+        return "No special offer for this subscription: \(reason); " + (shown ? "the app's default message is shown." : "there is nothing more to show.")
     }
 
     static func text(_ period: SubscriptionPeriod) -> String {

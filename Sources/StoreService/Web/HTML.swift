@@ -47,6 +47,27 @@ extension HTML {
     }
 }
 
+extension HTML {
+    private static let monthNames = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
+                                     "October", "November", "December"]
+
+    /// A date as a customer reads it, in UTC: `6 February 2026, 09:30 UTC`.
+    static func dateInWords(_ date: Date) -> String {
+        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute], from: date)
+        let month = monthNames[max(0, min(11, (parts.month ?? 1) - 1))]
+        return "\(parts.day ?? 0) \(month) \(parts.year ?? 0), " + String(format: "%02d:%02d UTC", parts.hour ?? 0, parts.minute ?? 0)
+    }
+
+    /// A date as the transaction page writes it: `2026-02-06 09:30:00 UTC (6 February 2026)`, ISO 8601
+    /// order with its time zone, and the day in words.
+    static func dateAndTime(_ date: Date) -> String {
+        let parts = Calendar.utc.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let month = monthNames[max(0, min(11, (parts.month ?? 1) - 1))]
+        return String(format: "%04d-%02d-%02d %02d:%02d:%02d UTC", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0, parts.hour ?? 0, parts.minute ?? 0,
+                      parts.second ?? 0) + " (\(parts.day ?? 0) \(month) \(parts.year ?? 0))"
+    }
+}
+
 /// The frame of every page (`Assets/page.html`), read once.
 enum PageFrame {
     static let shared = PageTemplate(PackageResources.page_html)

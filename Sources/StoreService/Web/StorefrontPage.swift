@@ -254,16 +254,23 @@ struct StorefrontPage {
             html.raw(": ")
             html.add(current.summary)
             html.raw("</p>")
+            let planName = group.plans.first { $0.id == current.productID }?.displayName ?? current.productID
             if current.priceIncreasePending, !current.isFamilyShared, current.state == .subscribed || current.state == .inGracePeriod {
                 // The App Store's price consent sheet: without an answer the subscription does not renew.
-                html.raw(#"<div class="price-increase" role="group" aria-label="Price increase"><p>"#)
-                html.add("The price rises\(current.renewalPrice.map { " to \($0)" } ?? "") at the next renewal. Agree to keep the subscription; without your consent it ends when this period does.")
+                html.raw(#"<div class="price-increase" role="group" aria-label="Price increase"><p data-price-consent>"#)
+                html.add(Self.priceConsentText(current, planName: planName))
                 html.raw("</p>")
                 actionForm(&html, action: "price-increase", fields: [("transaction", String(current.transactionID)), ("answer", "agree")], button: "Agree",
                            primary: true, label: "Agree to the new price", dataAction: "price-increase")
                 actionForm(&html, action: "price-increase", fields: [("transaction", String(current.transactionID)), ("answer", "decline")], button: "Decline",
                            label: "Decline the new price; the subscription ends with this period", dataAction: "price-increase")
                 html.raw("</div>")
+            }
+            if !current.willAutoRenew, !current.isFamilyShared, [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(current.state) {
+                // The App Store's subscription page offers to subscribe again while the period lasts: automatic renewal back on.
+                let price = current.regularPrice.map { " at \($0)" } ?? ""
+                actionForm(&html, action: "resubscribe", fields: [("transaction", String(current.transactionID))], button: "Resubscribe",
+                           primary: true, label: "Resubscribe to \(planName): it renews again\(price)", dataAction: "resubscribe")
             }
             if current.willAutoRenew, !current.isFamilyShared,
                [.subscribed, .inGracePeriod, .inBillingRetryPeriod].contains(current.state) {
@@ -340,6 +347,27 @@ struct StorefrontPage {
     /// Whether a URL is an `http` or `https` address, the only kind the pages link to.
     static func isWebAddress(_ url: URL) -> Bool {
         ["http", "https"].contains(url.scheme?.lowercased() ?? "")
+    }
+
+    /// What the price consent sheet says: the price the customer pays now and the one the next
+    /// renewal charges, each in the storefront's currency, or, during a trial or an introductory price,
+    /// what the plan costs once it ends.
+    static func priceConsentText(_ current: SubscriptionStoreViewModel.CurrentPlan, planName: String) -> String {
+        let format = Date.ISO8601FormatStyle().year().month().day()
+        let date = current.expirationDate.map { " on \($0.formatted(format))" } ?? ""
+        // "£4.99/month": the renewing plan's price and period; the renewal info's amount when it has no product.
+        let next = current.regularPrice ?? current.renewalPrice ?? "the new price"
+        let per = current.regularPrice.flatMap { text in text.firstIndex(of: "/").map { String(text[$0...]) } } ?? ""
+        let consent = " Agree to keep the subscription; without your consent it ends when this period does."
+        if let offer = current.offer, offer.type == .introductory {
+            let what = offer.paymentMode == .freeTrial ? "free trial" : "introductory price"
+            return "Your \(what) of \(planName) ends\(date); after it, you pay \(next)." + consent
+        }
+        guard let paid = current.paidPrice else { return "From the next renewal\(date), \(planName) costs \(next)." + consent }
+        if let renewal = current.renewalPrice, renewal != paid {
+            return "The price of \(planName) changes from \(paid)\(per) to \(renewal)\(per) at the next renewal\(date)." + consent
+        }
+        return "The App Store asks you to confirm the price of \(planName): \(next) from the next renewal\(date), the same as you pay now." + consent
     }
 
     static func stateName(_ state: Product.SubscriptionInfo.RenewalState) -> String {

@@ -72,13 +72,14 @@ struct TransactionPage {
             ("Product", "\(t.productID) (\(t.productKind.rawValue))"),
             ("Price", TransactionRow.money(t.price, t.currency)),
             ("Storefront", "\(t.storefront) (\(t.storefrontID))"),
-            ("Purchased", TransactionRow.date(t.purchaseDate) + " UTC" + (t.reason == .renewal ? ", a renewal" : "")),
+            ("Purchased", HTML.dateAndTime(t.purchaseDate) + (t.reason == .renewal ? ", a renewal" : "")),
         ]
         if t.originalID != t.id { facts.append(("Original transaction", "#\(t.originalID)")) }
-        if let expiration = t.expirationDate { facts.append(("Expires", TransactionRow.date(expiration) + " UTC")) }
+        if t.originalPurchaseDate != t.purchaseDate { facts.append(("First purchased", HTML.dateAndTime(t.originalPurchaseDate))) }
+        if let expiration = t.expirationDate { facts.append(("Expires", HTML.dateAndTime(expiration))) }
         facts.append(("App account token", t.appAccountToken.map { $0.uuidString.lowercased() } ?? "none"))
         facts.append(("Ownership", t.ownership.rawValue))
-        facts.append(("Finished by the app", t.finishedDate.map { TransactionRow.date($0) + " UTC" } ?? "not yet"))
+        facts.append(("Finished by the app", t.finishedDate.map(HTML.dateAndTime) ?? "not yet"))
         if let options = t.customPurchaseOptions, !options.isEmpty {
             // What the app passed as custom purchase options: kept by the store, never signed.
             facts.append(("Custom purchase options", options.sorted { $0.key < $1.key }.map { "\($0.key) = \($0.value)" }.joined(separator: "; ")))
@@ -92,13 +93,14 @@ struct TransactionPage {
             html.raw("</dd>")
         }
         html.raw("</dl></section>")
+        actions(&html)
 
         html.raw(#"<section class="card" aria-labelledby="payloads-heading"><h2 id="payloads-heading">Signed data, decoded</h2><div class="payloads">"#)
         func payload(_ title: String, _ jws: String, id: String) {
             html.raw(#"<div><h3 id="\#(id)-title">"#)
             html.add(title)
             html.raw(#"</h3><pre id="\#(id)" tabindex="0" aria-labelledby="\#(id)-title">"#)
-            html.add(Self.decodedPayload(jws))
+            Self.annotatedPayload(&html, Self.decodedPayload(jws))
             html.raw(#"</pre><details><summary>The JWS</summary><pre class="jws">"#)
             html.add(jws)
             html.raw("</pre></details></div>")
@@ -161,6 +163,68 @@ struct TransactionPage {
             html.raw(timeline.picture)
             html.raw("</section>")
         }
-        return HTML.page(title: "Transaction \(t.id) — OpenStoreKit", pageName: "Transaction", otherPage: ("/", "Transaction Manager"), main: html.text)
+        return HTML.page(title: "Transaction \(t.id) — OpenStoreKit", pageName: "Transaction", otherPage: ("/", "Transaction Manager"), main: html.text,
+                         mainAttributes: ["data-transaction-id": String(t.id), "data-original-id": String(t.originalID),
+                                          "data-account": t.account, "data-product-id": t.productID],
+                         script: "/assets/transaction-page.js")
+    }
+
+    /// The actions that apply to the purchase now (the Transaction Manager's, from ``TransactionRow``),
+    /// each a button the page's script sends to the admin API as the Transaction Manager does
+    /// (`POST`, with `X-OpenStoreKit-Request` and the session): the page changes nothing by itself.
+    private func actions(_ html: inout HTML) {
+        let buttons = row.actions.filter { $0.href == nil && $0.action != "delete" }
+        html.raw(#"<section class="card transaction-actions" aria-labelledby="actions-heading"><h2 id="actions-heading">Actions</h2>"#)
+        guard !buttons.isEmpty else {
+            html.raw(#"<p class="empty-state">Nothing to do: no action applies to this purchase now.</p></section>"#)
+            return
+        }
+        html.raw(#"<noscript><p>These actions need JavaScript; the Transaction Manager offers them too.</p></noscript>"#)
+        html.raw(#"<div class="controls action-options">"#)
+        if buttons.contains(where: { $0.action == "refund" }) {
+            html.raw(#"<label>Refund reason <select id="refund-reason"><option value="other" selected>Other</option><option value="developerIssue">Developer issue</option></select></label>"#)
+        }
+        if buttons.contains(where: { $0.action == "price-increase" }) {
+            html.raw(#"<label>Price-increase step <select id="price-increase-action"><option value="request">Request consent</option><option value="accept">Accept</option><option value="decline">Decline</option></select></label>"#)
+        }
+        if buttons.contains(where: { $0.action == "extend" }) {
+            html.raw(#"<label>Extend by (days, 1–90) <input id="extend-days" type="number" min="1" max="90" value="7" inputmode="numeric"></label>"#)
+        }
+        html.raw(#"</div><div class="controls action-buttons">"#)
+        for action in buttons {
+            html.raw(action.destructive ? #"<button type="button" class="danger" data-action=""# : #"<button type="button" data-action=""#)
+            html.add(action.action)
+            html.raw(#"" aria-label=""#)
+            html.add("\(action.label) transaction \(transaction.id) (\(transaction.productID))")
+            html.raw(#"">"#)
+            html.add(action.label)
+            html.raw("</button>")
+        }
+        html.raw(#"</div><p id="action-status" class="muted" role="status" aria-live="polite"></p></section>"#)
+    }
+
+    /// Writes a decoded payload, each millisecond date (a key ending in `Date`) followed by the date in
+    /// words, in UTC.
+    static func annotatedPayload(_ html: inout HTML, _ text: String) {
+        for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            if index > 0 { html.raw("\n") }
+            html.add(String(line))
+            if let date = millisecondDate(in: line) {
+                html.raw(#"<span class="date-words" data-date-words>  ← "#)
+                html.add(HTML.dateAndTime(date))
+                html.raw("</span>")
+            }
+        }
+    }
+
+    /// The date of a payload line `"somethingDate" : 1767225600000,`, if it is one.
+    static func millisecondDate(in line: Substring) -> Date? {
+        let parts = line.split(separator: ":", maxSplits: 1)
+        guard parts.count == 2 else { return nil }
+        let key = parts[0].trimmingCharacters(in: .whitespaces)
+        guard key.hasPrefix("\""), key.hasSuffix("Date\""), key.count > 6 else { return nil }
+        let value = parts[1].trimmingCharacters(in: CharacterSet.whitespaces.union(CharacterSet(charactersIn: ",")))
+        guard let milliseconds = Int64(value), milliseconds > 0 else { return nil }
+        return AppStoreJSON.date(fromMilliseconds: milliseconds)
     }
 }

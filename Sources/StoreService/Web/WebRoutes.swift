@@ -2,6 +2,7 @@ import AppStoreSimulator
 import Foundation
 import HTTPService
 import OpenStoreKit
+import StoreKitCatalog
 import SimulatorConnection
 import Synchronization
 
@@ -34,6 +35,7 @@ struct WebRoutes {
             router.on("GET", "/assets/\(name)") { _, _ in Self.asset(bytes, type: "text/javascript; charset=utf-8") }
         }
         router.on("GET", "/assets/storefront.js") { _, _ in Self.asset(PackageResources.storefront_js, type: "text/javascript; charset=utf-8") }
+        router.on("GET", "/assets/transaction-page.js") { _, _ in Self.asset(PackageResources.transaction_page_js, type: "text/javascript; charset=utf-8") }
         router.on("GET", "/assets/style.css") { _, _ in Self.asset(PackageResources.style_css, type: "text/css; charset=utf-8") }
         for path in ["/favicon.svg", "/favicon.ico"] {
             router.on("GET", path) { _, _ in Self.asset(PackageResources.favicon_svg, type: "image/svg+xml") }
@@ -208,6 +210,19 @@ struct WebRoutes {
             let location = CancellationPage.path(attempt: attempt.id, account: account, device: device)
             if answeringJSON { return try APIResponse.json(["message": "Opened the cancellation page.", "kind": "info", "location": location]) }
             return HTTPResponse(status: 303, headers: [("Location", location)])
+        case "resubscribe":
+            // Subscribe again while a cancelled subscription's period lasts: automatic renewal back on,
+            // as the App Store's subscription page does (DID_CHANGE_RENEWAL_STATUS, AUTO_RENEW_ENABLED).
+            guard let id = form["transaction"].flatMap(UInt64.init), let transaction = try await store.ledgerTransaction(id),
+                  transaction.account == account.precomposedStringWithCanonicalMapping else {
+                throw APIError.badRequest("the form names no subscription of \(account)")
+            }
+            try await store.setAutoRenew(originalTransactionID: transaction.originalID, enabled: true)
+            let storefront = try await store.storefront(forAccount: account)
+            let product = await store.catalog(storefront: storefront.countryCode).product(id: transaction.productID)
+            let expires = try await store.subscriptionRecord(originalTransactionID: transaction.originalID)?.expirationDate
+            return try answer("Resubscribed to \(product?.displayName ?? transaction.productID): it renews"
+                              + (expires.map { " on \(HTML.dateInWords($0))" } ?? "") + (product.map { " at \($0.displayPrice)" } ?? "") + ".", kind: "ok")
         case "restore":
             do {
                 try await client.sync()
