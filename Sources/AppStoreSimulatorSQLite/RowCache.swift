@@ -201,6 +201,5 @@ extension SQLiteLedgerStorage {
             }
             return expected == latest + 1 ? keys : nil
         }
-
     }
 }

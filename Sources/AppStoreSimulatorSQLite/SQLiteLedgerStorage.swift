@@ -706,9 +706,9 @@ extension SQLiteLedgerStorage {
 
         /// A row that may exist: gathered, one upsert; run at once, changed in place first (`changeInPlace`
         /// answers a row when it found one) unless `isNew`, then inserted.
-        mutating func write(_ values: [DatabaseValue], isNew: @autoclosure () throws -> Bool, changeInPlace: String, insert: String, upsert: String) throws {
+        mutating func write(_ values: [DatabaseValue], isNew: Bool, changeInPlace: String, insert: String, upsert: String) throws {
             if gathering { return gathered.append(DatabaseStatement(upsert, values)) }
-            if try isNew() || connection.query(changeInPlace, values) == 0 { try connection.query(insert, values) }
+            if try isNew || connection.query(changeInPlace, values) == 0 { try connection.query(insert, values) }
         }
     }
 
@@ -746,16 +746,13 @@ extension SQLiteLedgerStorage {
         // OR REPLACE: on SQLite a statement that may replace rows needs a statement journal of every
         // page it changes, one per index, and an update in place rewrites only the index entries whose
         // columns changed.
-        var newestStored: Int64?
-        let connection = writer.connection
+        // Gathered statements upsert every row and need no newest identifier.
+        let newestStored = writer.gathering || changes.transactions.isEmpty ? Int64.max
+            : try writer.connection.fetchValue(Int64.self, column: "newest", "SELECT coalesce(max(id), -1) AS newest FROM transactions") ?? -1
         for transaction in changes.transactions.values.sorted(by: { $0.id < $1.id }) {
             let values = Columns.transactionValues(transaction) + [.text(try encode(transaction))]
-            try writer.write(values, isNew: try {
-                if newestStored == nil {
-                    newestStored = try connection.fetchValue(Int64.self, column: "newest", "SELECT coalesce(max(id), -1) AS newest FROM transactions") ?? -1
-                }
-                return Int64(transaction.id) > newestStored!
-            }(), changeInPlace: Columns.transactionChangeInPlace, insert: Columns.transactionInsert, upsert: Columns.transactionUpsert)
+            try writer.write(values, isNew: Int64(transaction.id) > newestStored, changeInPlace: Columns.transactionChangeInPlace,
+                             insert: Columns.transactionInsert, upsert: Columns.transactionUpsert)
         }
         for id in changes.deletedSubscriptions.sorted() {
             try writer.run("DELETE FROM subscriptions WHERE original_id = $1", [.integer(Int64(id))])
