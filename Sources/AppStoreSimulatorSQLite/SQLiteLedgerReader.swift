@@ -121,12 +121,41 @@ extension SQLiteLedgerStorage {
         }
 
         func transactions(_ source: TransactionListingSource) -> [LedgerTransaction] {
-            let (sql, values) = Self.select(source, engine: connection.engine)
+            let (sql, values) = Self.select(source, engine: connection.engine, alongPurchaseDates: readsAlongPurchaseDates(source))
             return cachedRows(sql, values, in: \.transactions)
         }
 
+        /// The most purchases a range of days may hold to be read along the purchase-date index and
+        /// sorted: about 20 ms of index entries here. A wider range is read along its order's index,
+        /// where its rows are no longer rare.
+        static let narrowRangeLimit = 100_000
+
+        /// Whether each range of purchase days this reader was asked for is narrow (``narrowRangeLimit``).
+        private var narrowRanges: [String: Bool] = [:]
+
+        /// Whether a source is read along the purchase-date index and sorted, rather than along its
+        /// order's index: on SQLite, for a narrow range of purchase days (counted once per reader along
+        /// that index, up to the limit), unless an account's own rows or the grace period's few are read.
+        /// A narrow range walked along another order can pass most of the store before its first row.
+        func readsAlongPurchaseDates(_ source: TransactionListingSource) -> Bool {
+            guard connection.engine == .sqlite, source.account == nil, source.state != .inGracePeriod,
+                  source.purchasedFrom != nil || source.purchasedBefore != nil else { return false }
+            let from = source.purchasedFrom.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.min
+            let before = source.purchasedBefore.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.max
+            let key = "\(from)..<\(before)"
+            if let narrow = narrowRanges[key] { return narrow }
+            var counted = Int64(Self.narrowRangeLimit)
+            rows("""
+                SELECT count(*) AS counted FROM (SELECT 1 FROM transactions INDEXED BY transactions_by_purchase_date
+                WHERE purchase_ms >= $1 AND purchase_ms < $2 LIMIT $3) AS dated
+                """, [.integer(from), .integer(before), Self.limit(Self.narrowRangeLimit)]) { (row) throws(DatabaseError) in counted = try row["counted"] }
+            let narrow = counted < Self.narrowRangeLimit
+            narrowRanges[key] = narrow
+            return narrow
+        }
+
         func transactionKeys(_ source: TransactionListingSource, offset: Int) -> [TransactionListing.Key] {
-            let (sql, values) = Self.selectKeys(source, offset: offset, engine: connection.engine)
+            let (sql, values) = Self.selectKeys(source, offset: offset, engine: connection.engine, alongPurchaseDates: readsAlongPurchaseDates(source))
             var keys: [TransactionListing.Key] = []
             rows(sql, values) { (row) throws(DatabaseError) in
                 let id = UInt64(clamping: try row["id"] as Int64)
@@ -141,7 +170,7 @@ extension SQLiteLedgerStorage {
         }
 
         func transactionCount(_ source: TransactionListingSource) -> Int {
-            let (sql, values) = Self.selectCount(source, engine: connection.engine)
+            let (sql, values) = Self.selectCount(source, engine: connection.engine, alongPurchaseDates: readsAlongPurchaseDates(source))
             var counted = 0
             rows(sql, values) { (row) throws(DatabaseError) in counted = Int(try row["counted"] as Int64) }
             return counted
@@ -200,23 +229,29 @@ extension SQLiteLedgerStorage {
         }
 
         /// The statement that answers a source of the Transaction Manager's list: `id, record` rows in
-        /// its order, along the listing index of its filter and order (``listingIndex(_:)``).
-        static func select(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
-            let parts = listingParts(source, engine: engine)
-            return parts.conditions.select("id, record", from: parts.table, orderBy: parts.order, limit: source.limit)
+        /// its order, along the listing index of its filter and order (``listingIndex(_:keysOnly:)``),
+        /// or `alongPurchaseDates`: its range's keys sorted, then only the page's rows read.
+        static func select(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite,
+                           alongPurchaseDates: Bool = false) -> (String, [DatabaseValue]) {
+            let parts = listingParts(source, engine: engine, alongPurchaseDates: alongPurchaseDates)
+            guard alongPurchaseDates else { return parts.conditions.select("id, record", from: parts.table, orderBy: parts.order, limit: source.limit) }
+            let (keys, values) = parts.conditions.select("id", from: parts.table, orderBy: parts.order, limit: source.limit)
+            return ("SELECT id, record FROM transactions WHERE id IN (\(keys)) ORDER BY \(parts.order)", values)
         }
 
         /// The statement that answers a source's keys from `offset` on: `id, sort_value` rows in its
         /// order, read from its index alone (no row is read), at most its limit.
-        static func selectKeys(_ source: TransactionListingSource, offset: Int, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
-            let parts = listingParts(source, keysOnly: true, engine: engine)
+        static func selectKeys(_ source: TransactionListingSource, offset: Int, engine: DatabaseEngine = .sqlite,
+                               alongPurchaseDates: Bool = false) -> (String, [DatabaseValue]) {
+            let parts = listingParts(source, keysOnly: true, engine: engine, alongPurchaseDates: alongPurchaseDates)
             return parts.conditions.select("id, \(parts.column) AS sort_value", from: parts.table, orderBy: parts.order, limit: source.limit,
                                            offset: offset)
         }
 
         /// The statement that counts a source's rows, at most its limit: `count` along its index.
-        static func selectCount(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite) -> (String, [DatabaseValue]) {
-            let parts = listingParts(source, keysOnly: true, engine: engine)
+        static func selectCount(_ source: TransactionListingSource, engine: DatabaseEngine = .sqlite,
+                                alongPurchaseDates: Bool = false) -> (String, [DatabaseValue]) {
+            let parts = listingParts(source, keysOnly: true, engine: engine, alongPurchaseDates: alongPurchaseDates)
             // A count up to a limit needs no order: any rows of the source, as many as there are, up to it.
             let (inner, values) = parts.conditions.select("1 AS one", from: parts.table, orderBy: nil, limit: source.limit)
             return ("SELECT count(*) AS counted FROM (\(inner)) AS counted_rows", values)
@@ -226,13 +261,14 @@ extension SQLiteLedgerStorage {
         /// statistics here) cannot take another order's index and walk past every row that does not
         /// match: one per filter (an account, a product, a recorded state, a product in a state) and
         /// order. `nil` where the table's own order is the source's (but for `keysOnly`, the keys of
-        /// a page asked for by number, which walk the identifiers' index rather than the rows), or
-        /// the grace period's few rows are looked up by identifier.
+        /// a page asked for by number, and a range of purchase days, which walk the identifiers' index
+        /// rather than the rows), or the grace period's few rows are looked up by identifier.
         static func listingIndex(_ source: TransactionListingSource, keysOnly: Bool = false) -> String? {
             if source.state == .inGracePeriod { return nil }
             if source.account != nil { return "transactions_by_account" }
+            let dated = source.purchasedFrom != nil || source.purchasedBefore != nil
             switch (source.productID != nil, source.state != nil, source.order) {
-            case (false, false, .id): return keysOnly ? "transactions_by_id" : nil
+            case (false, false, .id): return keysOnly || dated ? "transactions_by_id" : nil
             case (false, false, .account): return "transactions_by_account"
             case (false, false, .productID): return "transactions_by_product"
             case (false, false, .expirationDate): return "transactions_by_expiration_date"
@@ -247,8 +283,8 @@ extension SQLiteLedgerStorage {
         }
 
         /// A source's table (with its index on SQLite), conditions, order and sort column.
-        private static func listingParts(_ source: TransactionListingSource, keysOnly: Bool = false, engine: DatabaseEngine)
-            -> (table: String, conditions: Conditions, order: String, column: String) {
+        private static func listingParts(_ source: TransactionListingSource, keysOnly: Bool = false, engine: DatabaseEngine,
+                                         alongPurchaseDates: Bool = false) -> (table: String, conditions: Conditions, order: String, column: String) {
             var conditions = Conditions(engine: engine)
             if let account = source.account { conditions.add("account = ?", .text(account)) }
             if let productID = source.productID { conditions.add("product_id = ?", .text(productID)) }
@@ -297,7 +333,8 @@ extension SQLiteLedgerStorage {
             // Within one product, the product order is the identifier order.
             let order = source.order == .id || (source.order == .productID && source.productID != nil) ? "id \(direction)"
                 : "\(column) \(direction), id \(direction)"
-            let table = engine == .sqlite ? listingIndex(source, keysOnly: keysOnly).map { "transactions INDEXED BY \($0)" } ?? "transactions" : "transactions"
+            let index = alongPurchaseDates ? "transactions_by_purchase_date" : listingIndex(source, keysOnly: keysOnly)
+            let table = engine == .sqlite ? index.map { "transactions INDEXED BY \($0)" } ?? "transactions" : "transactions"
             return (table, conditions, order, column)
         }
 

@@ -25,6 +25,7 @@ struct BenchTransactionManager: Command {
         .option("--seconds", "N", "how long each page is requested (default 1)"),
         .option("--page", "N", "the page asked for by number (default 50)"),
         .option("--keep", "DIR", "keep the largest store in DIR (a new folder) to serve it afterwards"),
+        .option("--filters", "NAME,NAME,…", "measure only these filters (names as in the report, such as all or month_of_purchases)"),
     ])
 
     /// The most a page may take, from the request to the last byte of its answer.
@@ -36,6 +37,7 @@ struct BenchTransactionManager: Command {
     var seconds: Double
     var pageNumber: Int
     var keep: URL?
+    var filterNames: Set<String>?
 
     init(parsing arguments: inout ArgumentScanner) throws(ValidationError) {
         json = arguments.flag("--json")
@@ -49,6 +51,11 @@ struct BenchTransactionManager: Command {
         keep = try arguments.value("--keep", expected: "a folder that does not exist yet") { text in
             FileManager.default.fileExists(atPath: text) ? nil : URL(fileURLWithPath: text)
         }
+        let known = Set(Self.filters(accounts: accounts).map(\.name))
+        filterNames = try arguments.value("--filters", expected: "filter names among \(known.sorted().joined(separator: ", "))") { text in
+            let names = Set(text.split(separator: ",").map(String.init))
+            return !names.isEmpty && names.isSubset(of: known) ? names : nil
+        }
     }
 
     /// The filters the page offers, by name, as admin API queries.
@@ -57,7 +64,8 @@ struct BenchTransactionManager: Command {
             + CatalogProduct.Kind.allCases.map { ("type_\($0.rawValue)", "type=\($0.rawValue)") }
             + ListedState.allCases.map { ("state_\($0.rawValue)", "state=\($0.rawValue)") }
             + [("search_product", "search=monthly"), ("search_account_name", "search=s\(accounts / 2)"),
-               ("account", "account=s\(accounts / 3)"), ("month_of_purchases", "from=2025-06-01&to=2025-06-30")]
+               ("account", "account=s\(accounts / 3)"), ("month_of_purchases", "from=2025-06-01&to=2025-06-30"),
+               ("quarter_of_purchases", "from=2025-04-01&to=2025-06-30"), ("year_of_purchases", "from=2025-01-01&to=2025-12-31")]
     }
 
     /// Every order the page offers: each sort key, each way.
@@ -89,7 +97,7 @@ struct BenchTransactionManager: Command {
             var slowest = (name: "", milliseconds: 0.0)
             var over = 0, measured = 0
             do {
-                for (filter, filterQuery) in Self.filters(accounts: subscribers) {
+                for (filter, filterQuery) in Self.filters(accounts: subscribers) where filterNames?.contains(filter) ?? true {
                     for (order, orderQuery) in Self.orders {
                         for (page, pageQuery) in [("first", ""), ("page\(pageNumber)", "&page=\(pageNumber)")] {
                             let query = [filterQuery, orderQuery].filter { !$0.isEmpty }.joined(separator: "&")

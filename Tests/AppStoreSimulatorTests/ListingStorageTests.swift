@@ -40,6 +40,19 @@ struct ListingStorageTests {
             .map(\.transaction.id)
     }
 
+    /// Every listing, also within a range of purchase days: the middle of the store's history, which
+    /// splits the imported histories (read along the purchase-date index on SQLite, as a narrow range).
+    static func listings(in store: SimulatedAppStore) async throws -> [TransactionListing] {
+        let dates = try await store.ledgerTransactions().map(\.purchaseDate).sorted()
+        let from = dates[dates.count / 3], before = dates[dates.count * 2 / 3]
+        return listings + listings.map { listing in
+            var dated = listing
+            dated.purchasedFrom = from
+            dated.purchasedBefore = before
+            return dated
+        }
+    }
+
     static var listings: [TransactionListing] {
         var listings: [TransactionListing] = []
         for sort in TransactionListing.SortKey.allCases {
@@ -70,9 +83,10 @@ struct ListingStorageTests {
                                                            authority: TestStore.authority, storage: try await open(true),
                                                            clock: ManualStoreClock(startingAt: TestStore.start), identifiers: .sequential())
             try await Self.build(store)
-            for listing in Self.listings {
+            for listing in try await Self.listings(in: store) {
                 let described = "\(backend) \(listing.sort.rawValue) \(listing.descending ? "descending" : "ascending") "
                     + "\(listing.productKind?.rawValue ?? "") \(listing.states.map { $0.map(\.rawValue).sorted().joined(separator: ",") } ?? "")"
+                    + (listing.purchasedFrom == nil ? "" : " in a range of purchase days")
                 let expected = try await Self.expected(listing, in: store)
                 var walked: [[UInt64]] = []
                 var cursor: TransactionListing.Cursor?

@@ -106,8 +106,7 @@ struct QueryPlanTests {
             for state in [nil] + ListedState.allCases.map(Optional.some) {
                 for product in [nil, "gems"] {
                     for descending in [false, true] {
-                        // A range of purchase days comes with a state or a product: the store reads it one state at a time.
-                        for (cursor, dated) in [(false, false), (true, false), (false, true)] where !dated || state != nil || product != nil {
+                        for (cursor, dated) in [(false, false), (true, false), (false, true)] {
                             let after: (value: TransactionListing.SortValue, id: UInt64)? = !cursor ? nil
                                 : order == .expirationDate ? (.number(5), 40) : order == .id ? (.number(0), 40) : (.text("m"), 40)
                             sources.append(TransactionListingSource(account: nil, productID: product, state: state,
@@ -127,7 +126,10 @@ struct QueryPlanTests {
     static func problems(_ steps: [String], _ source: TransactionListingSource, keys: Bool) -> [String] {
         var problems: [String] = []
         let tableWalk = steps.contains { $0.hasPrefix("SCAN transactions") && !$0.contains("INDEX") }
-        if tableWalk && !(source.order == .id && source.productID == nil && source.state == nil && !keys) { problems.append("reads the table's rows in turn") }
+        let dated = source.purchasedFrom != nil || source.purchasedBefore != nil
+        if tableWalk && !(source.order == .id && source.productID == nil && source.state == nil && !keys && !dated) {
+            problems.append("reads the table's rows in turn")
+        }
         // The grace period's few transactions are looked up by identifier and sorted.
         if source.state != .inGracePeriod && steps.contains(where: { $0.contains("TEMP B-TREE") }) { problems.append("sorts what it read") }
         if keys && source.state != .inGracePeriod && !steps.contains(where: { $0.contains("COVERING INDEX") }) {
@@ -163,6 +165,27 @@ struct QueryPlanTests {
                 let problems = Self.problems(steps, source, keys: true)
                 if !problems.isEmpty {
                     failures.append("\(source.order) \(source.state?.rawValue ?? "any state") \(source.productID ?? "any product"): \(problems): \(steps)")
+                }
+            }
+        }
+        #expect(failures.isEmpty, "\(failures.count):\n\(failures.joined(separator: "\n"))")
+    }
+
+    @Test("a narrow range of purchase days is read along the purchase-date index alone: its keys sorted, then only the page's rows read")
+    func narrowRangeReadsThePurchaseDateIndex() throws {
+        let scratch = Scratch()
+        let path = try Self.ledger(in: scratch)
+        var failures: [String] = []
+        for source in Self.everyCombination where source.purchasedFrom != nil && source.state != .inGracePeriod {
+            let statements = [("page", SQLiteLedgerStorage.Reader.select(source, alongPurchaseDates: true)),
+                              ("keys", SQLiteLedgerStorage.Reader.selectKeys(source, offset: 2_450, alongPurchaseDates: true)),
+                              ("count", SQLiteLedgerStorage.Reader.selectCount(source, alongPurchaseDates: true))]
+            for (name, (sql, values)) in statements {
+                let steps = try Self.plan(sql, values, in: path)
+                let alongDates = steps.contains { $0.contains("COVERING INDEX transactions_by_purchase_date (purchase_ms>? AND purchase_ms<?)") }
+                let rowsRead = steps.filter { $0.hasPrefix("SCAN transactions") || ($0.contains("transactions") && !$0.contains("COVERING") && !$0.contains("PRIMARY KEY")) }
+                if !alongDates || !rowsRead.isEmpty {
+                    failures.append("\(name) \(source.order) \(source.state?.rawValue ?? "any state") \(source.productID ?? "any product"): \(steps)")
                 }
             }
         }

@@ -112,7 +112,7 @@ struct LedgerMigrationTests {
             DROP INDEX transactions_by_product_account; DROP INDEX transactions_by_product_expiration;
             DROP INDEX transactions_by_state_account; DROP INDEX transactions_by_state_product;
             DROP INDEX transactions_by_state_expiration; DROP INDEX transactions_by_id;
-            DROP INDEX transactions_by_expiration_date; DROP INDEX subscriptions_in_grace; DROP INDEX notifications_by_transaction;
+            DROP INDEX transactions_by_expiration_date; DROP INDEX transactions_by_purchase_date; DROP INDEX subscriptions_in_grace; DROP INDEX notifications_by_transaction;
             DROP INDEX transactions_by_account; CREATE INDEX transactions_by_account ON transactions(account, id);
             ALTER TABLE transactions DROP COLUMN listed_state; ALTER TABLE transactions DROP COLUMN purchase_ms;
             ALTER TABLE transactions DROP COLUMN expires_ms; ALTER TABLE subscriptions DROP COLUMN grace_latest_id;
