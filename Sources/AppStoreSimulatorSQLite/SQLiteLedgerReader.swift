@@ -130,8 +130,14 @@ extension SQLiteLedgerStorage {
         /// where its rows are no longer rare.
         static let narrowRangeLimit = 100_000
 
+        /// A range of purchase days in milliseconds, `from..<before`.
+        private struct DayRange: Hashable {
+            let from: Int64
+            let before: Int64
+        }
+
         /// Whether each range of purchase days this reader was asked for is narrow (``narrowRangeLimit``).
-        private var narrowRanges: [String: Bool] = [:]
+        private var narrowRanges: [DayRange: Bool] = [:]
 
         /// Whether a source is read along the purchase-date index and sorted, rather than along its
         /// order's index: on SQLite, for a narrow range of purchase days (counted once per reader along
@@ -140,17 +146,16 @@ extension SQLiteLedgerStorage {
         func readsAlongPurchaseDates(_ source: TransactionListingSource) -> Bool {
             guard connection.engine == .sqlite, source.account == nil, source.state != .inGracePeriod,
                   source.purchasedFrom != nil || source.purchasedBefore != nil else { return false }
-            let from = source.purchasedFrom.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.min
-            let before = source.purchasedBefore.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.max
-            let key = "\(from)..<\(before)"
-            if let narrow = narrowRanges[key] { return narrow }
+            let range = DayRange(from: source.purchasedFrom.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.min,
+                                 before: source.purchasedBefore.map { AppStoreJSON.milliseconds(from: $0) } ?? Int64.max)
+            if let narrow = narrowRanges[range] { return narrow }
             var counted = Int64(Self.narrowRangeLimit)
             rows("""
                 SELECT count(*) AS counted FROM (SELECT 1 FROM transactions INDEXED BY transactions_by_purchase_date
                 WHERE purchase_ms >= $1 AND purchase_ms < $2 LIMIT $3) AS dated
-                """, [.integer(from), .integer(before), Self.limit(Self.narrowRangeLimit)]) { (row) throws(DatabaseError) in counted = try row["counted"] }
+                """, [.integer(range.from), .integer(range.before), Self.limit(Self.narrowRangeLimit)]) { (row) throws(DatabaseError) in counted = try row["counted"] }
             let narrow = counted < Self.narrowRangeLimit
-            narrowRanges[key] = narrow
+            narrowRanges[range] = narrow
             return narrow
         }
 
