@@ -26,6 +26,10 @@ class Failure(Exception):
     pass
 
 
+# How long a page's script may run before WebDriver gives up on it.
+SCRIPT_SECONDS = 120
+
+
 class Browser:
     def __init__(self, chromium, chromedriver, extra_args=()):
         self.driver, self.port = self.start_driver(chromedriver)
@@ -33,7 +37,10 @@ class Browser:
         options = {"binary": chromium,
                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                             "--window-size=1200,1500", "--force-device-scale-factor=1", *extra_args]}
-        session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": options}}})
+        # A script may run for two minutes (WebDriver's default is 30 s): axe-core on a page of the
+        # Transaction Manager has taken longer than that while the whole suite loaded both cores.
+        capabilities = {"browserName": "chrome", "goog:chromeOptions": options, "timeouts": {"script": SCRIPT_SECONDS * 1000}}
+        session = self.call("POST", "/session", {"capabilities": {"alwaysMatch": capabilities}})
         self.session = f"/session/{session['sessionId']}"
 
     @staticmethod
@@ -64,7 +71,7 @@ class Browser:
         data = None if body is None else json.dumps(body).encode()
         request = urllib.request.Request(self.base + path, data=data, method=method, headers={"Content-Type": "application/json"})
         try:
-            with urllib.request.urlopen(request, timeout=60) as response:
+            with urllib.request.urlopen(request, timeout=SCRIPT_SECONDS + 60) as response:
                 return json.loads(response.read() or b"{}").get("value")
         except urllib.error.HTTPError as error:
             raise Failure(f"WebDriver {method} {path}: {error.read().decode(errors='replace')[:300]}")
