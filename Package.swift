@@ -17,7 +17,7 @@ let package = Package(
         .library(name: "AppStoreSigning", targets: ["AppStoreSigning"]),
         .library(name: "StoreKitCatalog", targets: ["StoreKitCatalog"]),
         .library(name: "AppStoreSimulator", targets: ["AppStoreSimulator"]),
-        .library(name: "AppStoreSimulatorSQLite", targets: ["AppStoreSimulatorSQLite"]),
+        .library(name: "AppStoreSimulatorSQL", targets: ["AppStoreSimulatorSQL"]),
         .library(name: "HTTPService", targets: ["HTTPService"]),
         .library(name: "BlockingWork", targets: ["BlockingWork"]),
         .library(name: "HTTPClient", targets: ["HTTPClient"]),
@@ -61,7 +61,7 @@ let package = Package(
         // database errors, write transactions, named migrations, lanes of their own threads.
         .target(name: "SQLDatabase", dependencies: ["SQLiteDatabase", "PostgresClient", "BlockingWork"]),
         // The default, durable ledger storage, on SQLite.
-        .target(name: "AppStoreSimulatorSQLite", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLDatabase", "BlockingWork"]),
+        .target(name: "AppStoreSimulatorSQL", dependencies: ["AppStoreSimulator", "AppStoreSigning", "StoreKitCatalog", "SQLDatabase", "BlockingWork"]),
         // A client of the App Store Server API (Apple's or a local store's), as Apple's libraries call it.
         .target(name: "AppStoreServerAPI", dependencies: ["AppStoreModels", "AppStoreSigning", "HTTPClient"]),
         // A small HTTP server on libmicrohttpd; the only importer of CMicroHTTPD.
@@ -79,7 +79,7 @@ let package = Package(
         .target(name: "OpenStoreKitTesting", dependencies: ["LocalAppStore", "OpenStoreKit", "SimulatorConnection", "AppStoreSimulator"]),
         // A local App Store as a network service: the device API and the admin API over HTTP.
         // Its pages' HTML, CSS, script and icon are files in Web/Assets, built into the binary.
-        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQLite", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
+        .target(name: "StoreService", dependencies: ["AppStoreModels", "AppStoreSigning", "AppStoreSimulator", "AppStoreSimulatorSQL", "HTTPService", "ServiceLogging", "OpenStoreKit", "SimulatorConnection",
                                                     "StoreKitCatalog", "HTTPClient", "BlockingWork"],
                 resources: ["page.html", "transaction-manager.html", "manager.js", "manager-page.js", "manager-transactions.js", "manager-accounts.js",
                             "manager-settings.js", "manager-notifications.js", "storefront.js", "transaction-page.js", "style.css", "favicon.svg"].map { .embedInCode("Web/Assets/\($0)") }),
@@ -89,23 +89,23 @@ let package = Package(
                                                        "HTTPService", "HTTPClient", "BlockingWork", "ServiceLogging"],
                 resources: ["frame.html", "login.html", "overview.html", "dashboard.css"].map { .embedInCode("Dashboard/Assets/\($0)") }),
         // The `storekit` command tree, as a library so it can be tested without a process: parsing and output.
-        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQLite",
+        .target(name: "StoreKitCommands", dependencies: ["AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator", "AppStoreSimulatorSQL",
                                                       "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend", "AppStoreServerAPI", "HTTPClient",
                                                       "BlockingWork", "ServiceLogging", "SimulatorConnection"]),
         // `storekit bench …`: the benchmarks, reaching engine internals through `package` access.
         .target(name: "StoreKitBenchmarks", dependencies: ["StoreKitCommands", "AppStoreModels", "AppStoreSigning", "StoreKitCatalog", "AppStoreSimulator",
-                                                        "AppStoreSimulatorSQLite", "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend",
+                                                        "AppStoreSimulatorSQL", "OpenStoreKit", "StoreService", "HTTPService", "AppStoreBackend",
                                                         "AppStoreServerAPI", "HTTPClient", "BlockingWork", "SimulatorConnection"],
                 resources: [.embedInCode("wrk-report.lua")]),
         .executableTarget(name: "storekit", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "CMalloc"]),
 
         // Test support: the team's shared data (`../shared`, skipped with a reason when absent) and Apple's Python library as an oracle.
-        .target(name: "TestSupport", dependencies: ["BlockingWork", "HTTPClient", "AppStoreModels", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreKitCatalog"],
+        .target(name: "TestSupport", dependencies: ["BlockingWork", "HTTPClient", "AppStoreModels", "AppStoreSimulator", "AppStoreSimulatorSQL", "StoreKitCatalog"],
                 path: "Tests/TestSupport"),
         .testTarget(name: "AppStoreModelsTests", dependencies: ["AppStoreModels", "TestSupport"]),
         .testTarget(name: "AppStoreSigningTests", dependencies: ["AppStoreSigning", "AppStoreModels", "TestSupport"]),
         .testTarget(name: "StoreKitCatalogTests", dependencies: ["StoreKitCatalog", "AppStoreModels", "TestSupport"]),
-        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQLite", "SQLiteDatabase", "BlockingWork", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
+        .testTarget(name: "AppStoreSimulatorTests", dependencies: ["AppStoreSimulator", "AppStoreSimulatorSQL", "SQLiteDatabase", "BlockingWork", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "OpenStoreKitTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator", "AppStoreSigning", "AppStoreModels", "BlockingWork",
                                                            "StoreKitCatalog", "TestSupport", "ExitWhileVerifying", "MainThreadApp"]),
         // An app that exits while its listeners verify (OpenStoreKitTests runs it many times; it must never crash).
@@ -129,12 +129,12 @@ let package = Package(
         .testTarget(name: "SKDemoShapedTests", dependencies: ["OpenStoreKit", "OpenStoreKitTesting", "TestSupport"],
                     exclude: ["Garden.storekit"], swiftSettings: [.swiftLanguageMode(.v5)]),
         .testTarget(name: "StoreServiceTests", dependencies: ["StoreService", "AppStoreBackend", "SQLDatabase", "HTTPService", "ServiceLogging", "HTTPClient", "BlockingWork", "AppStoreServerAPI", "OpenStoreKit", "OpenStoreKitTesting", "AppStoreSimulator",
-                                                           "AppStoreSimulatorSQLite", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "SimulatorConnection", "TestSupport"]),
-        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQLite", "StoreService", "SQLiteDatabase", "SQLDatabase",
+                                                           "AppStoreSimulatorSQL", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "SimulatorConnection", "TestSupport"]),
+        .testTarget(name: "AppStoreBackendTests", dependencies: ["AppStoreBackend", "ServiceLogging", "AppStoreServerAPI", "AppStoreSimulator", "AppStoreSimulatorSQL", "StoreService", "SQLiteDatabase", "SQLDatabase",
                                                               "HTTPService", "AppStoreSigning", "AppStoreModels", "StoreKitCatalog", "TestSupport"]),
         .testTarget(name: "StoreKitCommandsTests", dependencies: ["StoreKitCommands", "StoreKitBenchmarks", "SQLiteDatabase", "SQLDatabase", "AppStoreSigning", "AppStoreModels", "AppStoreSimulator",
                                                                 "OpenStoreKit", "OpenStoreKitTesting",
-                                                                "AppStoreSimulatorSQLite", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
+                                                                "AppStoreSimulatorSQL", "StoreKitCatalog", "StoreService", "AppStoreBackend", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

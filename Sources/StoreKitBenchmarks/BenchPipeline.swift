@@ -1,7 +1,7 @@
 import AppStoreBackend
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import BlockingWork
 import Foundation
 import HTTPClient

@@ -1,7 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreKitCatalog
 import StoreKitCommands
@@ -167,12 +167,12 @@ struct BenchPurchase: Command {
 /// committed through the same storage over and over, so the limit pays for the same rows, indexes,
 /// pragmas and `fsync` as a purchase and for nothing else.
 private final class PurchaseRowsCommit {
-    private let storage: SQLiteLedgerStorage
+    private let storage: SQLLedgerStorage
     private let purchaseRows: LedgerChanges
     private var round: UInt64 = 0
 
     init(in scratch: URL, configuration: StoreKitConfiguration, identity: StoreIdentity, start: Date) async throws {
-        storage = try await SQLiteLedgerStorage.open(path: scratch.appendingPathComponent("limit.sqlite").path, create: true)
+        storage = try await SQLLedgerStorage.open(path: scratch.appendingPathComponent("limit.sqlite").path, create: true)
         let recorder = CommitRecorder(storage)
         let store = try await SimulatedAppStore.create(configuration: configuration, identity: identity, authority: try CertificateAuthority.make(),
                                                  storage: recorder, clock: ManualStoreClock(startingAt: start))

@@ -1,6 +1,6 @@
 import AppStoreModels
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreKitCatalog
 import StoreKitCommands

@@ -1,7 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreKitCatalog
 import Testing
@@ -48,14 +48,14 @@ struct GroupCommitTests {
 
         init() throws {
             path = scratch.url.appendingPathComponent("ledger.sqlite").path
-            counter = CommitCounter(try SQLiteLedgerStorage(path: path, create: true))
+            counter = CommitCounter(try SQLLedgerStorage(path: path, create: true))
             store = try SimulatedAppStore.create(configuration: TestStore.shopConfiguration, identity: StoreIdentity(bundleId: "com.example.shop"),
                                                  authority: TestStore.authority, storage: counter, clock: ManualStoreClock(startingAt: TestStore.start))
         }
 
         /// The same ledger opened afresh from its file.
         func reopened() throws -> SimulatedAppStore {
-            try SimulatedAppStore.open(storage: try SQLiteLedgerStorage(path: path, create: false), authority: TestStore.authority,
+            try SimulatedAppStore.open(storage: try SQLLedgerStorage(path: path, create: false), authority: TestStore.authority,
                                        clock: ManualStoreClock(startingAt: TestStore.start))
         }
     }

@@ -1,6 +1,6 @@
 import AppStoreModels
 import AppStoreSimulator
-@testable import AppStoreSimulatorSQLite
+@testable import AppStoreSimulatorSQL
 import Foundation
 import SQLDatabase
 import Testing
@@ -41,7 +41,7 @@ struct QueryPlanTests {
     /// A ledger of the current layout, empty: the plan comes from the schema alone, as in a new store.
     static func ledger(in scratch: Scratch) throws -> String {
         let path = scratch.url.appendingPathComponent("ledger.sqlite").path
-        _ = try SQLiteLedgerStorage(path: path, create: true)
+        _ = try SQLLedgerStorage(path: path, create: true)
         return path
     }
 
@@ -49,7 +49,7 @@ struct QueryPlanTests {
     func transactionQueryUsesAnIndex(_ index: Int) throws {
         let (use, query) = Self.transactionQueries[index]
         let scratch = Scratch()
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(query)
+        let (sql, values) = SQLLedgerStorage.Reader.select(query)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(!steps.contains { $0.hasPrefix("SCAN transactions") }, "\(use): \(steps)")
         #expect(steps.contains { $0.hasPrefix("SEARCH transactions") }, "\(use): \(steps)")
@@ -59,7 +59,7 @@ struct QueryPlanTests {
     func subscriptionQueryUsesAnIndex(_ index: Int) throws {
         let (use, query) = Self.subscriptionQueries[index]
         let scratch = Scratch()
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(query)
+        let (sql, values) = SQLLedgerStorage.Reader.select(query)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(!steps.contains { $0.hasPrefix("SCAN subscriptions") }, "\(use): \(steps)")
         #expect(steps.contains { $0.hasPrefix("SEARCH subscriptions") }, "\(use): \(steps)")
@@ -90,7 +90,7 @@ struct QueryPlanTests {
     func listingSourceReadsInIndexOrder(_ index: Int) throws {
         let source = Self.listingSources[index]
         let scratch = Scratch()
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+        let (sql, values) = SQLLedgerStorage.Reader.select(source)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         let described = "\(source.order) \(source.state?.rawValue ?? "any state") \(source.productID ?? "any product")"
         #expect(!steps.contains { $0.contains("TEMP B-TREE FOR ORDER BY") }, "\(described): \(steps)")
@@ -144,7 +144,7 @@ struct QueryPlanTests {
         let path = try Self.ledger(in: scratch)
         var failures: [String] = []
         for source in Self.everyCombination {
-            let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+            let (sql, values) = SQLLedgerStorage.Reader.select(source)
             let steps = try Self.plan(sql, values, in: path)
             let described = "\(source.order) \(source.descending ? "descending" : "ascending") \(source.state?.rawValue ?? "any state") "
                 + "\(source.productID ?? "any product")\(source.after == nil ? "" : " after a cursor")\(source.purchasedFrom == nil ? "" : " in a range of days")"
@@ -160,7 +160,7 @@ struct QueryPlanTests {
         let path = try Self.ledger(in: scratch)
         var failures: [String] = []
         for source in Self.everyCombination where source.after == nil {
-            for (sql, values) in [SQLiteLedgerStorage.Reader.selectKeys(source, offset: 2_450), SQLiteLedgerStorage.Reader.selectCount(source)] {
+            for (sql, values) in [SQLLedgerStorage.Reader.selectKeys(source, offset: 2_450), SQLLedgerStorage.Reader.selectCount(source)] {
                 let steps = try Self.plan(sql, values, in: path)
                 let problems = Self.problems(steps, source, keys: true)
                 if !problems.isEmpty {
@@ -177,9 +177,9 @@ struct QueryPlanTests {
         let path = try Self.ledger(in: scratch)
         var failures: [String] = []
         for source in Self.everyCombination where source.purchasedFrom != nil && source.state != .inGracePeriod {
-            let statements = [("page", SQLiteLedgerStorage.Reader.select(source, alongPurchaseDates: true)),
-                              ("keys", SQLiteLedgerStorage.Reader.selectKeys(source, offset: 2_450, alongPurchaseDates: true)),
-                              ("count", SQLiteLedgerStorage.Reader.selectCount(source, alongPurchaseDates: true))]
+            let statements = [("page", SQLLedgerStorage.Reader.select(source, alongPurchaseDates: true)),
+                              ("keys", SQLLedgerStorage.Reader.selectKeys(source, offset: 2_450, alongPurchaseDates: true)),
+                              ("count", SQLLedgerStorage.Reader.selectCount(source, alongPurchaseDates: true))]
             for (name, (sql, values)) in statements {
                 let steps = try Self.plan(sql, values, in: path)
                 let alongDates = steps.contains { $0.contains("COVERING INDEX transactions_by_purchase_date (purchase_ms>? AND purchase_ms<?)") }
@@ -197,7 +197,7 @@ struct QueryPlanTests {
         let scratch = Scratch()
         let source = TransactionListingSource(account: nil, productID: nil, state: state, purchasedFrom: nil, purchasedBefore: nil,
                                               order: .account, descending: false, after: nil, limit: 51, now: Date())
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(source)
+        let (sql, values) = SQLLedgerStorage.Reader.select(source)
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(steps.contains { $0.contains("transactions_by_state_account") }, "\(steps)")
     }
@@ -219,7 +219,7 @@ struct QueryPlanTests {
     @Test("an account's transactions of a product are read through the account's index, never every customer's rows of the product")
     func accountProductUsesTheAccountIndex() throws {
         let scratch = Scratch()
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "gems"))
+        let (sql, values) = SQLLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "gems"))
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         #expect(steps.contains { $0.contains("transactions_by_account") }, "\(steps)")
     }
@@ -227,7 +227,7 @@ struct QueryPlanTests {
     @Test("whether an account owns a product is read from an index keyed by product and account, never every customer's rows of the product")
     func ownershipUsesTheCandidatesIndex() throws {
         let scratch = Scratch()
-        let (sql, values) = SQLiteLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "pro", entitlementCandidatesOnly: true))
+        let (sql, values) = SQLLedgerStorage.Reader.select(TransactionQuery(account: "alice", productID: "pro", entitlementCandidatesOnly: true))
         let steps = try Self.plan(sql, values, in: try Self.ledger(in: scratch))
         // The listing's product-and-account index serves it as well: a seek to the account's rows of the product.
         #expect(steps.contains { $0.contains("transactions_entitlement_candidates_by_product") || $0.contains("transactions_by_product_account") },

@@ -1,6 +1,6 @@
 import AppStoreModels
 @testable import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import Testing
 import TestSupport
@@ -37,7 +37,7 @@ import TestSupport
     func imagesStayOnDisk() async throws {
         let scratch = Scratch()
         let (directory, store) = try await TestStores.directory(in: scratch, environment: .xcode)
-        let storage = try #require(store.storage as? SQLiteLedgerStorage)
+        let storage = try #require(store.storage as? SQLLedgerStorage)
         let image = Self.largePNG(bytes: 300_000)
         let identifiers = (0..<40).map { _ in UUID().uuidString.lowercased() }
         for identifier in identifiers {

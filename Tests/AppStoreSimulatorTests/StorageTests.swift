@@ -1,7 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 @testable import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import BlockingWork
 import Foundation
 import StoreKitCatalog
@@ -24,7 +24,7 @@ struct LedgerStorageTests {
             try await body { _ in storage }
         case .sqlite:
             let path = scratch.url.appendingPathComponent("ledger.sqlite").path
-            try await body { create in try await SQLiteLedgerStorage.open(path: path, create: create) }
+            try await body { create in try await SQLLedgerStorage.open(path: path, create: create) }
         case .postgresql:
             guard PostgresCluster.isAvailable else {
                 print("skipped on PostgreSQL: \(PostgresCluster.skipReason)")
@@ -32,7 +32,7 @@ struct LedgerStorageTests {
             }
             try await PostgresCluster.with { cluster in
                 let url = cluster.url
-                try await body { create in try await SQLiteLedgerStorage.open(postgresURL: url, create: create) }
+                try await body { create in try await SQLLedgerStorage.open(postgresURL: url, create: create) }
             }
         }
     }
@@ -135,11 +135,11 @@ struct LedgerStorageTests {
         let junk = scratch.url.appendingPathComponent("store.sqlite")
         let bytes = Data(repeating: 0x42, count: 4096)
         try bytes.write(to: junk)
-        #expect { try SQLiteLedgerStorage(path: junk.path, create: false) } throws: { error in
+        #expect { try SQLLedgerStorage(path: junk.path, create: false) } throws: { error in
             "\(error)".contains("is not a store database")
         }
         #expect(try Data(contentsOf: junk) == bytes)
-        #expect(throws: AppStoreError.self) { try SQLiteLedgerStorage(path: scratch.url.appendingPathComponent("none.sqlite").path, create: false) }
+        #expect(throws: AppStoreError.self) { try SQLLedgerStorage(path: scratch.url.appendingPathComponent("none.sqlite").path, create: false) }
         #expect(!FileManager.default.fileExists(atPath: scratch.url.appendingPathComponent("none.sqlite").path))
     }
 

@@ -1,5 +1,5 @@
 import AppStoreSimulator
-@testable import AppStoreSimulatorSQLite
+@testable import AppStoreSimulatorSQL
 import Foundation
 import SQLiteDatabase
 import Testing

@@ -1,6 +1,6 @@
 import AppStoreModels
 import AppStoreSimulator
-@testable import AppStoreSimulatorSQLite
+@testable import AppStoreSimulatorSQL
 import Foundation
 import SQLDatabase
 import SQLiteDatabase
@@ -68,14 +68,14 @@ struct LedgerMigrationTests {
         #expect(try await Self.views(reopened) == before)
         var layout: String?
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT value FROM meta WHERE key = 'layout'") { layout = $0.text(0) }
-        #expect(layout == String(SQLiteLedgerStorage.layoutVersion))
+        #expect(layout == String(SQLLedgerStorage.layoutVersion))
         // Each layout is recorded once as a named migration of the SQL layer, by whichever opener was first.
         var recorded: [String] = []
         try SQLiteConnection(path: database, mode: .readWrite).query("SELECT name FROM schema_migrations WHERE schema_name = 'ledger' ORDER BY position") {
             recorded.append($0.text(0) ?? "")
         }
-        #expect(recorded == SQLiteLedgerStorage.migrations.migrations.map(\.name))
-        #expect(recorded.count == SQLiteLedgerStorage.layoutVersion)
+        #expect(recorded == SQLLedgerStorage.migrations.migrations.map(\.name))
+        #expect(recorded.count == SQLLedgerStorage.layoutVersion)
         #expect(try await reopened.integrityProblems().isEmpty)
         // Renewals are found by the new index: a month later the converted store has played what the
         // copy that was never converted plays.

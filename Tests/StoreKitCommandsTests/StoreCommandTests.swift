@@ -2,7 +2,7 @@ import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
 import AppStoreBackend
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreService
 import Testing

@@ -1,7 +1,7 @@
 import AppStoreBackend
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreService
 import Testing

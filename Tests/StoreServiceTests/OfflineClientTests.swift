@@ -1,6 +1,6 @@
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import OpenStoreKit
 import StoreService

@@ -2,7 +2,7 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import BlockingWork
 import Foundation
 import OpenStoreKit

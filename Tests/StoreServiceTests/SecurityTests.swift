@@ -2,7 +2,7 @@ import AppStoreBackend
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import HTTPService
 import StoreKitCatalog

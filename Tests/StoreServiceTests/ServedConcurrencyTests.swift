@@ -1,7 +1,7 @@
 import AppStoreSigning
 import AppStoreModels
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import OpenStoreKit
 import Synchronization

@@ -1,5 +1,5 @@
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import StoreService
 import Testing

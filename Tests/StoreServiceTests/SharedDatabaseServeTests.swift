@@ -1,7 +1,7 @@
 import AppStoreModels
 import AppStoreSigning
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 import HTTPService
 import OpenStoreKit

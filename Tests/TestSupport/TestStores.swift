@@ -1,6 +1,6 @@
 import AppStoreModels
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import BlockingWork
 import Foundation
 import StoreKitCatalog

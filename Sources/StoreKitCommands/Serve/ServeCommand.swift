@@ -1,5 +1,5 @@
 import AppStoreSimulator
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Dispatch
 import Foundation
 import HTTPService

@@ -1,4 +1,4 @@
-import AppStoreSimulatorSQLite
+import AppStoreSimulatorSQL
 import Foundation
 
 /// Where `store create` and `serve` find the store: a folder (`DIR`), or a PostgreSQL database that

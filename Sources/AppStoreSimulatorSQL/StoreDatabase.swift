@@ -36,7 +36,7 @@ public enum StoreDatabase {
         } catch {
             throw .storage(.failed("cannot create the certificate authority: \(error)"))
         }
-        let storage = try SQLiteLedgerStorage(postgresURL: url, create: true)
+        let storage = try SQLLedgerStorage(postgresURL: url, create: true)
         _ = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
                                          storage: storage, clock: clock, identifiers: identifiers)
         // The store exists from its identity on; its authority follows in the next commit. A maker
@@ -66,14 +66,14 @@ public enum StoreDatabase {
     public static func openWithDetails(url: String, clockMode override: StoreDirectory.ClockMode? = nil, identifiers: IdentifierGenerator = .random,
                                        realTime: any StoreClock = SystemStoreClock())
         throws(AppStoreError) -> (store: SimulatedAppStore, clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
-        let storage = try SQLiteLedgerStorage(postgresURL: url, create: false)
+        let storage = try SQLLedgerStorage(postgresURL: url, create: false)
         let (mode, authority) = try details(of: storage)
         let clock: any StoreClock = (override ?? mode) == .manual ? ManualStoreClock(startingAt: Date(timeIntervalSince1970: 0)) : SystemStoreClock()
         let store = try SimulatedAppStore.open(storage: storage, authority: authority, clock: clock, identifiers: identifiers, realTime: realTime)
         return (store, mode, authority)
     }
 
-    private static func details(of storage: SQLiteLedgerStorage) throws(AppStoreError) -> (clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
+    private static func details(of storage: SQLLedgerStorage) throws(AppStoreError) -> (clockMode: StoreDirectory.ClockMode, authority: CertificateAuthority) {
         let names = [CertificateAuthority.FileName.rootCertificate, CertificateAuthority.FileName.intermediateCertificate,
                      CertificateAuthority.FileName.signingCertificate, CertificateAuthority.FileName.rootKey,
                      CertificateAuthority.FileName.intermediateKey, CertificateAuthority.FileName.signingKey]

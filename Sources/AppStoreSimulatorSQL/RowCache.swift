@@ -2,7 +2,7 @@ import AppStoreSimulator
 import Foundation
 import SQLDatabase
 
-extension SQLiteLedgerStorage {
+extension SQLLedgerStorage {
     /// Decoded rows of one ledger version, so a process that keeps working on a store does not decode
     /// the same records again (a purchase reads its account, devices and settings every time).
     ///
@@ -101,9 +101,9 @@ extension SQLiteLedgerStorage {
     }
 }
 
-extension SQLiteLedgerStorage.RowCache {
+extension SQLLedgerStorage.RowCache {
     /// Drops the rows other processes changed, making the cache that of `version`.
-    func invalidate(_ changed: SQLiteLedgerStorage.ChangeLog.Keys, version: Int64) {
+    func invalidate(_ changed: SQLLedgerStorage.ChangeLog.Keys, version: Int64) {
         self.version = version
         for key in changed.meta { meta[key] = changed.metaValues?[key].map { .some($0) } }
         for name in changed.accounts { accounts[name] = nil }
@@ -120,7 +120,7 @@ extension SQLiteLedgerStorage.RowCache {
     }
 }
 
-extension SQLiteLedgerStorage {
+extension SQLLedgerStorage {
     /// Which rows each commit changed, kept in a PostgreSQL ledger for the other processes sharing it:
     /// a process that finds the ledger's version moved on drops only those rows from its cache, rather
     /// than all of them, so instances taking turns keep their caches warm.

@@ -104,7 +104,7 @@ public enum StoreDirectory {
         let descriptor = Glibc.open(database, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .storage(.failed("cannot create \(database): \(String(cString: strerror(errno)))")) }
         close(descriptor)
-        let storage = try SQLiteLedgerStorage(path: database, create: true)
+        let storage = try SQLLedgerStorage(path: database, create: true)
         _ = try SimulatedAppStore.create(configuration: configuration, identity: identity, authority: authority,
                                          storage: storage, clock: clock, identifiers: identifiers)
         try storage.write { _ in
@@ -143,7 +143,7 @@ public enum StoreDirectory {
         try checkIsStore(directory)
         let database = databaseURL(in: directory)
         try refuseIfOthersCanWrite([directory, database, authorityURL(in: directory)])
-        let storage = try SQLiteLedgerStorage(path: database.path, create: false)
+        let storage = try SQLLedgerStorage(path: database.path, create: false)
         let recordedMode = try clockMode(in: storage)
         let mode = override ?? recordedMode
         let authority = try self.authority(at: directory)
@@ -197,10 +197,10 @@ public enum StoreDirectory {
     @available(*, noasync, message: "reading a store blocks its thread; await the async clockMode(at:) instead")
     public static func clockMode(at directory: URL) throws(AppStoreError) -> ClockMode {
         try checkIsStore(directory)
-        return try clockMode(in: SQLiteLedgerStorage(path: databaseURL(in: directory).path, create: false))
+        return try clockMode(in: SQLLedgerStorage(path: databaseURL(in: directory).path, create: false))
     }
 
-    private static func clockMode(in storage: SQLiteLedgerStorage) throws(AppStoreError) -> ClockMode {
+    private static func clockMode(in storage: SQLLedgerStorage) throws(AppStoreError) -> ClockMode {
         let text = try storage.read { (reader) throws(AppStoreError) -> String? in
             guard reader.meta("identity") != nil else { throw .storage(.damaged("\(storage.path) holds no store")) }
             return reader.meta(clockModeKey)

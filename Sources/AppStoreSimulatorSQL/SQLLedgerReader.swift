@@ -4,7 +4,7 @@ import Foundation
 import SQLDatabase
 import StoreKitCatalog
 
-extension SQLiteLedgerStorage {
+extension SQLLedgerStorage {
     /// Reads the ledger inside one SQLite transaction, by key and by index, through the row cache.
     final class Reader: LedgerReader {
         private let connection: any DatabaseConnection
@@ -507,7 +507,7 @@ extension SQLiteLedgerStorage {
     }
 }
 
-extension SQLiteLedgerStorage.Reader {
+extension SQLLedgerStorage.Reader {
     /// A query's conditions and their bound values, numbered in the order they are added.
     struct Conditions {
         /// The engine the statement is for: SQLite's planner, which keeps no statistics here, is told

@@ -6,22 +6,25 @@ import SQLDatabase
 import StoreKitCatalog
 import Synchronization
 
-/// The default ledger storage: one SQLite database file in WAL mode with full synchronous commits,
-/// shared by every process that opens the store.
+/// The ledger in a SQL database, the same tables and statements on either engine: by default one
+/// SQLite database file in WAL mode with full synchronous commits (``init(path:create:)``), or a
+/// PostgreSQL database several `storekit serve` processes on several machines share
+/// (``init(postgresURL:create:)``); every process that opens the store shares it.
 ///
-/// Every ``write(_:)`` is one `BEGIN IMMEDIATE … COMMIT` transaction, so writers in any process
-/// serialize on SQLite's write lock and each reads the others' committed work; with
+/// On SQLite every ``write(_:)`` is one `BEGIN IMMEDIATE … COMMIT` transaction, so writers in any
+/// process serialize on SQLite's write lock and each reads the others' committed work; with
 /// `synchronous=FULL` a commit that returned survives a crash or power loss, and one that threw left
-/// nothing behind. ``read(_:)`` runs in a read transaction: one consistent snapshot.
+/// nothing behind. ``read(_:)`` runs in a read transaction: one consistent snapshot. PostgreSQL's
+/// writers take an advisory lock instead (see ``init(postgresURL:create:)``).
 ///
 /// Records are stored as the App Store JSON of their Swift types, keyed by their identifiers, with
 /// the columns the views select on (account, original transaction, product, group, family source,
 /// next lifecycle event, feed device) beside them and indexed, so every view reads only its rows.
 /// Decoded rows are kept in a cache that is valid for one ledger version: the `version` meta row
 /// grows with every commit, and a transaction that finds another version than the cache's drops it.
-public final class SQLiteLedgerStorage: LedgerStorage {
+public final class SQLLedgerStorage: LedgerStorage {
     private let state: Mutex<State>
-    /// The database file.
+    /// Where the ledger is: the SQLite database file, or the PostgreSQL URL without its password.
     public let path: String
     /// Whether this process can only read the store: its file or folder is not writable by this user,
     /// or it lies on a read-only filesystem. Reads work; a change is refused as read-only.
@@ -59,7 +62,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     ///
     /// The initializer blocks its thread (it may wait for SQLite's write lock to convert the store):
     /// from async code, await ``open(path:create:)``.
-    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLiteLedgerStorage.open(path:create:) instead")
+    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLLedgerStorage.open(path:create:) instead")
     public init(path: String, create: Bool) throws(AppStoreError) {
         self.path = path
         if !create, !FileManager.default.fileExists(atPath: path) {
@@ -109,13 +112,13 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     }
 
     /// Opens (or, with `create`, makes) a ledger in the PostgreSQL database at `url`, which several
-    /// `storekit serve` processes on several machines may share. The tables are the SQLite ledger's,
-    /// made by the same named migrations, run once by whichever process comes first.
+    /// `storekit serve` processes on several machines may share. The tables are those of a SQLite
+    /// ledger, made by the same named migrations, run once by whichever process comes first.
     ///
     /// Writers in every process serialize on a transaction-scoped advisory lock, taken first in each
     /// write transaction, as SQLite's writers do on its write lock; readers see one snapshot per unit
     /// of work (`REPEATABLE READ`). Blocks its thread: from async code, await ``open(postgresURL:create:)``.
-    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLiteLedgerStorage.open(postgresURL:create:) instead")
+    @available(*, noasync, message: "opening a ledger blocks its thread; await SQLLedgerStorage.open(postgresURL:create:) instead")
     public init(postgresURL url: String, create: Bool) throws(AppStoreError) {
         let location = PostgresDatabaseConnection.withoutPassword(url)
         path = location
@@ -137,18 +140,18 @@ public final class SQLiteLedgerStorage: LedgerStorage {
     }
 
     /// ``init(postgresURL:create:)`` on a thread of its own, never on Swift's cooperative pool.
-    public static func open(postgresURL url: String, create: Bool) async throws(AppStoreError) -> SQLiteLedgerStorage {
-        try await BlockingWork.run("SQLiteLedgerStorage.open") { () throws(AppStoreError) -> SQLiteLedgerStorage in
-            try SQLiteLedgerStorage(postgresURL: url, create: create)
+    public static func open(postgresURL url: String, create: Bool) async throws(AppStoreError) -> SQLLedgerStorage {
+        try await BlockingWork.run("SQLLedgerStorage.open") { () throws(AppStoreError) -> SQLLedgerStorage in
+            try SQLLedgerStorage(postgresURL: url, create: create)
         }
     }
 
 
     /// Opens (or, with `create`, creates) the database at `path` on a thread of its own, never on
     /// Swift's cooperative pool; see ``init(path:create:)``.
-    public static func open(path: String, create: Bool) async throws(AppStoreError) -> SQLiteLedgerStorage {
-        try await BlockingWork.run("SQLiteLedgerStorage.open") { () throws(AppStoreError) -> SQLiteLedgerStorage in
-            try SQLiteLedgerStorage(path: path, create: create)
+    public static func open(path: String, create: Bool) async throws(AppStoreError) -> SQLLedgerStorage {
+        try await BlockingWork.run("SQLLedgerStorage.open") { () throws(AppStoreError) -> SQLLedgerStorage in
+            try SQLLedgerStorage(path: path, create: create)
         }
     }
 
@@ -342,7 +345,7 @@ public final class SQLiteLedgerStorage: LedgerStorage {
 
 // MARK: - Layout
 
-extension SQLiteLedgerStorage {
+extension SQLLedgerStorage {
     /// The tables of layout 1, which layout 2 extends with indexed columns.
     private static let baseTables = """
         CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -888,7 +891,7 @@ private final class ReadOnlyLease: LifecycleLease {
     func release() {}
 }
 
-extension SQLiteLedgerStorage {
+extension SQLLedgerStorage {
     /// The advisory lock PostgreSQL writers of a ledger take in each write transaction (and, as a
     /// session lock, the lifecycle lease's key beside it): a constant, as one database holds one ledger.
     static let ledgerLockKey: Int64 = 0x4F53_4B4C_6564_6700 // "OSKLedg"
@@ -907,7 +910,7 @@ private final class SessionLease: LifecycleLease {
     static func acquire(connect: () throws(DatabaseError) -> any DatabaseConnection, wait: Bool, location: String) throws(AppStoreError) -> SessionLease? {
         do throws(DatabaseError) {
             let connection = try connect()
-            let key = DatabaseValue.integer(SQLiteLedgerStorage.lifecycleLockKey)
+            let key = DatabaseValue.integer(SQLLedgerStorage.lifecycleLockKey)
             if wait {
                 try connection.query("SELECT pg_advisory_lock($1)", [key])
                 return SessionLease(connection)
