@@ -5,17 +5,20 @@ import Foundation
 /// block waits its turn, so the process's thread count has a bound however many calls block at once.
 final class BlockingThreadPool: @unchecked Sendable {
     // Unchecked: every field is read and written under `condition`.
-    static let shared = BlockingThreadPool(maximumThreads: 128)
+    static let shared = BlockingThreadPool(maximumThreads: 128, name: "BlockingWork")
 
     let maximumThreads: Int
+    /// The threads' name, with their number after it (the system keeps 15 characters of a thread's name).
+    let name: String
     private let condition = NSCondition()
     private var jobs: [@Sendable () -> Void] = []
     private var next = 0
     private var threads = 0
     private var idle = 0
 
-    init(maximumThreads: Int) {
+    init(maximumThreads: Int, name: String) {
         self.maximumThreads = maximumThreads
+        self.name = name
     }
 
     /// Runs `job` on one of the pool's threads, as soon as one is free.
@@ -30,8 +33,13 @@ final class BlockingThreadPool: @unchecked Sendable {
         condition.signal()
         condition.unlock()
         if spawns {
-            let thread = Thread { [self] in work() }
-            thread.name = "BlockingWork \(number)"
+            let name = "\(name) \(number)"
+            // Named from inside: on Linux a name set before start does not reach the system's thread,
+            // which keeps its creator's (a debugger's stacks then show "…root.default-qos").
+            let thread = Thread { [self] in
+                Thread.current.name = name
+                work()
+            }
             thread.start()
         }
     }

@@ -25,15 +25,20 @@ extension BlockingWork {
     }
 }
 
-/// The task executor of ``BlockingWork/synchronously(_:)``: jobs run on a concurrent dispatch queue of
-/// its own, which Dispatch backs with threads of its overcommit pool, never the cooperative pool.
-final class SynchronousCallExecutor: TaskExecutor, @unchecked Sendable {
-    // Sendable: the queue is immutable and Dispatch queues are thread-safe.
+/// The task executor of ``BlockingWork/synchronously(_:)``: jobs run on threads of its own, made when
+/// a job comes and none is idle (a job that itself waits for a synchronous call gets another thread).
+///
+/// Not a concurrent dispatch queue: on Linux such a queue runs on Dispatch's default-priority pool,
+/// the one Swift's cooperative threads come from. With every cooperative thread blocked in a
+/// synchronous call, the work those calls waited for queued behind them until Dispatch noticed and
+/// added threads, about a second at a time: eight callers took 49 s in the whole suite, and every
+/// other task in the process waited with them.
+final class SynchronousCallExecutor: TaskExecutor, Sendable {
     static let shared = SynchronousCallExecutor()
-    private let queue = DispatchQueue(label: "BlockingWork.synchronously", attributes: .concurrent)
+    private let threads = BlockingThreadPool(maximumThreads: 64, name: "SyncCall")
 
     func enqueue(_ job: consuming ExecutorJob) {
         let job = UnownedJob(job)
-        queue.async { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
+        threads.submit { job.runSynchronously(on: self.asUnownedTaskExecutor()) }
     }
 }
