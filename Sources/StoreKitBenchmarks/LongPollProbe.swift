@@ -1,5 +1,6 @@
 import BlockingWork
 import Foundation
+import Glibc
 import StoreKitCommands
 
 /// Many HTTP requests held open at once, one raw connection each, for measuring a server with long
