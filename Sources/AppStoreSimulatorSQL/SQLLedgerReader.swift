@@ -5,7 +5,7 @@ import SQLDatabase
 import StoreKitCatalog
 
 extension SQLLedgerStorage {
-    /// Reads the ledger inside one SQLite transaction, by key and by index, through the row cache.
+    /// Reads the ledger inside one transaction (on SQLite or PostgreSQL), by key and by index, through the row cache.
     final class Reader: LedgerReader {
         private let connection: any DatabaseConnection
         private let cache: RowCache
